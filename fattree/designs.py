@@ -1,0 +1,119 @@
+"""The designs the command line knows, and their parameters, named the same way everywhere.
+
+``fattree verilog selector --param width=8``, ``fattree sim selector --param width=8`` and
+``fattree synth selector --param width=8`` all read this table. Each entry says how to
+build the Amaranth component, which cocotb bench checks it, and which parameters it takes
+with their defaults and ranges. Heavy imports (Amaranth) happen only when a design is built.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Param", "Design", "DESIGNS", "get_design", "parse_params", "build_dir"]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: int
+    help: str
+    lo: int = 1
+    hi: int | None = None
+
+    def parse(self, text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise ValueError(f"parameter {self.name} must be an integer, not {text!r}") from None
+        if value < self.lo or (self.hi is not None and value > self.hi):
+            bound = f"at least {self.lo}" if self.hi is None else f"{self.lo}..{self.hi}"
+            raise ValueError(f"parameter {self.name} must be {bound}, not {value}")
+        return value
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    summary: str
+    #: ``"module:Class"`` of the Amaranth component, built as ``Class(**params)``.
+    component: str
+    params: tuple[Param, ...] = ()
+    #: cocotb bench module (``fattree.sim.benches.X``), or None if the design has none yet.
+    bench: str | None = None
+    #: Extra knobs of the bench only (not of the hardware), e.g. message counts.
+    bench_params: tuple[Param, ...] = field(default=())
+
+    def defaults(self) -> dict[str, int]:
+        return {p.name: p.default for p in self.params}
+
+    def build(self, params: dict[str, int]):
+        module, cls = self.component.split(":")
+        return getattr(importlib.import_module(module), cls)(**params)
+
+
+DESIGNS: dict[str, Design] = {
+    d.name: d
+    for d in [
+        Design(
+            name="selector",
+            summary="Leiserson's selector: per-wire branch M bits, address bit stripped",
+            component="fattree.hdl.selector:Selector",
+            params=(Param("width", 8, "wires in the input bundle", lo=1, hi=1024),),
+            bench="fattree.sim.benches.selector",
+        ),
+    ]
+}
+
+
+def get_design(name: str) -> Design:
+    try:
+        return DESIGNS[name]
+    except KeyError:
+        known = ", ".join(sorted(DESIGNS))
+        raise ValueError(f"unknown design {name!r}; known designs: {known}") from None
+
+
+_PARAM_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+
+
+def parse_params(design: Design, items: list[str] | None) -> dict[str, int]:
+    """``["width=8", ...]`` -> ``{"width": 8}``, defaults filled in, every value checked."""
+    values = design.defaults()
+    by_name = {p.name: p for p in design.params}
+    for item in items or []:
+        match = _PARAM_RE.match(item)
+        if not match:
+            raise ValueError(f"--param wants NAME=VALUE, not {item!r}")
+        name, text = match.groups()
+        if name not in by_name:
+            known = ", ".join(by_name) or "none"
+            raise ValueError(
+                f"design {design.name} has no parameter {name!r}; its parameters: {known}"
+            )
+        values[name] = by_name[name].parse(text)
+    return values
+
+
+def param_slug(params: dict[str, int]) -> str:
+    return "-".join(f"{k}{v}" for k, v in sorted(params.items())) or "default"
+
+
+def build_dir(kind: str, design: Design, params: dict[str, int], root: Path | None = None) -> Path:
+    """``build/<kind>/<design>/<params>/``: one folder per design and parameter set."""
+    return (root or Path("build")) / kind / design.name / param_slug(params)
+
+
+def elaborate_verilog(design: Design, params: dict[str, int]) -> str:
+    """Verilog text of the design, top module named after it."""
+    from amaranth.back import verilog
+
+    from . import toolchain
+
+    toolchain.setup_environment()
+    return verilog.convert(design.build(params), name=design.name.replace("-", "_"))
+
+

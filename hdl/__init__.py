@@ -1,0 +1,5 @@
+"""Amaranth components of the fat-tree networks."""
+
+from .selector import Selector
+
+__all__ = ["Selector"]

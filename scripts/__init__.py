@@ -1,0 +1,1 @@
+"""The ``fattree`` command line: one module per subcommand."""

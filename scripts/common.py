@@ -1,0 +1,76 @@
+"""Plumbing shared by the subcommands: errors, output, paths, design/parameter options."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..designs import Design, get_design, parse_params
+
+__all__ = ["CliError", "add_design_arguments", "resolve_design", "emit", "writable_file",
+           "progress"]
+
+
+class CliError(Exception):
+    """A one-line error for the user; ``main`` prints it and exits with ``code``."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+def add_design_arguments(parser, *, designs: list[str] | None = None) -> None:
+    parser.add_argument("design", help="design name: " + ", ".join(designs or []))
+    parser.add_argument(
+        "--param", "-p", action="append", default=[], metavar="NAME=VALUE",
+        help="set a design parameter (repeatable), e.g. --param width=8",
+    )
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def resolve_design(args) -> tuple[Design, dict[str, int]]:
+    try:
+        design = get_design(args.design)
+        return design, parse_params(design, args.param)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def emit(args, data: dict, text: str) -> None:
+    """Print ``data`` as JSON with --json, else the human ``text``."""
+    if getattr(args, "json", False):
+        json.dump(data, sys.stdout, indent=2, sort_keys=True, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+
+
+def writable_file(path: str | Path) -> Path:
+    """Create the parent folder and check the file can be written, or raise CliError."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}", code=1) from None
+    return path
+
+
+def writable_dir(path: str | Path) -> Path:
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-probe"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise CliError(f"cannot write to {path}: {exc.strerror or exc}", code=1) from None
+    return path
+
+
+def progress(message: str, *, quiet: bool = False) -> None:
+    """Progress for long runs goes to stderr so --json output on stdout stays clean."""
+    if not quiet:
+        print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,52 @@
+"""Entry point of the ``fattree`` console script."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+from ..toolchain import ToolMissing
+from . import build, experiment, sim, synth, verilog
+from .common import CliError
+
+SUBCOMMANDS = [verilog, sim, synth, build, experiment]
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fattree",
+        description="Fat-tree interconnection networks: Verilog, simulation, synthesis, boards.",
+    )
+    parser.add_argument("--version", action="version", version=f"fattree {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in SUBCOMMANDS:
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except CliError as exc:
+        print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
+        return exc.code
+    except ToolMissing as exc:
+        print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
+        return 3
+    except (ValueError, TypeError) as exc:
+        # Parameter validation in the components and models raises these with a message
+        # that names the parameter and the bad value.
+        print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"fattree {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

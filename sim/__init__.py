@@ -1,0 +1,1 @@
+"""Reference models, behavioural simulators, experiments and cocotb benches."""

@@ -1,0 +1,141 @@
+"""Build a design's Verilog and run its cocotb bench on Verilator or Icarus.
+
+The bench runs in the simulator's embedded Python, so its settings travel as environment
+variables (``FATTREE_BENCH``, a JSON object) and its scoreboard summary comes back as a JSON
+file in the build folder. Used by ``fattree sim`` and by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import toolchain
+from ..designs import Design, build_dir, elaborate_verilog
+
+__all__ = ["SIMULATORS", "BenchResult", "run_bench", "bench_config"]
+
+SIMULATORS = ("verilator", "icarus")
+
+
+@dataclass
+class BenchResult:
+    design: str
+    simulator: str
+    params: dict
+    passed: bool
+    tests: int
+    failed: int
+    summary: dict = field(default_factory=dict)
+    build_seconds: float = 0.0
+    test_seconds: float = 0.0
+    log: str = ""
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _build_args(simulator: str) -> list[str]:
+    if simulator == "verilator":
+        # Amaranth's Verilog trips style lints (unused bits, widths); they are not bugs.
+        return ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
+    return []
+
+
+def run_bench(
+    design: Design,
+    params: dict[str, int],
+    simulator: str = "verilator",
+    *,
+    seed: int = 1,
+    bench: dict | None = None,
+    root: Path | None = None,
+    waves: bool = False,
+) -> BenchResult:
+    """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation)."""
+    if simulator not in SIMULATORS:
+        raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
+    if design.bench is None:
+        raise ValueError(f"design {design.name} has no cocotb bench yet")
+    toolchain.require(simulator)
+    from cocotb_tools.runner import get_results, get_runner
+
+    top = design.name.replace("-", "_")
+    # Absolute: cocotb runs the simulator from inside the build folder.
+    where = (build_dir(f"sim/{simulator}", design, params, root)).resolve()
+    where.mkdir(parents=True, exist_ok=True)
+    source = where / f"{top}.v"
+    text = elaborate_verilog(design, params)
+    # Rewrite only on change so Verilator's build is reused across runs.
+    if not source.exists() or source.read_text() != text:
+        source.write_text(text)
+    summary_path = where / "summary.json"
+    summary_path.unlink(missing_ok=True)
+
+    runner = get_runner(simulator)
+    timescale = ("1ns", "1ps")  # Amaranth emits no `timescale; Icarus needs one for Clock.
+    started = time.perf_counter()
+    runner.build(
+        sources=[source],
+        hdl_toplevel=top,
+        build_dir=where,
+        build_args=_build_args(simulator),
+        timescale=timescale,
+        waves=waves,
+        log_file=where / "build.log",
+    )
+    built = time.perf_counter()
+    config = {
+        "design": design.name,
+        "params": params,
+        "simulator": simulator,
+        "seed": seed,
+        "bench": bench or {},
+        "summary": str(summary_path),
+    }
+    results = where / "results.xml"
+    results.unlink(missing_ok=True)
+    try:
+        runner.test(
+            test_module=design.bench,
+            hdl_toplevel=top,
+            build_dir=where,
+            test_dir=where,
+            seed=seed,
+            extra_env={"FATTREE_BENCH": json.dumps(config)},
+            timescale=timescale,
+            waves=waves,
+            log_file=where / "test.log",
+            results_xml=str(results),
+        )
+    except SystemExit:
+        # The runner exits when a cocotb test fails; the results file still says which.
+        pass
+    finished = time.perf_counter()
+    tests, failed = get_results(results) if results.exists() else (0, 0)
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    return BenchResult(
+        design=design.name,
+        simulator=simulator,
+        params=params,
+        passed=failed == 0 and tests > 0 and bool(summary),
+        tests=tests,
+        failed=failed,
+        summary=summary,
+        build_seconds=round(built - started, 2),
+        test_seconds=round(finished - built, 2),
+        log=str(where / "test.log"),
+    )
+
+
+def bench_config() -> dict:
+    """Inside a bench: the settings :func:`run_bench` passed in."""
+    return json.loads(os.environ["FATTREE_BENCH"])
+
+
+def write_summary(config: dict, summary: dict) -> None:
+    """Inside a bench: hand the scoreboard summary back to :func:`run_bench`."""
+    Path(config["summary"]).write_text(json.dumps(summary, indent=2, sort_keys=True))

@@ -1,0 +1,1 @@
+"""Pure-Python reference models, one per hardware block."""

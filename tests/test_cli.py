@@ -1,0 +1,79 @@
+"""The command line: outputs, --json, and one-line errors with non-zero exits."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fattree.scripts.main import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verilog_writes_file(capsys, tmp_path):
+    target = tmp_path / "sel.v"
+    code, out, _ = run(capsys, "verilog", "selector", "--param", "width=8", "-o", str(target),
+                       "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["params"] == {"width": 8} and data["path"] == str(target)
+    text = target.read_text()
+    assert "module selector(" in text and "[7:0] one" in text
+
+
+def test_verilog_to_stdout(capsys):
+    code, out, _ = run(capsys, "verilog", "selector", "-p", "width=3", "-o", "-")
+    assert code == 0 and "[2:0] zero" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["verilog", "nosuch"], "unknown design 'nosuch'; known designs: selector"),
+        (["verilog", "selector", "-p", "width=0"], "parameter width must be 1..1024, not 0"),
+        (["verilog", "selector", "-p", "width=x"], "parameter width must be an integer, not 'x'"),
+        (["verilog", "selector", "-p", "depth=2"],
+         "design selector has no parameter 'depth'; its parameters: width"),
+        (["verilog", "selector", "-p", "width"], "--param wants NAME=VALUE, not 'width'"),
+        (["sim", "selector", "--frames", "0"], "--frames must be at least 1, not 0"),
+    ],
+)
+def test_one_line_errors(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert err.strip().splitlines() == [f"fattree {argv[0]}: error: {message}"]
+
+
+def test_unwritable_output(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(capsys, "verilog", "selector", "-o", str(blocker / "x.v"))
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"fattree verilog: error: cannot write {blocker / 'x.v'}")
+
+
+def test_missing_tool_is_one_line(capsys, monkeypatch):
+    # With no iverilog on PATH, `sim --simulator icarus` names the package to install.
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
+    from fattree import toolchain
+    monkeypatch.setattr(toolchain, "setup_environment", lambda environ=None: None)
+    code, _, err = run(capsys, "sim", "selector", "--simulator", "icarus")
+    assert code == 3
+    assert err.strip().splitlines() == [
+        "fattree sim: error: iverilog not found; install it with: apt-get install -y iverilog"
+    ]
+
+
+def test_console_script_help():
+    # The installed entry point works outside pytest, with every subcommand listed.
+    exe = os.path.join(os.path.dirname(sys.executable), "fattree")
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ["verilog", "sim", "synth", "build", "experiment"]:
+        assert command in out
