@@ -1,11 +1,52 @@
-"""placeholder"""
+"""``fattree experiment``: reproduce the papers' tables and figures."""
+
+from __future__ import annotations
+
+import sys
+
+from ..sim.experiments import registry
+from .common import CliError, emit, progress, writable_file
+
 NAME = "experiment"
-HELP = "experiment"
+HELP = "run an experiment from the papers (tables, --json, --plot)"
 
 
 def add_arguments(parser) -> None:
-    pass
+    parser.add_argument("--list", action="store_true", help="list the experiments")
+    sub = parser.add_subparsers(dest="experiment", metavar="NAME")
+    for experiment in registry().values():
+        p = sub.add_parser(experiment.name, help=experiment.summary,
+                           description=experiment.summary)
+        experiment.add_arguments(p)
+        p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+        p.add_argument("--plot", metavar="FILE", help="write a plot (.png or .svg)")
+        p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def run(args) -> int:
+    experiments = registry()
+    if args.list or not args.experiment:
+        for experiment in experiments.values():
+            print(f"{experiment.name:24} {experiment.summary}")
+        if not experiments:
+            print("no experiments yet")
+        return 0
+    experiment = experiments[args.experiment]
+    plot = None
+    if args.plot:
+        if experiment.plot is None:
+            raise CliError(f"experiment {experiment.name} has no plot")
+        if not args.plot.endswith((".png", ".svg", ".pdf")):
+            raise CliError(f"--plot wants a .png, .svg or .pdf file, not {args.plot!r}")
+        plot = writable_file(args.plot)
+    quiet = args.json or args.quiet
+    result = experiment.run(args, lambda text: progress(text, quiet=quiet))
+    if plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        experiment.plot(result, str(plot))
+        progress(f"wrote {plot}", quiet=quiet)
+    emit(args, result.as_dict(), result.table())
+    sys.stdout.flush()
     return 0

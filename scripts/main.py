@@ -7,10 +7,10 @@ import sys
 
 from .. import __version__
 from ..toolchain import ToolMissing
-from . import build, experiment, sim, synth, verilog
+from . import build, experiment, schedule, sim, synth, verilog
 from .common import CliError
 
-SUBCOMMANDS = [verilog, sim, synth, build, experiment]
+SUBCOMMANDS = [verilog, sim, synth, build, experiment, schedule]
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,1 @@
+"""Self-test tops for real FPGA boards."""

@@ -1,0 +1,75 @@
+"""Experiments that reproduce (and extend) the papers' tables and figures.
+
+Each module in this package defines ``EXPERIMENTS``, a list of :class:`Experiment`; the
+registry below discovers them, so adding an experiment touches no shared file. The command
+line is ``fattree experiment NAME [options] [--json] [--plot FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["Experiment", "Result", "registry"]
+
+
+@dataclass
+class Result:
+    """A table, plus anything else worth keeping; ``--json`` prints ``as_dict()``."""
+
+    name: str
+    params: dict
+    columns: list[str]
+    rows: list[list]
+    notes: list[str] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "experiment": self.name,
+            "params": self.params,
+            "columns": self.columns,
+            "rows": self.rows,
+            "notes": self.notes,
+            **self.extra,
+        }
+
+    def table(self) -> str:
+        cells = [[_fmt(c) for c in row] for row in self.rows]
+        widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(self.columns)]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(self.columns, widths, strict=True))]
+        lines.append("  ".join("-" * w for w in widths))
+        lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    summary: str
+    #: Adds the experiment's own options to its argparse sub-parser.
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    #: ``run(args, progress) -> Result``; ``progress(str)`` reports on long runs.
+    run: Callable[..., Result]
+    #: ``plot(result, path)`` writes a PNG/SVG (matplotlib, Agg backend); None if no plot.
+    plot: Callable[[Result, str], None] | None = None
+
+
+def registry() -> dict[str, Experiment]:
+    found: dict[str, Experiment] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for experiment in getattr(module, "EXPERIMENTS", []):
+            if experiment.name in found:
+                raise RuntimeError(f"experiment {experiment.name!r} is defined twice")
+            found[experiment.name] = experiment
+    return dict(sorted(found.items()))
