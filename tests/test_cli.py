@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fattree.scripts.main import main
 
 

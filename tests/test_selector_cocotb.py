@@ -3,9 +3,9 @@
 import shutil
 
 import pytest
+from fattree.sim.cocotb_runner import run_bench
 
 from fattree.designs import get_design
-from fattree.sim.cocotb_runner import run_bench
 
 pytestmark = pytest.mark.cocotb
 

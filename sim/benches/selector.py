@@ -18,7 +18,6 @@ import random
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
-
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.models.selector import SelectorModel, select_message
 
