@@ -115,5 +115,3 @@ def elaborate_verilog(design: Design, params: dict[str, int]) -> str:
 
     toolchain.setup_environment()
     return verilog.convert(design.build(params), name=design.name.replace("-", "_"))
-
-

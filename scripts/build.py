@@ -1,4 +1,5 @@
 """placeholder"""
+
 NAME = "build"
 HELP = "build"
 

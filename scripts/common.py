@@ -8,8 +8,14 @@ from pathlib import Path
 
 from ..designs import Design, get_design, parse_params
 
-__all__ = ["CliError", "add_design_arguments", "resolve_design", "emit", "writable_file",
-           "progress"]
+__all__ = [
+    "CliError",
+    "add_design_arguments",
+    "resolve_design",
+    "emit",
+    "writable_file",
+    "progress",
+]
 
 
 class CliError(Exception):
@@ -23,7 +29,11 @@ class CliError(Exception):
 def add_design_arguments(parser, *, designs: list[str] | None = None) -> None:
     parser.add_argument("design", help="design name: " + ", ".join(designs or []))
     parser.add_argument(
-        "--param", "-p", action="append", default=[], metavar="NAME=VALUE",
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
         help="set a design parameter (repeatable), e.g. --param width=8",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")

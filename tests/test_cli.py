@@ -17,8 +17,9 @@ def run(capsys, *argv):
 
 def test_verilog_writes_file(capsys, tmp_path):
     target = tmp_path / "sel.v"
-    code, out, _ = run(capsys, "verilog", "selector", "--param", "width=8", "-o", str(target),
-                       "--json")
+    code, out, _ = run(
+        capsys, "verilog", "selector", "--param", "width=8", "-o", str(target), "--json"
+    )
     assert code == 0
     data = json.loads(out)
     assert data["params"] == {"width": 8} and data["path"] == str(target)
@@ -37,8 +38,10 @@ def test_verilog_to_stdout(capsys):
         (["verilog", "nosuch"], "unknown design 'nosuch'; known designs: selector"),
         (["verilog", "selector", "-p", "width=0"], "parameter width must be 1..1024, not 0"),
         (["verilog", "selector", "-p", "width=x"], "parameter width must be an integer, not 'x'"),
-        (["verilog", "selector", "-p", "depth=2"],
-         "design selector has no parameter 'depth'; its parameters: width"),
+        (
+            ["verilog", "selector", "-p", "depth=2"],
+            "design selector has no parameter 'depth'; its parameters: width",
+        ),
         (["verilog", "selector", "-p", "width"], "--param wants NAME=VALUE, not 'width'"),
         (["sim", "selector", "--frames", "0"], "--frames must be at least 1, not 0"),
     ],
@@ -62,6 +65,7 @@ def test_missing_tool_is_one_line(capsys, monkeypatch):
     # With no iverilog on PATH, `sim --simulator icarus` names the package to install.
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
     from fattree import toolchain
+
     monkeypatch.setattr(toolchain, "setup_environment", lambda environ=None: None)
     code, _, err = run(capsys, "sim", "selector", "--simulator", "icarus")
     assert code == 3

@@ -35,7 +35,10 @@ def run_against_model(width, stimulus):
 
 def frames_to_stimulus(frames):
     return [(int(k == 0), word) for frame in frames for k, word in enumerate(frame)] + [
-        (1, 0), (0, 0), (0, 0), (0, 0)
+        (1, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
     ]
 
 

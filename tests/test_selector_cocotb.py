@@ -21,8 +21,14 @@ SIMULATORS = [
 @pytest.mark.parametrize("simulator", SIMULATORS)
 @pytest.mark.parametrize("width", [1, 8, 33])
 def test_random_messages(simulator, width, tmp_path):
-    result = run_bench(get_design("selector"), {"width": width}, simulator, seed=width,
-                       bench={"frames": 150}, root=tmp_path)
+    result = run_bench(
+        get_design("selector"),
+        {"width": width},
+        simulator,
+        seed=width,
+        bench={"frames": 150},
+        root=tmp_path,
+    )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
@@ -33,8 +39,14 @@ def test_random_messages(simulator, width, tmp_path):
 @pytest.mark.parametrize("simulator", SIMULATORS)
 def test_broken_reference_is_caught(simulator, tmp_path):
     # The scoreboard is real: a deliberately wrong model makes the bench fail.
-    result = run_bench(get_design("selector"), {"width": 4}, simulator, seed=3,
-                       bench={"frames": 40, "mutation": True}, root=tmp_path)
+    result = run_bench(
+        get_design("selector"),
+        {"width": 4},
+        simulator,
+        seed=3,
+        bench={"frames": 40, "mutation": True},
+        root=tmp_path,
+    )
     assert not result.passed
     assert result.failed == 1
     assert result.summary["cycle_mismatches"] > 0
