@@ -1,0 +1,78 @@
+"""Formal checks with SymbiYosys (``yowasp-sby``, solver ``z3`` from z3-solver).
+
+A check is an Amaranth elaboratable holding the design under test plus ``Assert``/``Assume``
+statements; its free inputs are the ports given. :func:`run_sby` writes the RTLIL and the
+``.sby`` file into a build folder and runs sby there with relative paths (YoWASP tools cannot
+see absolute ``/tmp`` paths).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import toolchain
+
+__all__ = ["FormalResult", "run_sby"]
+
+
+@dataclass
+class FormalResult:
+    passed: bool
+    status: str
+    workdir: Path
+    log: str
+
+
+def run_sby(
+    name: str,
+    check,
+    ports: list,
+    workdir: Path,
+    *,
+    mode: str = "prove",
+    depth: int = 20,
+    timeout: int = 600,
+) -> FormalResult:
+    """Run sby on ``check``; ``mode`` is ``prove`` (k-induction) or ``bmc``."""
+    if mode not in ("prove", "bmc"):
+        raise ValueError(f"mode must be 'prove' or 'bmc', not {mode!r}")
+    toolchain.require("sby", "z3")
+    from amaranth.back import rtlil
+
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / f"{name}.il").write_text(rtlil.convert(check, ports=ports, name="top"))
+    (workdir / f"{name}.sby").write_text(
+        textwrap.dedent(
+            f"""\
+            [options]
+            mode {mode}
+            depth {depth}
+            multiclock on
+
+            [engines]
+            smtbmc z3
+
+            [script]
+            read_rtlil {name}.il
+            prep -top top
+
+            [files]
+            {name}.il
+            """
+        )
+    )
+    proc = subprocess.run(
+        ["yowasp-sby", "-f", f"{name}.sby"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    log = proc.stdout + proc.stderr
+    status = "PASS" if "DONE (PASS" in log else ("FAIL" if "DONE (FAIL" in log else "ERROR")
+    return FormalResult(passed=status == "PASS", status=status, workdir=workdir, log=log)
