@@ -80,3 +80,14 @@ def test_console_script_help():
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     for command in ["verilog", "sim", "synth", "build", "experiment"]:
         assert command in out
+
+
+def test_verilog_passes_verilator_lint(capsys, tmp_path):
+    # The Verilog a user gets is accepted by `verilator --lint-only` with default warnings.
+    target = tmp_path / "selector.v"
+    assert main(["verilog", "selector", "--param", "width=8", "-o", str(target)]) == 0
+    capsys.readouterr()
+    lint = subprocess.run(
+        ["verilator", "--lint-only", str(target)], capture_output=True, text=True, check=False
+    )
+    assert lint.returncode == 0, lint.stderr
