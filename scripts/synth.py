@@ -1,12 +1,99 @@
-"""placeholder"""
+"""``fattree synth``: resources of a design and post-route Fmax, for iCE40 or ECP5.
+
+What is measured where is explained in ``docs/synthesis.md`` and in
+:mod:`fattree.synthesis`: resources are those of the component alone; Fmax is that of the
+component placed and routed inside a harness with registered, serialised I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..designs import DESIGNS, build_dir
+from ..synthesis import FAMILIES, SynthError, get_family, synthesise
+from .common import CliError, add_design_arguments, emit, progress, resolve_design, writable_dir
 
 NAME = "synth"
-HELP = "synth"
+HELP = "synthesise a design: LUT/FF/carry/RAM counts and post-route Fmax (iCE40 or ECP5)"
 
 
 def add_arguments(parser) -> None:
-    pass
+    add_design_arguments(parser, designs=sorted(DESIGNS))
+    devices = "; ".join(f"{f.name} = {f.device}-{f.package} ({f.board})" for f in FAMILIES.values())
+    parser.add_argument(
+        "--family",
+        "-f",
+        default="ice40",
+        metavar="FAMILY",
+        help=f"FPGA family: {devices}; default ice40",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    parser.add_argument(
+        "--freq",
+        type=float,
+        default=None,
+        metavar="MHZ",
+        help="nextpnr target frequency in MHz (default: "
+        + ", ".join(f"{f.name} {f.default_freq:g}" for f in FAMILIES.values())
+        + "); Fmax is reported whether or not it is met",
+    )
+    parser.add_argument(
+        "--build-root",
+        default="build/synth",
+        metavar="DIR",
+        help="reports go to DIR/<family>/<design>/<params>/ (default build/synth)",
+    )
+
+
+def _summary(data: dict) -> str:
+    r = data["resources"]
+    params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+    cells = ", ".join(f"{k} {v}" for k, v in r["cells"].items()) or "none"
+    used = ", ".join(
+        f"{bel} {u['used']}/{u['available']}"
+        for bel, u in data["harness"]["utilisation"].items()
+        if u["used"]
+    )
+    met = "met" if data["timing_met"] else "NOT met"
+    lines = [
+        f"{data['design']} ({params}) on {data['device']}-{data['package']} "
+        f"({data['board']}), nextpnr seed {data['seed']}",
+        f"  resources of the component: {r['luts']} LUTs, {r['ffs']} FFs, "
+        f"{r['carries']} carries, {r['brams']} block RAMs, {r['lutrams']} LUT RAMs, "
+        f"{r['dsps']} DSPs",
+        f"    cells: {cells}",
+        f"  post-route Fmax in the harness: {data['fmax_mhz']:.2f} MHz "
+        f"(target {data['target_mhz']:g} MHz, {met}; clock {data['clock']})",
+        f"    harness ({data['harness']['input_bits']} input bits shifted in, "
+        f"{data['harness']['output_bits']} output bits captured) uses: {used}",
+        "  reports:",
+    ]
+    width = max(len(k) for k in data["files"])
+    lines += [f"    {k:<{width}}  {v}" for k, v in data["files"].items()]
+    return "\n".join(lines)
 
 
 def run(args) -> int:
+    design, params = resolve_design(args)
+    family = get_family(args.family)
+    if args.freq is not None and not (math.isfinite(args.freq) and args.freq > 0):
+        raise CliError(f"--freq must be a positive number of MHz, not {args.freq:g}")
+    if args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer, not {args.seed}")
+    writable_dir(build_dir(family.name, design, params, Path(args.build_root)))
+    try:
+        result = synthesise(
+            design,
+            params,
+            family,
+            root=Path(args.build_root),
+            seed=args.seed,
+            freq_mhz=args.freq,
+            progress=lambda line: progress(line, quiet=args.json),
+        )
+    except SynthError as exc:
+        raise CliError(str(exc), code=1) from None
+    data = result.as_dict()
+    emit(args, data, _summary(data))
     return 0
