@@ -164,6 +164,7 @@ def Harness(component):  # noqa: N802 (a class factory: Amaranth is imported laz
     n_in = sum(len(v) for v in inputs)
     n_out = sum(len(v) for v in outputs)
     if n_out == 0:
+        component._MustUse__silence = True  # never elaborated: say why, not "unused" as well
         raise ValueError("the component has no outputs: nothing of it would survive synthesis")
 
     class _Harness(Elaboratable):
