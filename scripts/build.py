@@ -1,12 +1,132 @@
-"""placeholder"""
+"""``fattree build``: a self-testing bitstream for a real board.
+
+The bitstream runs the design against on-chip pseudo-random traffic and an on-chip checker
+and shows the verdict on the board's LEDs (see ``docs/boards.md``). It is written to
+``build/boards/<board>/<design>/<params>/`` (``<params>-fault`` with ``--inject-fault``),
+next to the tools' logs; the command reports utilisation and Fmax from nextpnr's log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import toolchain
+from ..boards import SELFTESTS, get_selftest
+from ..boards.platforms import BOARDS, BuildFailed, blink_log2_for, build_bitstream, get_board
+from ..designs import build_dir, get_design, param_slug, parse_params
+from .common import CliError, emit, progress, writable_dir
 
 NAME = "build"
-HELP = "build"
+HELP = "build a self-testing bitstream for an FPGA board"
+
+# Program commands to suggest, by board family.
+_PROGRAM_HINT = {
+    "ice40": "iceprog {path}",
+    "ecp5": "openFPGALoader --board ulx3s {path}",
+}
 
 
 def add_arguments(parser) -> None:
-    pass
+    designs = ", ".join(sorted(SELFTESTS))
+    parser.add_argument(
+        "design",
+        nargs="?",
+        default="selector",
+        help=f"design to self-test (default selector; designs with a self-test: {designs})",
+    )
+    parser.add_argument(
+        "--board",
+        "-b",
+        default="icebreaker",
+        help="target board: " + ", ".join(BOARDS) + " (default icebreaker)",
+    )
+    parser.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a design parameter (repeatable), e.g. --param width=8",
+    )
+    parser.add_argument(
+        "--inject-fault",
+        action="store_true",
+        help="flip one checked output bit every ~3 s: the error LED must light",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of the on-chip traffic")
+    parser.add_argument(
+        "--build-root",
+        default="build",
+        metavar="DIR",
+        help="root of the build tree (default build)",
+    )
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
 def run(args) -> int:
+    try:
+        board = get_board(args.board)
+        design = get_design(args.design)
+        selftest = get_selftest(design.name)
+        params = parse_params(design, args.param)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    toolchain.require(*board.tools)
+
+    out = build_dir(f"boards/{board.name}", design, params, Path(args.build_root))
+    if args.inject_fault:
+        out = out.with_name(f"{param_slug(params)}-fault")
+    writable_dir(out)
+
+    clock_hz = board.make_platform().default_clk_frequency
+    blink_log2 = blink_log2_for(clock_hz)
+    # The heartbeat toggles every ~0.7 s. A fault every 4 toggles (~2.8 s at 12 MHz, ~2.7 s
+    # at 25 MHz): the user sees the green LED first, then the sticky red one for good.
+    fault_log2 = blink_log2 + 2 if args.inject_fault else None
+    core = selftest.build(params, seed=args.seed, blink_log2=blink_log2, fault_log2=fault_log2)
+    name = f"{design.name.replace('-', '_')}_selftest"
+    progress(f"building {name} for {board.name} ({board.device}) in {out} ...", quiet=args.json)
+    from ..boards.top import BoardTop
+
+    try:
+        result = build_bitstream(BoardTop(core, board), board, out, name)
+    except BuildFailed as exc:
+        raise CliError(str(exc), code=1) from None
+
+    data = {
+        "design": design.name,
+        "board": board.name,
+        "device": board.device,
+        "params": params,
+        "seed": args.seed,
+        "inject_fault": args.inject_fault,
+        "clock_mhz": clock_hz / 1e6,
+        "build_dir": str(out),
+        "leds": {
+            role: board.led_notes.get(role, f"{r} {n}") for role, (r, n) in board.leds.items()
+        },
+        "program": _PROGRAM_HINT[board.family].format(path=result["bitstream"]),
+        **result,
+    }
+    emit(args, data, _text(data))
     return 0
+
+
+def _text(d: dict) -> str:
+    share = ""
+    if d["luts"] is not None and d["lut_capacity"]:
+        share = f" ({100 * d['luts'] / d['lut_capacity']:.1f}% of {d['lut_capacity']} LUTs)"
+    fmax = "Fmax not reported"
+    if d["fmax_mhz"] is not None:
+        verdict = "PASS" if d["timing_pass"] else "FAIL"
+        fmax = f"Fmax {d['fmax_mhz']:.1f} MHz ({verdict} at {d['target_mhz']:.0f} MHz)"
+    params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
+    lines = [
+        f"wrote {d['bitstream']} ({d['bytes']} bytes) in {d['seconds']:.1f} s",
+        f"  {d['design']} ({params}) self-test on {d['board']} ({d['device']})"
+        + (", fault injected" if d["inject_fault"] else ""),
+        f"  {d['luts']} LUTs, {d['ffs']} FFs{share}, {fmax}",
+        "  LEDs: " + "; ".join(f"{role}: {where}" for role, where in d["leds"].items()),
+        f"  program: {d['program']}",
+    ]
+    return "\n".join(lines)
