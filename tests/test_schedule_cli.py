@@ -166,3 +166,54 @@ def test_argument_errors(capsys, argv, code, message):
     got, out, err = run(capsys, "schedule", *argv)
     assert got == code
     assert err.strip().splitlines() == [f"fattree schedule: error: {message}"]
+
+
+def test_schedulability_experiment(capsys, tmp_path):
+    plot = tmp_path / "fig9.png"
+    code, out, err = run(
+        capsys,
+        "experiment",
+        "schedulability",
+        "--trials=4",
+        "--sizes=2x4,3x2",
+        "--algorithms=level-wise,greedy,optimal",
+        "--failure-mode=keep",
+        "--seed=3",
+        "--plot",
+        plot,
+        "--json",
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert plot.stat().st_size > 0
+    by_key = {(r[0], r[2]): r for r in data["rows"]}
+    assert set(by_key) == {
+        (size, a) for size in ["FT(2,4)", "FT(3,2)"] for a in ["level-wise", "greedy", "optimal"]
+    }
+    for size in ["FT(2,4)", "FT(3,2)"]:
+        assert by_key[(size, "optimal")][4:7] == [100, 100, 100]
+        assert by_key[(size, "optimal")][-1] == 1  # one round
+        ratios = data["ratios"][f"{size} level-wise keep"]
+        assert len(ratios) == 4 and by_key[(size, "level-wise")][4] == round(
+            100 * sum(ratios) / 4, 2
+        )
+    assert any("level-0 switch" in note for note in data["notes"])
+    assert any("failure mode 'keep'" in note for note in data["notes"])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--sizes", "3by4"], "--sizes wants LxW items like 3x4, not '3by4'"),
+        (["--trials", "0"], "--trials must be at least 1, not 0"),
+        (
+            ["--algorithms", "best"],
+            "--algorithms: unknown algorithm 'best'; known: level-wise, greedy, random, optimal",
+        ),
+        (["--sizes", "3x1"], "w must be at least 2, not 1"),
+    ],
+)
+def test_schedulability_errors(capsys, argv, message):
+    code, out, err = run(capsys, "experiment", "schedulability", *argv)
+    assert code == 2
+    assert err.strip().splitlines() == [f"fattree experiment: error: {message}"]
