@@ -23,8 +23,9 @@ registers what the selector must put out for it one cycle later:
 * for each later cycle: the data word ANDed with that frame's branch M bits.
 
 One more register delays these expectations to the cycle the selector's registered outputs
-appear; any difference in ``start_o``, ``one`` or ``zero`` sets the sticky error flag. A
-frame counts as checked when its pad cycle has been compared.
+appear; any difference in ``start_o``, ``one`` or ``zero`` sets the sticky error flag (two
+cycles later: the compare is registered). A frame counts as checked when its pad cycle has
+been compared.
 
 With ``fault_log2`` set, bit 0 of ``one`` is inverted on its way to the checker for one
 cycle every ``2**fault_log2`` cycles: the error LED must then light, which shows the checker
@@ -203,7 +204,10 @@ class SelectorSelfTest(wiring.Component):
             check_zero.eq(want_zero),
             check_frame_end.eq(want_frame_end),
         ]
-        mismatch = (
+        # The compare is registered before it sets the flag: a wide OR of XORs feeding a
+        # flip-flop enable was the critical path of the whole top.
+        mismatch = Signal()
+        m.d.sync += mismatch.eq(
             (sel.start_o != check_start_o) | (seen_one != check_one) | (sel.zero != check_zero)
         )
         with m.If(mismatch):
