@@ -1,0 +1,464 @@
+"""Strumpen and Krishnamurthy (2005): Lemma 1 and the delivery-round figures 3-7.
+
+* ``collision-probability``: Lemma 1's closed form against the network's routing rule
+  (exact enumeration for small n, Monte Carlo with 95 % intervals above).
+* ``delivery-rounds``: Models I and II and the round-based network (fast simulator), for
+  ``m = n/8`` and ``m = n`` over n (Figs. 3-4), or over m for one n (Fig. 5, ``--vs-m``).
+  The paper's curve fit of Fig. 5, ``lg m / 10 + m lg n / 2n + 1``, is printed alongside.
+* ``patterns``: transpose, bit reversal and cyclic shift at ``m = n`` (Figs. 6-7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from ..fastsim import (
+    bit_reversal,
+    cyclic_shift,
+    delivery_rounds,
+    random_traffic,
+    transpose,
+)
+from ..models.collision import (
+    bins,
+    model_one_rounds,
+    model_two_rounds,
+    pr_c2,
+    pr_c2_bounds,
+    pr_c2_exact,
+    pr_c2_monte_carlo,
+)
+from . import Experiment, Result
+
+MAX_LG = 24
+
+
+def _lg_range(text: str) -> list[int]:
+    """``"4..12"`` or ``"4,8,20"`` -> list of lg n values."""
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+            values = list(range(lo, hi + 1))
+        else:
+            values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"sizes wants lg n as A..B or a comma list, not {text!r}"
+        ) from None
+    if not values or any(not 1 <= v <= MAX_LG for v in values):
+        raise argparse.ArgumentTypeError(f"sizes must be lg n values in 1..{MAX_LG}, not {text!r}")
+    return values
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def _stats(values: list[int]) -> tuple[int, float, int]:
+    return min(values), float(np.mean(values)), max(values)
+
+
+def paper_fit(n: int, m: int) -> float:
+    """Section 7, item (7): the paper's curve fit ``lg m / 10 + m lg n / 2n + 1``."""
+    return math.log2(m) / 10 + m * math.log2(n) / (2 * n) + 1
+
+
+# -- collision-probability ------------------------------------------------------------------
+
+
+def _cp_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sizes",
+        type=_lg_range,
+        default=_lg_range("2..12"),
+        help="lg n values, A..B or a comma list (default 2..12; up to 20 is quick)",
+    )
+    p.add_argument(
+        "--exact-max",
+        type=int,
+        default=4,
+        metavar="LG",
+        help="enumerate exactly up to lg n = LG (default 4; 5 takes ~30 s)",
+    )
+    p.add_argument(
+        "--samples",
+        type=_positive,
+        default=200_000,
+        help="Monte Carlo pairs per size (default 200000)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+def _cp_run(args, progress) -> Result:
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    disagree = []
+    for h in args.sizes:
+        n = 2**h
+        progress(f"collision-probability: n = 2^{h}")
+        formula = pr_c2(n)
+        lo, hi = pr_c2_bounds(n)
+        if h <= args.exact_max:
+            measured, low, high, method = (*(pr_c2_exact(n),) * 3, "exact")
+        else:
+            est = pr_c2_monte_carlo(n, args.samples, rng)
+            measured, low, high, method = est.value, est.low, est.high, f"mc {args.samples}"
+        ok = (abs(measured - formula) < 1e-12) if method == "exact" else low <= formula <= high
+        if not ok:
+            disagree.append(n)
+        rows.append(
+            [
+                n,
+                formula,
+                measured,
+                low,
+                high,
+                method,
+                lo,
+                hi,
+                bins(n),
+                1 / formula if formula > 0 else float("inf"),
+            ]
+        )
+    notes = [
+        "formula: Lemma 1; measured: the network's routing rule (up port = random bit XOR "
+        "entry port; collision = a shared downstream wire in the round)",
+        "bounds lg n/3n .. lg n/2n from Lemma 1; b = 2n/lg n bins (Corollary 1)",
+    ]
+    if disagree:
+        notes.append(f"formula outside the measured interval at n = {disagree}")
+    return Result(
+        "collision-probability",
+        {
+            "sizes": args.sizes,
+            "exact_max": args.exact_max,
+            "samples": args.samples,
+            "seed": args.seed,
+        },
+        [
+            "n",
+            "formula",
+            "measured",
+            "ci_low",
+            "ci_high",
+            "method",
+            "bound_lo",
+            "bound_hi",
+            "bins",
+            "1/Pr",
+        ],
+        rows,
+        notes,
+    )
+
+
+def _cp_plot(result: Result, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    n = [r[0] for r in result.rows]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.loglog(n, [r[1] for r in result.rows], "-", label="Lemma 1")
+    ax.errorbar(
+        n,
+        [r[2] for r in result.rows],
+        yerr=[[r[2] - r[3] for r in result.rows], [r[4] - r[2] for r in result.rows]],
+        fmt="o",
+        ms=3,
+        label="network (measured)",
+    )
+    ax.loglog(n, [r[6] for r in result.rows], ":", label="lg n / 3n")
+    ax.loglog(n, [r[7] for r in result.rows], ":", label="lg n / 2n")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n")
+    ax.set_ylabel("Pr[C2]")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+# -- delivery-rounds -------------------------------------------------------------------------
+
+
+def _dr_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sizes",
+        type=_lg_range,
+        default=_lg_range("4..12"),
+        help="lg n values (default 4..12; the paper goes to 20)",
+    )
+    p.add_argument(
+        "--messages",
+        choices=["n/8", "n", "both"],
+        default="both",
+        help="m = n/8, m = n, or both (default both; Figs. 3-4)",
+    )
+    p.add_argument(
+        "--vs-m",
+        type=int,
+        metavar="LG",
+        default=None,
+        help="instead: fixed n = 2^LG, m = 2, 4, .., n (Fig. 5)",
+    )
+    p.add_argument("--trials", type=_positive, default=10, help="trials per point (default 10)")
+    p.add_argument(
+        "--payload",
+        type=_positive,
+        default=None,
+        help="data words per message in the network (default: circuits held to "
+        "the end of the round)",
+    )
+    p.add_argument("--no-network", action="store_true", help="models only (faster)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+def _dr_point(n: int, m: int, args, rng, progress) -> list:
+    one = [model_one_rounds(n, m, rng) for _ in range(args.trials)]
+    two = [model_two_rounds(n, m, rng) for _ in range(args.trials)]
+    row = [n, m, *_stats(one), *_stats(two)]
+    if args.no_network:
+        row += [None, None, None, None]
+    else:
+        net, seconds = [], []
+        for trial in range(args.trials):
+            src, dst = random_traffic(n, m, rng)
+            started = time.perf_counter()
+            net.append(delivery_rounds(n, src, dst, rng, payload=args.payload).rounds)
+            seconds.append(time.perf_counter() - started)
+            if n >= 2**16:
+                progress(
+                    f"  n = {n}, m = {m}: trial {trial + 1}/{args.trials} ({seconds[-1]:.1f} s)"
+                )
+        row += [*_stats(net), float(np.median(seconds))]
+    row += [float(np.mean(one)) / float(np.mean(two)), paper_fit(n, m)]
+    return row
+
+
+def _dr_run(args, progress) -> Result:
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    if args.vs_m is not None:
+        if not 1 <= args.vs_m <= MAX_LG:
+            raise ValueError(f"--vs-m must be in 1..{MAX_LG}, not {args.vs_m}")
+        n = 2**args.vs_m
+        points = [(n, 2**k) for k in range(1, args.vs_m + 1)]
+    else:
+        fractions = {"n/8": [8], "n": [1], "both": [8, 1]}[args.messages]
+        points = [(2**h, 2**h // f) for f in fractions for h in args.sizes if 2**h // f >= 1]
+    for n, m in points:
+        progress(f"delivery-rounds: n = {n}, m = {m}")
+        rows.append(_dr_point(n, m, args, rng, progress))
+    notes = [
+        f"Model I/II: b = 2n/lg n collision bins; network: round-based fast simulator; "
+        f"{args.trials} trials per point; min/mean/max",
+        "paper_fit: section 7 (7), lg m/10 + m lg n/2n + 1 (the paper's fit to its Fig. 5)",
+    ]
+    return Result(
+        "delivery-rounds",
+        {
+            "sizes": args.sizes,
+            "messages": args.messages,
+            "vs_m": args.vs_m,
+            "trials": args.trials,
+            "payload": args.payload,
+            "seed": args.seed,
+        },
+        [
+            "n",
+            "m",
+            "I_min",
+            "I_mean",
+            "I_max",
+            "II_min",
+            "II_mean",
+            "II_max",
+            "net_min",
+            "net_mean",
+            "net_max",
+            "net_s",
+            "I/II",
+            "paper_fit",
+        ],
+        rows,
+        notes,
+    )
+
+
+def _dr_plot(result: Result, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    rows = result.rows
+    vs_m = result.params.get("vs_m") is not None
+    groups = {"all": rows} if vs_m else {}
+    if not vs_m:
+        for r in rows:
+            groups.setdefault("m = n" if r[1] == r[0] else "m = n/8", []).append(r)
+    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
+    for ax, (title, rs) in zip(axes[0], groups.items(), strict=True):
+        x = [r[1] if vs_m else r[0] for r in rs]
+        for lo, mean, hi, label in (
+            (2, 3, 4, "Model I"),
+            (5, 6, 7, "Model II"),
+            (8, 9, 10, "network, round-based"),
+        ):
+            if rs[0][mean] is None:
+                continue
+            ax.errorbar(
+                x,
+                [r[mean] for r in rs],
+                yerr=[[r[mean] - r[lo] for r in rs], [r[hi] - r[mean] for r in rs]],
+                fmt="o-",
+                ms=3,
+                capsize=2,
+                label=label,
+            )
+        ax.plot(x, [r[13] for r in rs], ":", label="paper fit")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("m" if vs_m else "n")
+        ax.set_ylabel("delivery rounds")
+        ax.set_title(f"n = {rs[0][0]}" if vs_m else title)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+# -- patterns --------------------------------------------------------------------------------
+
+
+def _pt_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sizes", type=_lg_range, default=_lg_range("4..12"), help="lg n values (default 4..12)"
+    )
+    p.add_argument(
+        "--trials",
+        type=_positive,
+        default=10,
+        help="trials per pattern (random up ports) (default 10)",
+    )
+    p.add_argument(
+        "--shifts",
+        type=_positive,
+        default=16,
+        help="cyclic shifts k sampled per n, evenly spread (default 16; all when n-1 is smaller)",
+    )
+    p.add_argument(
+        "--payload",
+        type=_positive,
+        default=None,
+        help="data words per message (default: circuits held to the end of round)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+def _pt_run(args, progress) -> Result:
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for h in args.sizes:
+        n = 2**h
+        progress(f"patterns: n = 2^{h}")
+        model = [model_one_rounds(n, n, rng) for _ in range(args.trials)]
+        rows.append([n, "model I (random)", n, *_stats(model)])
+        patterns = [("bit reversal", bit_reversal(n))]
+        if h % 2 == 0:
+            patterns.insert(0, ("transpose", transpose(n)))
+        for name, (src, dst) in patterns:
+            rounds = [
+                delivery_rounds(n, src, dst, rng, payload=args.payload).rounds
+                for _ in range(args.trials)
+            ]
+            rows.append([n, name, int(src.size), *_stats(rounds)])
+        count = min(args.shifts, n - 1)
+        ks = sorted({int(k) for k in np.linspace(1, n - 1, count).round()})
+        means, lows, highs = [], [], []
+        for k in ks:
+            src, dst = cyclic_shift(n, k)
+            rounds = [
+                delivery_rounds(n, src, dst, rng, payload=args.payload).rounds
+                for _ in range(args.trials)
+            ]
+            means.append(float(np.mean(rounds)))
+            lows.append(min(rounds))
+            highs.append(max(rounds))
+        rows.append(
+            [n, f"cyclic shift ({len(ks)} k)", n, min(lows), float(np.mean(means)), max(highs)]
+        )
+    return Result(
+        "patterns",
+        {
+            "sizes": args.sizes,
+            "trials": args.trials,
+            "shifts": args.shifts,
+            "payload": args.payload,
+            "seed": args.seed,
+        },
+        ["n", "pattern", "messages", "min", "mean", "max"],
+        rows,
+        [
+            "round-based network, m = n (a node's message to itself does not enter the network)",
+            "cyclic shift: mean of the per-k means; min and max over all k and trials (Fig. 7)",
+        ],
+    )
+
+
+def _pt_plot(result: Result, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    names = []
+    for r in result.rows:
+        if r[1] not in names:
+            names.append(r[1])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name in names:
+        rs = [r for r in result.rows if r[1] == name]
+        ax.errorbar(
+            [r[0] for r in rs],
+            [r[4] for r in rs],
+            yerr=[[r[4] - r[3] for r in rs], [r[5] - r[4] for r in rs]],
+            fmt="o-",
+            ms=3,
+            capsize=2,
+            label=name,
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n")
+    ax.set_ylabel("delivery rounds (m = n)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+EXPERIMENTS = [
+    Experiment(
+        "collision-probability",
+        "Strumpen-Krishnamurthy Lemma 1: Pr[C2] formula vs the network (exact / Monte Carlo)",
+        _cp_args,
+        _cp_run,
+        _cp_plot,
+    ),
+    Experiment(
+        "delivery-rounds",
+        "Strumpen-Krishnamurthy Figs. 3-5: Models I, II and the round-based network",
+        _dr_args,
+        _dr_run,
+        _dr_plot,
+    ),
+    Experiment(
+        "patterns",
+        "Strumpen-Krishnamurthy Figs. 6-7: transpose, bit reversal, cyclic shift at m = n",
+        _pt_args,
+        _pt_run,
+        _pt_plot,
+    ),
+]
