@@ -24,6 +24,7 @@ file names. Everything they write stays there: see :class:`SynthResult.files`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -420,6 +421,23 @@ def _yosys_script(family: Family, top: str) -> str:
     )
 
 
+def _first_run(exe: str) -> bool:
+    """Whether YoWASP has not yet compiled ``exe`` (the run then takes ~30 s longer)."""
+    try:
+        import platformdirs  # yowasp-runtime's own dependency, used for the same path
+    except ImportError:
+        return False
+    default = platformdirs.user_cache_dir("YoWASP", appauthor=False)
+    package = exe.removeprefix("yowasp-").replace("-", "_")
+    return not (Path(os.environ.get("YOWASP_CACHE_DIR", default)) / f"yowasp_{package}").exists()
+
+
+def _cold(exe: str) -> str:
+    return (
+        " (first run: compiling the tool's WebAssembly, about a minute)" if _first_run(exe) else ""
+    )
+
+
 def _run(argv: list[str], cwd: Path, tool: str, log: Path) -> None:
     exe = shutil.which(argv[0])
     if exe is None:  # require() was called first; this guards a PATH changed in between
@@ -496,10 +514,11 @@ def synthesise(
     for key in ("core_stat", "harness_stat", "harness_netlist", "nextpnr_report"):
         files[key].unlink(missing_ok=True)  # a stale file must not pass for this run's
 
-    say(f"yosys {fam.synth}: {design.name} and its harness ({files['yosys_log']})")
+    yosys = toolchain.TOOLS["yosys"].exe
+    say(f"yosys {fam.synth}: {design.name} and its harness ({files['yosys_log']}){_cold(yosys)}")
     t0 = time.monotonic()
     _run(
-        [toolchain.TOOLS["yosys"].exe, "-q", "-l", "yosys.log", "-s", "synth.ys"],
+        [yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"],
         out,
         "yosys",
         files["yosys_log"],
@@ -510,11 +529,15 @@ def synthesise(
 
     files["constraints"].write_text(fam.constraint_text())
     flag, allow, suffix = fam.constraints
-    say(f"nextpnr {fam.device}-{fam.package} at {freq:g} MHz, seed {seed} ({files['nextpnr_log']})")
+    nextpnr = toolchain.TOOLS[fam.nextpnr].exe
+    say(
+        f"nextpnr {fam.device}-{fam.package} at {freq:g} MHz, seed {seed} "
+        f"({files['nextpnr_log']}){_cold(nextpnr)}"
+    )
     t0 = time.monotonic()
     _run(
         [
-            toolchain.TOOLS[fam.nextpnr].exe,
+            nextpnr,
             "-q",
             *fam.nextpnr_args,
             "--json",

@@ -358,3 +358,14 @@ def test_selector_wide(family, tmp_path):
     assert result.core.ffs == 5 * width + 2
     assert 4 * width <= result.core.luts <= 4 * width + 4
     assert result.timing.fmax_mhz > 0
+
+
+def test_tool_failure_names_the_error_and_the_log(tmp_path):
+    # A failing tool's last ERROR line and its log file make the one-line message.
+    from fattree.synthesis import SynthError, _run
+
+    script = "import sys; print('Info: fine'); print('ERROR: no such cell'); sys.exit(1)"
+    log = tmp_path / "yosys.log"
+    with pytest.raises(SynthError) as info:
+        _run([sys.executable, "-c", script], tmp_path, "yosys", log)
+    assert str(info.value) == f"yosys failed: ERROR: no such cell (log: {log})"
