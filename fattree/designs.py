@@ -65,6 +65,15 @@ DESIGNS: dict[str, Design] = {
             params=(Param("width", 8, "wires in the input bundle", lo=1, hi=1024),),
             bench="fattree.sim.benches.selector",
         ),
+        Design(
+            name="scheduler",
+            summary="Ding's pipelined level-wise P_h scheduler for FT(l, w), one request/clock",
+            component="fattree.hdl.scheduler:LevelWiseScheduler",
+            params=(
+                Param("levels", 3, "levels l of the fat-tree FT(l, w)", lo=2, hi=6),
+                Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64),
+            ),
+        ),
     ]
 }
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from fattree.designs import DESIGNS
 from fattree.scripts.main import main
 
 
@@ -35,7 +36,10 @@ def test_verilog_to_stdout(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["verilog", "nosuch"], "unknown design 'nosuch'; known designs: selector"),
+        (
+            ["verilog", "nosuch"],
+            "unknown design 'nosuch'; known designs: " + ", ".join(sorted(DESIGNS)),
+        ),
         (["verilog", "selector", "-p", "width=0"], "parameter width must be 1..1024, not 0"),
         (["verilog", "selector", "-p", "width=x"], "parameter width must be an integer, not 'x'"),
         (

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fattree.designs import get_design
+from fattree.designs import DESIGNS, get_design
 from fattree.hdl.selector import Selector
 from fattree.scripts.main import main
 from fattree.synthesis import (
@@ -290,7 +290,7 @@ def test_cli_text_names_the_device_and_reports(capsys, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["nosuch"], "unknown design 'nosuch'; known designs: selector"),
+        (["nosuch"], "unknown design 'nosuch'; known designs: " + ", ".join(sorted(DESIGNS))),
         (["selector", "-p", "width=0"], "parameter width must be 1..1024, not 0"),
         (["selector", "-f", "xilinx"], "unknown family 'xilinx'; known families: ice40, ecp5"),
         (["selector", "--freq", "0"], "--freq must be a positive number of MHz, not 0"),

@@ -1,0 +1,373 @@
+"""Pipelined level-wise scheduler for FT(l, w) fat-trees (Ding et al., SC'06, section 6).
+
+One P_h block per link level ``h = 0 .. l-2``. Each block keeps the availability vectors
+``Ulink(h, t)`` and ``Dlink(h, t)`` (``w`` bits, 1 = free) of its level in two memories
+(:class:`amaranth.lib.memory.Memory`, one row per switch, so they map to block RAM) and
+runs the paper's three steps:
+
+* **load**: address the two memories with the request's switches ``s_h`` and ``d_h``;
+* **compute**: ``Ulink(h, s_h) AND Dlink(h, d_h)``, select the lowest free port ``P_h`` with a
+  priority selector, clear that bit in both vectors, and form the next level's switches
+  ``s_{h+1}``, ``d_{h+1}`` (Theorem 1: a shift of the low digits and ``P_h`` as digit 0);
+* **update**: write both vectors back.
+
+The update of level ``h`` and the load of level ``h+1`` happen in the same clock, so a request
+spends two cycles per level and the latency is ``2 * (l - 1) + 1`` cycles (``latency``).
+
+One request per clock (initiation interval 1)
+---------------------------------------------
+Back-to-back requests may use the same switch. The memories are read one cycle before the
+compute step, and written one cycle after it, so a request in compute has not seen the writes
+of the two requests just ahead of it: the one now in update (writing this cycle) and the one
+that wrote last cycle (the read port is not transparent). Both are forwarded: the compute step
+takes the vector from the request in update if it addresses the same row, else from the
+one-cycle-old write, else from the memory. The result is exactly the sequential algorithm of
+Fig. 7 taken request by request, in ``keep`` failure mode: a request refused at level ``h``
+keeps the links it took below ``h`` (see :mod:`fattree.sim.models.scheduler`).
+
+Commands (``op`` of a request)
+------------------------------
+``SCHEDULE``
+    Schedule ``src -> dst``; the result carries ``granted`` and ``ports`` = ``P_0 ..
+    P_{l-2}`` (zero above the common level; for a refused request, the ports chosen below
+    the level where it failed).
+``RELEASE``
+    Tear down the connection ``src -> dst`` that was granted ``ports``: its links become free
+    (bits set back to 1; releasing a connection that does not exist is not detected). Pipelined
+    like a request, one per clock, with the same forwarding.
+``CLEAR``
+    Free every link. It waits until the pipeline is empty, then writes all rows of every
+    memory in parallel, one row per cycle: ``w**(l-1)`` cycles. The memories also start free
+    after configuration.
+
+Every command produces one result, in order. ``results`` obeys back-pressure: when it is not
+ready the whole pipeline holds (and so does ``requests``).
+
+Supported range: ``levels`` 2..6, ``w`` a power of two 2..64, at most 65536 switches per
+level (the depth of each memory).
+"""
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from ..params import check_int_range, check_power_of_two
+from ._validation import validates_parameters
+from .topology import FatTree
+
+__all__ = ["Op", "LevelWiseScheduler", "request_layout", "result_layout"]
+
+MAX_SWITCHES = 1 << 16
+
+
+class Op(enum.Enum, shape=2):
+    SCHEDULE = 0
+    RELEASE = 1
+    CLEAR = 2
+
+
+def request_layout(levels: int, w: int) -> data.StructLayout:
+    """``op``, ``src``, ``dst`` and ``ports`` (``P_0 .. P_{l-2}``, read by ``RELEASE`` only)."""
+    port_bits = ceil_log2(w)
+    return data.StructLayout(
+        {
+            "op": Op,
+            "src": levels * port_bits,
+            "dst": levels * port_bits,
+            "ports": data.ArrayLayout(port_bits, levels - 1),
+        }
+    )
+
+
+def result_layout(levels: int, w: int) -> data.StructLayout:
+    """``op``, ``src``, ``dst``, ``granted`` and ``ports`` (``P_0 .. P_{l-2}``)."""
+    port_bits = ceil_log2(w)
+    return data.StructLayout(
+        {
+            "op": Op,
+            "src": levels * port_bits,
+            "dst": levels * port_bits,
+            "granted": 1,
+            "ports": data.ArrayLayout(port_bits, levels - 1),
+        }
+    )
+
+
+class LevelWiseScheduler(wiring.Component):
+    """Level-wise P_h scheduler for FT(levels, w), one command per clock.
+
+    Parameters
+    ----------
+    levels : int
+        Levels of the fat-tree, 2..6 (``levels - 1`` P_h blocks).
+    w : int
+        Ports per switch side, a power of two 2..64.
+
+    Attributes
+    ----------
+    requests : In(stream.Signature(request_layout(levels, w)))
+        Commands: ``op``, ``src``, ``dst``, ``ports`` (for ``RELEASE``).
+    results : Out(stream.Signature(result_layout(levels, w)))
+        One per command, in order: ``op``, ``src``, ``dst``, ``granted``, ``ports``.
+    latency : int
+        Cycles from a request's handshake to its result being valid (without back-pressure).
+    """
+
+    @validates_parameters
+    def __init__(self, levels: int, w: int):
+        self.levels = check_int_range("levels", levels, 2, 6)
+        self.w = check_power_of_two("w", w, 2)
+        if w > 64:
+            raise ValueError(f"w must be at most 64, not {w!r}")
+        if w ** (levels - 1) > MAX_SWITCHES:
+            raise ValueError(
+                f"FT({levels}, {w}) has {w ** (levels - 1)} switches per level; the scheduler "
+                f"supports at most {MAX_SWITCHES}"
+            )
+        self.tree = FatTree(levels, w)
+        self.port_bits = ceil_log2(w)
+        self.switch_bits = (levels - 1) * self.port_bits
+        self.latency = 2 * (levels - 1) + 1
+        super().__init__(
+            {
+                "requests": In(stream.Signature(request_layout(levels, w))),
+                "results": Out(stream.Signature(result_layout(levels, w))),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        levels, w = self.levels, self.w
+        b, sb = self.port_bits, self.switch_bits
+        nb = levels * b
+        depth = self.tree.num_switches
+        full = (1 << w) - 1
+        link_levels = levels - 1
+
+        slot = data.StructLayout(
+            {
+                "valid": 1,
+                "op": Op,
+                "src": nb,
+                "dst": nb,
+                "height": range(levels),
+                "alive": 1,  # not refused so far
+                "s": sb,  # s_h, d_h: the switches this level works on
+                "d": sb,
+                "ports": data.ArrayLayout(b, link_levels),
+            }
+        )
+        # After compute: the slot with s, d already moved to level h+1, plus the write-back.
+        update = data.StructLayout(
+            {
+                "slot": slot,
+                "we": 1,
+                "ws": sb,
+                "wd": sb,
+                "nu": w,
+                "nd": w,
+            }
+        )
+        written = data.StructLayout({"we": 1, "ws": sb, "wd": sb, "nu": w, "nd": w})
+
+        req = self.requests.payload
+        res = self.results.payload
+
+        r0 = Signal(slot)
+        comp = [Signal(slot, name=f"c{h}") for h in range(link_levels)]
+        upd = [Signal(update, name=f"u{h}") for h in range(link_levels)]
+        hist = [Signal(written, name=f"w{h}") for h in range(link_levels)]
+        last = upd[-1].slot
+
+        # The whole pipeline moves together; it holds while a result waits for `ready`.
+        adv = Signal()
+        m.d.comb += adv.eq(~last.valid | self.results.ready)
+
+        # -- CLEAR: drain, then write every row of every memory, one row per cycle ----------
+        clearing = Signal()
+        clear_row = Signal(range(depth))
+        clear_last = Signal()
+        empty = Signal()
+        m.d.comb += [
+            empty.eq(
+                ~r0.valid & ~Cat(*(c.valid for c in comp), *(u.slot.valid for u in upd)).any()
+            ),
+            clear_last.eq(clearing & (clear_row == depth - 1)),
+        ]
+        is_clear = Signal()
+        m.d.comb += is_clear.eq(req.op == Op.CLEAR)
+        with m.If(~clearing):
+            with m.If(self.requests.valid & is_clear & empty):
+                m.d.sync += [clearing.eq(1), clear_row.eq(0)]
+        with m.Else():
+            m.d.sync += clear_row.eq(clear_row + 1)
+            with m.If(clear_last):
+                m.d.sync += clearing.eq(0)
+
+        # A CLEAR is accepted in the cycle its last row is written; other commands whenever
+        # the pipeline moves and no clear is waiting or running.
+        accept = Signal()
+        m.d.comb += [
+            self.requests.ready.eq(adv & ((~is_clear & ~clearing) | clear_last)),
+            accept.eq(self.requests.valid & self.requests.ready),
+        ]
+
+        # -- input stage: level-0 switches and the common level ------------------------------
+        s0, d0 = req.src[b:], req.dst[b:]
+        diff = Signal(sb)
+        height = Signal(range(levels))
+        m.d.comb += diff.eq(s0 ^ d0)
+        for k in range(link_levels):
+            with m.If(diff[k * b : (k + 1) * b].any()):
+                m.d.comb += height.eq(k + 1)
+        with m.If(adv):
+            m.d.sync += [
+                r0.valid.eq(accept),
+                r0.op.eq(req.op),
+                r0.src.eq(req.src),
+                r0.dst.eq(req.dst),
+                r0.height.eq(height),
+                r0.alive.eq(1),
+                r0.s.eq(s0),
+                r0.d.eq(d0),
+                r0.ports.eq(req.ports),
+            ]
+            with m.If(is_clear):
+                m.d.sync += r0.height.eq(0)  # touches no link in the pipeline
+            with m.If(req.op != Op.RELEASE):
+                m.d.sync += r0.ports.eq(0)
+
+        # -- one P_h block per link level ----------------------------------------------------
+        for h in range(link_levels):
+            load = r0 if h == 0 else upd[h - 1].slot
+            c, u, wr = comp[h], upd[h], hist[h]
+
+            mems = {}
+            for name in ("ulink", "dlink"):
+                mem = Memory(shape=w, depth=depth, init=[full] * depth)
+                m.submodules[f"{name}{h}"] = mem
+                mems[name] = (mem.read_port(), mem.write_port())
+            (u_rd, u_wr), (d_rd, d_wr) = mems["ulink"], mems["dlink"]
+
+            # load: address the memories with the switches of the slot entering compute.
+            m.d.comb += [
+                u_rd.addr.eq(load.s),
+                d_rd.addr.eq(load.d),
+                u_rd.en.eq(adv),
+                d_rd.en.eq(adv),
+            ]
+            with m.If(adv):
+                m.d.sync += c.eq(load)
+
+            # compute: forward the two writes the memory read has not seen, newest first.
+            cur_u, cur_d = Signal(w, name=f"cur_u{h}"), Signal(w, name=f"cur_d{h}")
+            with m.If(u.we & (u.ws == c.s)):
+                m.d.comb += cur_u.eq(u.nu)
+            with m.Elif(wr.we & (wr.ws == c.s)):
+                m.d.comb += cur_u.eq(wr.nu)
+            with m.Else():
+                m.d.comb += cur_u.eq(u_rd.data)
+            with m.If(u.we & (u.wd == c.d)):
+                m.d.comb += cur_d.eq(u.nd)
+            with m.Elif(wr.we & (wr.wd == c.d)):
+                m.d.comb += cur_d.eq(wr.nd)
+            with m.Else():
+                m.d.comb += cur_d.eq(d_rd.data)
+
+            avail = Signal(w, name=f"avail{h}")
+            lowest = Signal(w, name=f"lowest{h}")  # one-hot lowest free port (priority select)
+            chosen = Signal(b, name=f"chosen{h}")
+            m.d.comb += [avail.eq(cur_u & cur_d), lowest.eq(avail & -avail)]
+            for i in reversed(range(w)):
+                with m.If(avail[i]):
+                    m.d.comb += chosen.eq(i)
+
+            active = Signal(name=f"active{h}")  # this level is on the request's path
+            m.d.comb += active.eq(c.valid & c.alive & (c.height > h))
+            port = Signal(b, name=f"port{h}")
+            onehot = Signal(w, name=f"onehot{h}")
+            new_u, new_d = Signal(w, name=f"new_u{h}"), Signal(w, name=f"new_d{h}")
+            alive = Signal(name=f"alive{h}")
+            m.d.comb += [new_u.eq(cur_u), new_d.eq(cur_d), alive.eq(c.alive), port.eq(0)]
+            with m.If(active):
+                with m.If(c.op == Op.RELEASE):
+                    m.d.comb += [
+                        port.eq(c.ports[h]),
+                        onehot.eq(Const(1, w) << c.ports[h]),
+                        new_u.eq(cur_u | onehot),
+                        new_d.eq(cur_d | onehot),
+                    ]
+                with m.Elif(avail.any()):
+                    m.d.comb += [
+                        port.eq(chosen),
+                        new_u.eq(cur_u & ~lowest),
+                        new_d.eq(cur_d & ~lowest),
+                    ]
+                with m.Else():
+                    m.d.comb += alive.eq(0)
+
+            # Theorem 1: digits above h stay, the low h+1 digits shift up one, P_h enters.
+            def climb(switch, port=port, h=h):
+                low = (h + 1) * b
+                if low >= sb:
+                    return Cat(port, switch[: low - b])
+                return Cat(port, switch[: low - b], switch[low:])
+
+            with m.If(adv):
+                m.d.sync += [
+                    u.slot.eq(c),
+                    u.we.eq(active),
+                    u.ws.eq(c.s),
+                    u.wd.eq(c.d),
+                    u.nu.eq(new_u),
+                    u.nd.eq(new_d),
+                    u.slot.alive.eq(alive),
+                ]
+                with m.If(active & alive):
+                    m.d.sync += [
+                        u.slot.s.eq(climb(c.s)),
+                        u.slot.d.eq(climb(c.d)),
+                        u.slot.ports[h].eq(port),
+                    ]
+                m.d.sync += [
+                    wr.we.eq(u.we),
+                    wr.ws.eq(u.ws),
+                    wr.wd.eq(u.wd),
+                    wr.nu.eq(u.nu),
+                    wr.nd.eq(u.nd),
+                ]
+            with m.If(clearing):
+                m.d.sync += wr.we.eq(0)
+
+            # update: write back (or, while clearing, free row after row).
+            with m.If(clearing):
+                m.d.comb += [
+                    u_wr.addr.eq(clear_row),
+                    d_wr.addr.eq(clear_row),
+                    u_wr.data.eq(full),
+                    d_wr.data.eq(full),
+                    u_wr.en.eq(1),
+                    d_wr.en.eq(1),
+                ]
+            with m.Else():
+                m.d.comb += [
+                    u_wr.addr.eq(u.ws),
+                    d_wr.addr.eq(u.wd),
+                    u_wr.data.eq(u.nu),
+                    d_wr.data.eq(u.nd),
+                    u_wr.en.eq(adv & u.we),
+                    d_wr.en.eq(adv & u.we),
+                ]
+
+        # -- results -------------------------------------------------------------------------
+        m.d.comb += [
+            self.results.valid.eq(last.valid),
+            res.op.eq(last.op),
+            res.src.eq(last.src),
+            res.dst.eq(last.dst),
+            res.granted.eq(last.alive),
+            res.ports.eq(last.ports),
+        ]
+        return m

@@ -1,0 +1,234 @@
+"""LevelWiseScheduler (amaranth.sim) against the sequential reference, bit for bit."""
+
+import random
+
+import pytest
+from amaranth.sim import Simulator
+
+from fattree.hdl.scheduler import LevelWiseScheduler, Op
+from fattree.hdl.topology import FatTree
+from fattree.sim.models.scheduler import SchedulerModel
+
+
+def make_commands(tree, rng, count, *, hot=None, releases=0.2, clears=0.0):
+    """Commands and the results the sequential model expects, command by command.
+
+    ``hot`` limits sources and destinations to a few leaf switches, so back-to-back requests
+    keep hitting the same memory rows (the forwarding paths)."""
+    model = SchedulerModel(tree, "level-wise", "keep")
+    established = []
+    commands, expected = [], []
+    nodes = list(tree.nodes())
+    if hot is not None:
+        switches = rng.sample(range(tree.num_switches), hot)
+        nodes = [s * tree.w + p for s in switches for p in range(tree.w)]
+    for _ in range(count):
+        roll = rng.random()
+        if roll < clears:
+            model.clear()
+            established.clear()
+            commands.append((Op.CLEAR, 0, 0, ()))
+            expected.append((Op.CLEAR, 0, 0, 1, (0,) * (tree.levels - 1)))
+        elif roll < clears + releases and established:
+            src, dst, ports = established.pop(rng.randrange(len(established)))
+            model.release(src, dst, ports)
+            vector = ports + (0,) * (tree.levels - 1 - len(ports))
+            commands.append((Op.RELEASE, src, dst, vector))
+            expected.append((Op.RELEASE, src, dst, 1, vector))
+        else:
+            src, dst = rng.choice(nodes), rng.choice(nodes)
+            g = model.request(src, dst)
+            if g.granted and g.height:
+                established.append((src, dst, g.ports))
+            commands.append((Op.SCHEDULE, src, dst, (0,) * (tree.levels - 1)))
+            expected.append((Op.SCHEDULE, src, dst, int(g.granted), g.port_vector(tree.levels)))
+    return commands, expected
+
+
+def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycles=None):
+    """Drive the commands (valid with probability p_valid), accept results (ready with
+    probability p_ready); return the results and the cycle of each handshake."""
+    dut = LevelWiseScheduler(levels, w)
+    rng = rng or random.Random(0)
+    results, accepted_at, produced_at = [], [], []
+    limit = max_cycles or 50 * len(commands) + 10 * w ** (levels - 1) + 100
+
+    async def bench(ctx):
+        req, res = dut.requests, dut.results
+        k, cycle = 0, 0
+        while len(results) < len(commands):
+            assert cycle < limit, f"stuck after {len(results)} results"
+            valid = k < len(commands) and rng.random() < p_valid
+            ready = rng.random() < p_ready
+            ctx.set(req.valid, valid)
+            if valid:
+                op, src, dst, ports = commands[k]
+                ctx.set(req.payload.op, op)
+                ctx.set(req.payload.src, src)
+                ctx.set(req.payload.dst, dst)
+                for i, p in enumerate(ports):
+                    ctx.set(req.payload.ports[i], p)
+            ctx.set(res.ready, ready)
+            if valid and ctx.get(req.ready):
+                accepted_at.append(cycle)
+                k += 1
+            if ready and ctx.get(res.valid):
+                produced_at.append(cycle)
+                results.append(
+                    (
+                        ctx.get(res.payload.op),
+                        ctx.get(res.payload.src),
+                        ctx.get(res.payload.dst),
+                        ctx.get(res.payload.granted),
+                        tuple(ctx.get(res.payload.ports[i]) for i in range(levels - 1)),
+                    )
+                )
+            await ctx.tick()
+            cycle += 1
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    return results, accepted_at, produced_at, dut
+
+
+def check_no_link_granted_twice(tree, results):
+    """Scoreboard independent of the model: established connections never share a link."""
+    held = {}
+    for op, src, dst, granted, ports in results:
+        height = tree.common_level(src, dst)
+        if op == Op.CLEAR:
+            held.clear()
+        elif op == Op.RELEASE:
+            for link in tree.route(src, dst, ports[:height])[1:-1]:
+                assert held.pop(link) == (src, dst)
+        elif granted:
+            for link in tree.route(src, dst, ports[:height])[1:-1]:
+                assert link not in held, f"{link} granted to {(src, dst)} and {held[link]}"
+                held[link] = (src, dst)
+
+
+SIZES = [(2, 2), (2, 4), (3, 2), (3, 4), (4, 2)]
+
+
+@pytest.mark.parametrize("levels, w", SIZES)
+def test_back_to_back_equals_model(levels, w):
+    tree = FatTree(levels, w)
+    rng = random.Random(levels * 10 + w)
+    commands, expected = make_commands(tree, rng, 600)
+    hot_commands, hot_expected = make_commands(tree, rng, 600, hot=2)
+    results, *_ = run_rtl(levels, w, commands, rng=rng)
+    assert results == expected
+    check_no_link_granted_twice(tree, results)
+    results, *_ = run_rtl(levels, w, hot_commands, rng=rng)
+    assert results == hot_expected
+    check_no_link_granted_twice(tree, results)
+
+
+@pytest.mark.parametrize("levels, w", [(2, 4), (3, 2), (3, 4)])
+def test_bubbles_and_backpressure(levels, w):
+    tree = FatTree(levels, w)
+    rng = random.Random(levels * 7 + w)
+    commands, expected = make_commands(tree, rng, 500, hot=2, clears=0.01)
+    results, *_ = run_rtl(levels, w, commands, rng=rng, p_valid=0.6, p_ready=0.5)
+    assert results == expected
+    check_no_link_granted_twice(tree, results)
+
+
+@pytest.mark.parametrize("levels, w", [(3, 4), (4, 2)])
+def test_random_permutations(levels, w):
+    tree = FatTree(levels, w)
+    rng = random.Random(99)
+    commands, expected = [], []
+    for _ in range(3):
+        dst = list(tree.nodes())
+        rng.shuffle(dst)
+        model = SchedulerModel(tree)
+        commands.append((Op.CLEAR, 0, 0, ()))
+        expected.append((Op.CLEAR, 0, 0, 1, (0,) * (levels - 1)))
+        for src, d in zip(tree.nodes(), dst, strict=True):
+            g = model.request(src, d)
+            commands.append((Op.SCHEDULE, src, d, ()))
+            expected.append((Op.SCHEDULE, src, d, int(g.granted), g.port_vector(levels)))
+    results, *_ = run_rtl(levels, w, commands, rng=rng)
+    assert results == expected
+    check_no_link_granted_twice(tree, results)
+
+
+@pytest.mark.parametrize("levels, w", [(2, 4), (3, 4), (4, 2)])
+def test_initiation_interval_one(levels, w):
+    # N requests, always valid and always ready: one accepted per clock, and the last result
+    # leaves N - 1 + latency cycles after the first request went in.
+    tree = FatTree(levels, w)
+    commands, expected = make_commands(tree, random.Random(1), 200, hot=2, releases=0.3)
+    results, accepted_at, produced_at, dut = run_rtl(levels, w, commands)
+    assert results == expected
+    assert accepted_at == list(range(len(commands)))
+    assert produced_at == [dut.latency + k for k in range(len(commands))]
+    assert dut.latency == 2 * (levels - 1) + 1
+
+
+def test_clear_takes_one_cycle_per_row():
+    levels, w = 3, 4
+    tree = FatTree(levels, w)
+    commands = [(Op.SCHEDULE, 0, 63, ()), (Op.CLEAR, 0, 0, ()), (Op.SCHEDULE, 0, 63, ())]
+    results, accepted_at, produced_at, dut = run_rtl(levels, w, commands)
+    assert [r[3] for r in results] == [1, 1, 1]
+    assert results[0][4] == results[2][4] == (0, 0)  # after the clear the same ports again
+    # The clear waits until the first result has left (latency + 1 cycles after it went in),
+    # then writes the 16 rows, one per cycle, and is accepted with the last one.
+    assert accepted_at[1] - accepted_at[0] == dut.latency + 1 + tree.num_switches
+    assert accepted_at[2] == accepted_at[1] + 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("levels", [2, 3, 4])
+@pytest.mark.parametrize("w", [2, 4, 8, 16])
+def test_sweep(levels, w):
+    if w ** (levels - 1) > 4096:
+        pytest.skip("memory too deep for a quick Python simulation")
+    tree = FatTree(levels, w)
+    rng = random.Random(levels * 1000 + w)
+    for hot in (None, 2):
+        commands, expected = make_commands(tree, rng, 3000, hot=hot, clears=0.002)
+        results, *_ = run_rtl(levels, w, commands, rng=rng, p_valid=0.9, p_ready=0.9)
+        assert results == expected
+        check_no_link_granted_twice(tree, results)
+
+
+@pytest.mark.parametrize(
+    "levels, w, exc, message",
+    [
+        (1, 4, ValueError, "levels must be between 2 and 6, not 1"),
+        (7, 2, ValueError, "levels must be between 2 and 6, not 7"),
+        (3, 3, ValueError, "w must be a power of two of at least 2, not 3"),
+        (3, 128, ValueError, "w must be at most 64, not 128"),
+        (
+            6,
+            16,
+            ValueError,
+            "FT(6, 16) has 1048576 switches per level; the scheduler supports at most 65536",
+        ),
+        ("3", 4, TypeError, "levels must be an integer, not '3'"),
+    ],
+)
+def test_parameter_errors(levels, w, exc, message):
+    with pytest.raises(exc) as info:
+        LevelWiseScheduler(levels, w)
+    assert str(info.value) == message
+
+
+def test_verilog_from_the_command_line(capsys, tmp_path):
+    from fattree.scripts.main import main
+
+    target = tmp_path / "scheduler.v"
+    code = main(["verilog", "scheduler", "-p", "levels=3", "-p", "w=8", "-o", str(target)])
+    assert code == 0
+    text = target.read_text()
+    assert "module scheduler(" in text and "requests__payload" in text
+    code = main(["verilog", "scheduler", "-p", "w=6", "-o", str(target)])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "fattree verilog: error: w must be a power of two of at least 2, not 6"
+    )
