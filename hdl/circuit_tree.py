@@ -1,0 +1,128 @@
+"""Circuit-switched fat tree of four-port routers (Strumpen and Krishnamurthy 2005, Fig. 1).
+
+``leaves = 2^h`` processing nodes, each with a :class:`NetworkInterface`; the router node at
+level ``l`` is ``2^l`` :class:`CircuitRouter` s (one per subtree of ``2^(l+1)`` nodes). The
+wiring is :class:`fattree.hdl.topology.FatTree` with ``w = 2`` (levels ``h``): switch
+``SW(l, t)`` is a router, its down ports 0 and 1 are ``a`` and ``b``, its up ports 0 and 1
+are ``c`` and ``d``; node ``n`` hangs on down port ``n mod 2`` of ``SW(0, n div 2)``.
+
+For ``retry="round"`` the tree raises every interface's ``go`` one cycle after no interface
+has a message in flight, so all pending messages start together: delivery rounds.
+"""
+
+from amaranth import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..params import check_int_range, check_power_of_two
+from ._validation import validates_parameters
+from .circuit_router import CircuitRouter, router_seed
+from .network_interface import NetworkInterface, check_retry
+from .topology import FatTree
+
+__all__ = ["CircuitFatTree", "MAX_LEAVES"]
+
+MAX_LEAVES = 1024
+
+
+class CircuitFatTree(wiring.Component):
+    """The whole network: routers, interfaces and wiring.
+
+    Parameters
+    ----------
+    leaves : int
+        Processing nodes, a power of two, ``2 .. 1024``.
+    width : int
+        Data wires per link direction (1 = bit-serial), ``1 .. 64``.
+    length : int
+        Data words per message, ``1 .. 64``.
+    seed : int
+        Network seed; every router's and interface's LFSR seed derives from it (``>= 0``).
+    retry : str or int
+        ``"immediate"`` (0), ``"round"`` (1) or ``"backoff"`` (2).
+
+    Attributes
+    ----------
+    tx_valid, tx_ready, tx_dest, tx_data, tx_done, tx_reject, rx_valid, rx_data : arrays
+        One :class:`NetworkInterface` port of each name per node.
+    """
+
+    @validates_parameters
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate"):
+        self.leaves = check_power_of_two("leaves", leaves, 2)
+        if leaves > MAX_LEAVES:
+            raise ValueError(f"leaves must be at most {MAX_LEAVES}, not {leaves!r}")
+        self.width = check_int_range("width", width, 1, 64)
+        self.length = check_int_range("length", length, 1, 64)
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.h = leaves.bit_length() - 1
+        self.topology = FatTree(self.h, 2)
+        n, h = leaves, self.h
+        super().__init__(
+            {
+                "tx_valid": In(1).array(n),
+                "tx_ready": Out(1).array(n),
+                "tx_dest": In(h).array(n),
+                "tx_data": In(width * length).array(n),
+                "tx_done": Out(1).array(n),
+                "tx_reject": Out(1).array(n),
+                "rx_valid": Out(1).array(n),
+                "rx_data": Out(width * length).array(n),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        tree, h = self.topology, self.h
+        routers = {}
+        for level in range(h):
+            for t in range(self.leaves // 2):
+                router = CircuitRouter(self.width, router_seed(self.seed, level, t))
+                routers[level, t] = router
+                m.submodules[f"r{level}_{t}"] = router
+        nis = []
+        for node in range(self.leaves):
+            ni = NetworkInterface(
+                node,
+                self.leaves,
+                self.width,
+                self.length,
+                self.retry,
+                router_seed(self.seed, h, node),
+            )
+            nis.append(ni)
+            m.submodules[f"ni{node}"] = ni
+            t, port = tree.node_switch(node)
+            leaf_port = routers[0, t].a if port == 0 else routers[0, t].b
+            wiring.connect(m, ni.up, leaf_port.i)
+            wiring.connect(m, leaf_port.o, ni.down)
+            m.d.comb += [
+                ni.tx_valid.eq(self.tx_valid[node]),
+                ni.tx_dest.eq(self.tx_dest[node]),
+                ni.tx_data.eq(self.tx_data[node]),
+                self.tx_ready[node].eq(ni.tx_ready),
+                self.tx_done[node].eq(ni.tx_done),
+                self.tx_reject[node].eq(ni.tx_reject),
+                self.rx_valid[node].eq(ni.rx_valid),
+                self.rx_data[node].eq(ni.rx_data),
+            ]
+        for level in tree.link_levels():
+            for t in range(self.leaves // 2):
+                child = routers[level, t]
+                for up_port in (0, 1):
+                    _, parent_index, down_port = tree.up_neighbour(level, t, up_port)
+                    parent = routers[level + 1, parent_index]
+                    up = child.c if up_port == 0 else child.d
+                    down = parent.a if down_port == 0 else parent.b
+                    wiring.connect(m, up.o, down.i)
+                    wiring.connect(m, down.o, up.i)
+        # Delivery rounds: go when nothing was in flight in the previous cycle.
+        go = Signal()
+        in_flight = 0
+        for ni in nis:
+            in_flight = in_flight | ni.busy
+        m.d.sync += go.eq(~in_flight)
+        for ni in nis:
+            m.d.comb += ni.go.eq(go)
+        return m

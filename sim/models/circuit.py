@@ -1,0 +1,447 @@
+"""Cycle-exact reference model of the circuit-switched fat tree (Strumpen and Krishnamurthy).
+
+:class:`RouterModel`, :class:`InterfaceModel` and :class:`CircuitTreeModel` step the same
+registers as :mod:`fattree.hdl.circuit_router`, :mod:`fattree.hdl.network_interface` and
+:mod:`fattree.hdl.circuit_tree`, with the same LFSRs (:class:`fattree.boards.lfsr.LFSRModel`),
+the same arbitration and the same interface state machines, wired from the same
+:class:`fattree.hdl.topology.FatTree`. Each ``step`` takes the inputs of one cycle, returns
+the outputs visible in that cycle (before the clock edge), then advances one clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...boards.lfsr import LFSRModel
+from ...hdl.circuit_router import LFSR_WIDTH, router_seed
+from ...hdl.network_interface import BACKOFF_CAP, BACKOFF_SLOT, check_retry, route_bits
+from ...hdl.topology import FatTree
+from ...params import check_int_range, check_power_of_two
+
+__all__ = [
+    "RouterModel",
+    "InterfaceModel",
+    "CircuitTreeModel",
+    "TreeOutputs",
+    "PATTERNS",
+    "traffic",
+    "Driver",
+    "run_model",
+]
+
+A, B, C, D = 0, 1, 2, 3
+IDLE, FWD, DEAD = 0, 1, 2
+N_IDLE, N_PEND, N_SEND, N_WAIT = 0, 1, 2, 3
+
+
+class RouterModel:
+    """Registers of one :class:`~fattree.hdl.circuit_router.CircuitRouter`.
+
+    Outputs (registered): ``out_valid[o]``, ``out_data[o]`` forward on each port's outgoing
+    link, ``bk_reject[i]``, ``bk_ack[i]`` backward on each port's incoming link.
+    """
+
+    def __init__(self, seed: int = 1):
+        self.seed = seed
+        self.reset()
+
+    def reset(self) -> None:
+        self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed)
+        self.state = [IDLE] * 4
+        self.route = [0] * 4
+        self.busy = [0] * 4
+        self.owner = [0] * 4
+        self.out_valid = [0] * 4
+        self.out_data = [0] * 4
+        self.bk_reject = [0] * 4
+        self.bk_ack = [0] * 4
+        #: What the last step decided, for tests: per input "grant"/"reject"/None.
+        self.decisions: list = [None] * 4
+
+    def step(self, in_valid, in_data, out_reject, out_ack) -> None:
+        state, busy = self.state, self.busy
+        header = [state[i] == IDLE and bool(in_valid[i]) for i in range(4)]
+        bit = [in_data[i] & 1 for i in range(4)]
+        release = [busy[o] and bool(out_reject[o] or out_ack[o]) for o in range(4)]
+        r = self.lfsr.state & 1
+        grant, grant_to, reject = [False] * 4, [0] * 4, [False] * 4
+
+        up_a = header[A] and not bit[A]
+        up_b = header[B] and not bit[B]
+        pref_a, pref_b = r, 1 - r
+        port_a = pref_a ^ busy[C + pref_a]
+        taken_by_a = up_a and port_a == pref_b
+        port_b = pref_b ^ int(bool(busy[C + pref_b]) or taken_by_a)
+        if up_a:
+            grant[A], grant_to[A] = True, C + port_a
+        for o in (A, B):
+            other = B if o == A else A
+            want = int(o == B)
+            t_req = header[other] and bit[other]
+            c_req = header[C] and bit[C] == want
+            d_req = header[D] and bit[D] == want
+            free = not busy[o]
+            if t_req:
+                grant[other], grant_to[other], reject[other] = free, o, not free
+            if c_req:
+                win = free and not t_req
+                reject[C] = not win
+                if win:
+                    grant[C], grant_to[C] = True, o
+            if d_req:
+                win = free and not t_req and not c_req
+                reject[D] = not win
+                if win:
+                    grant[D], grant_to[D] = True, o
+        if up_b:
+            grant[B], grant_to[B] = True, C + port_b
+
+        n_state, n_route = list(state), list(self.route)
+        n_bk_reject = [int(x) for x in reject]
+        n_bk_ack = [0] * 4
+        for i in range(4):
+            rel_rej = state[i] == FWD and bool(out_reject[self.route[i]])
+            rel_ack = state[i] == FWD and bool(out_ack[self.route[i]])
+            if grant[i]:
+                n_state[i], n_route[i] = FWD, grant_to[i]
+            elif reject[i]:
+                n_state[i] = DEAD
+            elif rel_rej or rel_ack:
+                n_state[i] = DEAD
+                n_bk_reject[i], n_bk_ack[i] = int(rel_rej), int(rel_ack)
+            elif state[i] == DEAD and not in_valid[i]:
+                n_state[i] = IDLE
+        n_busy, n_owner = list(busy), list(self.owner)
+        n_valid, n_data = [0] * 4, [0] * 4
+        for o in range(4):
+            claim_by = None
+            for i in range(4):
+                if i != o and grant[i] and grant_to[i] == o:
+                    claim_by = i
+            if claim_by is not None:
+                n_busy[o], n_owner[o] = 1, claim_by
+            elif release[o]:
+                n_busy[o] = 0
+            src = self.owner[o]
+            go = busy[o] and not release[o] and state[src] == FWD and bool(in_valid[src])
+            n_valid[o] = int(go)
+            n_data[o] = in_data[src] if go else 0
+        self.decisions = [
+            "grant" if grant[i] else "reject" if reject[i] else None for i in range(4)
+        ]
+        self.state, self.route, self.busy, self.owner = n_state, n_route, n_busy, n_owner
+        self.out_valid, self.out_data = n_valid, n_data
+        self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
+        self.lfsr.clock()
+
+
+class InterfaceModel:
+    """Registers of one :class:`~fattree.hdl.network_interface.NetworkInterface`."""
+
+    def __init__(self, node, leaves, width=1, length=1, retry="immediate", seed=1):
+        self.node, self.leaves = node, leaves
+        self.width, self.length = width, length
+        self.retry = check_retry(retry)
+        self.seed = seed
+        self.reset()
+
+    def reset(self) -> None:
+        self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed)
+        self.state = N_IDLE
+        self.route: list[int] = []
+        self.data = 0
+        self.last = 0
+        self.index = 0
+        self.attempts = 0
+        self.wait = 0
+        self.up_valid = 0
+        self.up_data = 0
+        self.tx_done = 0
+        self.tx_reject = 0
+        self.was_valid = 0
+        self.buffer = 0
+        self.rx_valid = 0
+        self.rx_data = 0
+        self.down_ack = 0
+
+    @property
+    def tx_ready(self) -> int:
+        return int(self.state == N_IDLE)
+
+    @property
+    def busy(self) -> int:
+        return int(self.state in (N_SEND, N_WAIT))
+
+    def _word(self, j: int) -> int:
+        if j <= self.last - self.length:
+            return self.route[j]
+        k = j - (self.last - self.length + 1)
+        return (self.data >> (k * self.width)) & ((1 << self.width) - 1)
+
+    def step(self, tx_valid, tx_dest, tx_data, go, up_reject, up_ack, down_valid, down_data):
+        self.tx_done = 0
+        self.tx_reject = 0
+        state = self.state
+        if state == N_IDLE:
+            if tx_valid:
+                if tx_dest == self.node:
+                    raise ValueError(f"node {self.node} cannot send a message to itself")
+                self.route = route_bits(self.node, tx_dest)
+                self.last = len(self.route) - 1 + self.length
+                self.data = tx_data
+                self.attempts = 0
+                self.wait = 0
+                self.state = N_PEND
+        elif state == N_PEND:
+            if self.retry == "immediate":
+                start = True
+            elif self.retry == "round":
+                start = bool(go)
+            else:
+                start = self.wait == 0
+                if self.wait:
+                    self.wait -= 1
+            if start:
+                self.up_valid, self.up_data = 1, self._word(0)
+                self.index = 1
+                self.state = N_SEND
+        else:
+            if up_reject:
+                self.up_valid, self.up_data = 0, 0
+                self.tx_reject = 1
+                self.state = N_PEND
+                exp = self.attempts + int(self.attempts != BACKOFF_CAP)
+                if self.attempts != BACKOFF_CAP:
+                    self.attempts += 1
+                if self.retry == "backoff":
+                    mask = (1 << exp) - 1
+                    self.wait = (self.lfsr.state & ((1 << BACKOFF_CAP) - 1) & mask) * BACKOFF_SLOT
+            elif state == N_WAIT and up_ack:
+                self.tx_done = 1
+                self.state = N_IDLE
+            elif state == N_SEND:
+                if self.index <= self.last:
+                    self.up_valid, self.up_data = 1, self._word(self.index)
+                    self.index += 1
+                else:
+                    self.up_valid, self.up_data = 0, 0
+                    self.state = N_WAIT
+        # Receive.
+        self.rx_valid = 0
+        self.down_ack = 0
+        if down_valid:
+            if self.length == 1:
+                self.buffer = down_data
+            else:
+                self.buffer = (self.buffer >> self.width) | (
+                    down_data << ((self.length - 1) * self.width)
+                )
+        elif self.was_valid:
+            self.rx_valid, self.rx_data, self.down_ack = 1, self.buffer, 1
+        self.was_valid = int(bool(down_valid))
+        if self.retry == "backoff":
+            self.lfsr.clock()
+
+
+@dataclass
+class TreeOutputs:
+    """Per-node outputs of :class:`CircuitTreeModel` in one cycle."""
+
+    tx_ready: list[int]
+    tx_done: list[int]
+    tx_reject: list[int]
+    rx_valid: list[int]
+    rx_data: list[int]
+    events: list = field(default_factory=list)
+
+
+class CircuitTreeModel:
+    """The whole network, cycle by cycle (see :class:`fattree.hdl.circuit_tree.CircuitFatTree`).
+
+    ``mutation`` breaks the model on purpose (bit 0 of every received message is flipped) so
+    a test can show the scoreboard catches a wrong reference.
+    """
+
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", *, mutation=False):
+        self.leaves = check_power_of_two("leaves", leaves, 2)
+        self.width = check_int_range("width", width, 1, 64)
+        self.length = check_int_range("length", length, 1, 64)
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.h = leaves.bit_length() - 1
+        self.mutation = mutation
+        tree = FatTree(self.h, 2)
+        self.routers = {
+            (lv, t): RouterModel(router_seed(seed, lv, t))
+            for lv in range(self.h)
+            for t in range(leaves // 2)
+        }
+        self.nis = [
+            InterfaceModel(n, leaves, width, length, self.retry, router_seed(seed, self.h, n))
+            for n in range(leaves)
+        ]
+        # peer[(router key, port)] = ("router", key, port) or ("ni", node); the link between.
+        self.peer: dict = {}
+        for n in range(leaves):
+            t, p = tree.node_switch(n)
+            self.peer[(0, t), p] = ("ni", n)
+        for lv in tree.link_levels():
+            for t in range(leaves // 2):
+                for up in (0, 1):
+                    _, parent, down = tree.up_neighbour(lv, t, up)
+                    self.peer[(lv, t), C + up] = ("router", (lv + 1, parent), down)
+                    self.peer[(lv + 1, parent), down] = ("router", (lv, t), C + up)
+        self.ni_port = {n: ((0, n // 2), n % 2) for n in range(leaves)}
+        self.go = 0
+        self.cycle = 0
+
+    def reset(self) -> None:
+        for r in self.routers.values():
+            r.reset()
+        for ni in self.nis:
+            ni.reset()
+        self.go = 0
+        self.cycle = 0
+
+    def step(self, tx_valid, tx_dest, tx_data) -> TreeOutputs:
+        nis, routers = self.nis, self.routers
+        out = TreeOutputs(
+            tx_ready=[ni.tx_ready for ni in nis],
+            tx_done=[ni.tx_done for ni in nis],
+            tx_reject=[ni.tx_reject for ni in nis],
+            rx_valid=[ni.rx_valid for ni in nis],
+            rx_data=[ni.rx_data for ni in nis],
+        )
+        # Inputs of every block from the registers of its neighbours (all outputs are
+        # registered, so the order of evaluation does not matter).
+        router_inputs = {}
+        for key in routers:
+            iv, idata, orej, oack = [0] * 4, [0] * 4, [0] * 4, [0] * 4
+            for p in range(4):
+                peer = self.peer.get((key, p))
+                if peer is None:
+                    continue
+                if peer[0] == "ni":
+                    ni = nis[peer[1]]
+                    iv[p], idata[p] = ni.up_valid, ni.up_data
+                    orej[p], oack[p] = 0, ni.down_ack
+                else:
+                    other, q = routers[peer[1]], peer[2]
+                    iv[p], idata[p] = other.out_valid[q], other.out_data[q]
+                    orej[p], oack[p] = other.bk_reject[q], other.bk_ack[q]
+            router_inputs[key] = (iv, idata, orej, oack)
+        ni_inputs = []
+        for n in range(len(nis)):
+            key, p = self.ni_port[n]
+            r = routers[key]
+            ni_inputs.append((r.bk_reject[p], r.bk_ack[p], r.out_valid[p], r.out_data[p]))
+        go = self.go
+        self.go = int(not any(ni.busy for ni in nis))
+        for key, router in routers.items():
+            router.step(*router_inputs[key])
+        for n, ni in enumerate(nis):
+            ni.step(tx_valid[n], tx_dest[n], tx_data[n], go, *ni_inputs[n])
+        self.cycle += 1
+        if self.mutation:
+            self._mutate()
+        return out
+
+    def _mutate(self) -> None:
+        # A wrong reference: every rx_data word 0 has its low bit flipped.
+        for ni in self.nis:
+            if ni.rx_valid:
+                ni.rx_data ^= 1
+
+
+# -- traffic and a model-only run ---------------------------------------------------------------
+
+PATTERNS = ("random", "transpose", "bit-reversal", "shift", "hotspot")
+
+
+def traffic(
+    pattern: str, leaves: int, width: int, length: int, rng, *, messages: int = 1, shift: int = 1
+) -> list[list[tuple[int, int]]]:
+    """Per node, the messages ``(dest, data)`` it sends, in order.
+
+    ``random``: ``messages`` per node to random other nodes; ``transpose``, ``bit-reversal``,
+    ``shift`` (by ``shift``): one per node (none for a node mapped to itself); ``hotspot``:
+    every other node sends ``messages`` to node 0. Data is random (``width * length`` bits).
+    """
+    h = leaves.bit_length() - 1
+    bits = width * length
+    queues: list[list[tuple[int, int]]] = [[] for _ in range(leaves)]
+
+    def data():
+        return rng.getrandbits(bits)
+
+    for p in range(leaves):
+        if pattern == "random":
+            for _ in range(messages):
+                q = rng.randrange(leaves - 1)
+                queues[p].append((q + (q >= p), data()))
+        elif pattern == "transpose":
+            half = h // 2
+            q = ((p & ((1 << half) - 1)) << (h - half)) | (p >> half)
+            if q != p:
+                queues[p].append((q, data()))
+        elif pattern == "bit-reversal":
+            q = int(f"{p:0{h}b}"[::-1], 2)
+            if q != p:
+                queues[p].append((q, data()))
+        elif pattern == "shift":
+            q = (p + shift) % leaves
+            if q != p:
+                queues[p].append((q, data()))
+        elif pattern == "hotspot":
+            if p != 0:
+                queues[p].extend((0, data()) for _ in range(messages))
+        else:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+    return queues
+
+
+class Driver:
+    """Offers each node's queued messages on ``tx_*``; one is taken when ready is high."""
+
+    def __init__(self, queues: list[list[tuple[int, int]]]):
+        self.queues = [list(q) for q in queues]
+        self.sent: list[tuple[int, int, int]] = []  # (src, dest, data) as taken
+
+    def inputs(self) -> tuple[list[int], list[int], list[int]]:
+        valid = [int(bool(q)) for q in self.queues]
+        dest = [q[0][0] if q else 0 for q in self.queues]
+        data = [q[0][1] if q else 0 for q in self.queues]
+        return valid, dest, data
+
+    def taken(self, tx_ready: list[int]) -> None:
+        for n, q in enumerate(self.queues):
+            if q and tx_ready[n]:
+                dest, data = q.pop(0)
+                self.sent.append((n, dest, data))
+
+    def idle(self) -> bool:
+        return not any(self.queues)
+
+
+def run_model(model: CircuitTreeModel, queues, *, max_cycles: int = 1_000_000) -> dict:
+    """Run the model alone until every message is acknowledged; cycles and counts."""
+    driver = Driver(queues)
+    total = sum(len(q) for q in queues)
+    done = rejects = 0
+    received = []
+    while done < total:
+        if model.cycle >= max_cycles:
+            raise RuntimeError(f"{total - done} messages pending after {max_cycles} cycles")
+        valid, dest, data = driver.inputs()
+        out = model.step(valid, dest, data)
+        driver.taken(out.tx_ready)
+        done += sum(out.tx_done)
+        rejects += sum(out.tx_reject)
+        received += [(n, out.rx_data[n]) for n in range(model.leaves) if out.rx_valid[n]]
+    return {
+        "cycles": model.cycle,
+        "messages": total,
+        "rejects": rejects,
+        "received": received,
+        "sent": driver.sent,
+    }

@@ -1,0 +1,154 @@
+"""CircuitFatTree RTL (amaranth.sim) against the cycle-exact model, and parameter checks."""
+
+import random
+from collections import Counter
+
+import pytest
+from amaranth.sim import Simulator
+
+from fattree.hdl.circuit_tree import CircuitFatTree
+from fattree.hdl.network_interface import NetworkInterface, check_retry, route_bits
+from fattree.sim.models.circuit import CircuitTreeModel, Driver, run_model, traffic
+
+
+def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000, mutation=False):
+    """Drive the RTL and the model with the same messages; compare every output every cycle.
+
+    Returns the number of mismatching cycles, the first mismatch, and what was delivered."""
+    dut = CircuitFatTree(leaves, width, length, seed, retry)
+    model = CircuitTreeModel(leaves, width, length, seed, retry, mutation=mutation)
+    driver = Driver(queues)
+    total = sum(len(q) for q in queues)
+    result = {"mismatches": 0, "first": None, "done": 0, "received": [], "cycles": 0}
+
+    async def bench(ctx):
+        for cycle in range(max_cycles):
+            valid, dest, data = driver.inputs()
+            for n in range(leaves):
+                ctx.set(dut.tx_valid[n], valid[n])
+                ctx.set(dut.tx_dest[n], dest[n])
+                ctx.set(dut.tx_data[n], data[n])
+            seen = [
+                [ctx.get(getattr(dut, name)[n]) for n in range(leaves)]
+                for name in ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
+            ]
+            want = model.step(valid, dest, data)
+            expected = [want.tx_ready, want.tx_done, want.tx_reject, want.rx_valid, want.rx_data]
+            if seen != expected:
+                result["mismatches"] += 1
+                if result["first"] is None:
+                    result["first"] = (cycle, seen, expected)
+            driver.taken(seen[0])
+            result["done"] += sum(seen[1])
+            result["received"] += [(n, seen[4][n]) for n in range(leaves) if seen[3][n]]
+            result["cycles"] = cycle + 1
+            await ctx.tick()
+            if result["done"] == total:
+                return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    result["sent"] = driver.sent
+    result["total"] = total
+    return result
+
+
+def check_delivery(result):
+    # Every message delivered exactly once, payload intact.
+    assert result["done"] == result["total"]
+    sent = Counter((dest, data) for _src, dest, data in result["sent"])
+    assert Counter(result["received"]) == sent
+
+
+@pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
+@pytest.mark.parametrize("pattern", ["random", "hotspot"])
+def test_tree_matches_model(retry, pattern):
+    queues = traffic(pattern, 8, 3, 2, random.Random(5), messages=2)
+    result = run_lockstep(8, 3, 2, 11, retry, queues)
+    assert result["mismatches"] == 0, result["first"]
+    check_delivery(result)
+
+
+@pytest.mark.parametrize("pattern", ["transpose", "bit-reversal", "shift"])
+def test_tree_permutations(pattern):
+    queues = traffic(pattern, 16, 1, 3, random.Random(2), shift=5)
+    result = run_lockstep(16, 1, 3, 3, "immediate", queues)
+    assert result["mismatches"] == 0, result["first"]
+    check_delivery(result)
+
+
+def test_two_leaves_bit_serial_one_word():
+    queues = [[(1, 1), (1, 0)], [(0, 1)]]
+    result = run_lockstep(2, 1, 1, 0, "immediate", queues)
+    assert result["mismatches"] == 0, result["first"]
+    check_delivery(result)
+
+
+def test_broken_model_is_caught():
+    queues = traffic("random", 4, 4, 1, random.Random(1), messages=2)
+    result = run_lockstep(4, 4, 1, 1, "immediate", queues, mutation=True)
+    assert result["mismatches"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
+def test_tree_matches_model_32(retry):
+    queues = traffic("random", 32, 4, 2, random.Random(7), messages=3)
+    result = run_lockstep(32, 4, 2, 5, retry, queues, max_cycles=20000)
+    assert result["mismatches"] == 0, result["first"]
+    check_delivery(result)
+
+
+def test_model_hot_spot_is_sequential():
+    # All to one node: its link admits one circuit at a time.
+    model = CircuitTreeModel(16, 4, 2, 1, "round")
+    stats = run_model(model, traffic("hotspot", 16, 4, 2, random.Random(1)))
+    assert stats["messages"] == 15
+    assert Counter(n for n, _ in stats["received"]) == {0: 15}
+
+
+def test_route_bits():
+    # 0 -> 5 = 0b101: up twice, turn at level 2, then destination bits 1 and 0.
+    assert route_bits(0, 5) == [0, 0, 1, 0, 1]
+    assert route_bits(6, 7) == [1]
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        ({"leaves": 12}, ValueError, "leaves must be a power of two of at least 2, not 12"),
+        ({"leaves": 1}, ValueError, "leaves must be a power of two of at least 2, not 1"),
+        ({"leaves": 2048}, ValueError, "leaves must be at most 1024, not 2048"),
+        ({"leaves": "8"}, TypeError, "leaves must be a power of two, not '8'"),
+        ({"width": 0}, ValueError, "width must be between 1 and 64, not 0"),
+        ({"length": 0}, ValueError, "length must be between 1 and 64, not 0"),
+        ({"seed": -1}, ValueError, "seed must be at least 0, not -1"),
+        (
+            {"retry": "later"},
+            ValueError,
+            "retry must be one of 'immediate', 'round', 'backoff' (or 0, 1, 2), not 'later'",
+        ),
+        (
+            {"retry": 3},
+            ValueError,
+            "retry must be one of 'immediate', 'round', 'backoff' (or 0, 1, 2), not 3",
+        ),
+    ],
+)
+def test_parameter_errors(kwargs, exc, message):
+    with pytest.raises(exc) as info:
+        CircuitFatTree(**kwargs)
+    assert str(info.value) == message
+
+
+def test_interface_parameter_errors():
+    with pytest.raises(ValueError) as info:
+        NetworkInterface(8, 8)
+    assert str(info.value) == "node must be between 0 and 7, not 8"
+
+
+def test_retry_codes():
+    assert [check_retry(code) for code in (0, 1, 2)] == ["immediate", "round", "backoff"]
+    assert check_retry("backoff") == "backoff"
