@@ -296,6 +296,10 @@ class Timing:
     #: ``{bel type: {"used": n, "available": m}}`` of the placed harness (empty from a log).
     utilisation: dict[str, dict[str, int]] = field(default_factory=dict)
     source: str = "report"
+    #: The clock's critical path: ``{"from", "to", "delay_ns", "logic_levels", "limited_by"}``,
+    #: ``limited_by`` being ``"component"`` if the path passes through or ends at a cell of the
+    #: component (``dut.`` names in the harness), else ``"harness"``. None when read from a log.
+    critical_path: dict | None = None
 
     @property
     def met(self) -> bool | None:
@@ -324,7 +328,29 @@ def parse_nextpnr_report(text: str) -> Timing:
         target_mhz=float(clocks[clock]["constraint"]) if "constraint" in clocks[clock] else None,
         utilisation=util,
         source="report",
+        critical_path=_critical_path(data.get("critical_paths") or [], clock),
     )
+
+
+def _critical_path(paths: list[dict], clock: str) -> dict | None:
+    """Summary of the clock-to-clock path in nextpnr's ``critical_paths``."""
+    for path in paths:
+        if path.get("from") != f"posedge {clock}" or path.get("to") != f"posedge {clock}":
+            continue
+        steps = path.get("path") or []
+        if not steps:
+            return None
+        # Cells are named after the nets they drive, so the input chain's flip-flops may carry
+        # the names of the component's input ports: the start cell does not count.
+        cells = [step["to"]["cell"] for step in steps if step.get("type") != "clk-to-q"]
+        return {
+            "from": steps[0]["from"]["cell"],
+            "to": steps[-1]["to"]["cell"],
+            "delay_ns": round(sum(float(step["delay"]) for step in steps), 3),
+            "logic_levels": sum(step.get("type") == "logic" for step in steps),
+            "limited_by": "component" if any(c.startswith("dut.") for c in cells) else "harness",
+        }
+    return None
 
 
 _FMAX_LINE = re.compile(
@@ -393,6 +419,7 @@ class SynthResult:
             "target_mhz": self.freq_mhz,
             "timing_met": self.timing.fmax_mhz >= self.freq_mhz,
             "clock": self.timing.clock,
+            "critical_path": self.timing.critical_path,
             "fmax_source": self.timing.source,
             "directory": str(self.directory),
             "files": {k: str(v) for k, v in self.files.items()},

@@ -65,6 +65,14 @@ def _summary(data: dict) -> str:
         f"    cells: {cells}",
         f"  post-route Fmax in the harness: {data['fmax_mhz']:.2f} MHz "
         f"(target {data['target_mhz']:g} MHz, {met}; clock {data['clock']})",
+    ]
+    path = data["critical_path"]
+    if path:
+        lines.append(
+            f"    critical path: {path['delay_ns']:.2f} ns, {path['logic_levels']} logic levels, "
+            f"{path['from']} -> {path['to']} (limited by the {path['limited_by']})"
+        )
+    lines += [
         f"    harness ({data['harness']['input_bits']} input bits shifted in, "
         f"{data['harness']['output_bits']} output bits captured) uses: {used}",
         "  reports:",

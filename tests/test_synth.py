@@ -73,9 +73,33 @@ STAT_ECP5_MODULES = json.dumps(
     }
 )
 
+
+def _step(kind, cell, delay, to=None):
+    return {"type": kind, "delay": delay, "from": {"cell": cell}, "to": {"cell": to or cell}}
+
+
+# nextpnr names cells after the nets they drive: the input chain's first flip-flop drives the
+# component's `start` port and so is called `dut.start_...`.
 REPORT = json.dumps(
     {
-        "critical_paths": [],
+        "critical_paths": [
+            {
+                "from": "<async>",
+                "to": "posedge slow_clk",
+                "path": [_step("source", "rst$sb_io", 0.0), _step("setup", "dut.x", 0.1)],
+            },
+            {
+                "from": "posedge slow_clk",
+                "to": "posedge slow_clk",
+                "path": [
+                    _step("clk-to-q", "dut.start_DFFLC", 1.39),
+                    _step("routing", "dut.start_DFFLC", 2.95, to="dut.start_LUT4_LC"),
+                    _step("logic", "dut.start_LUT4_LC", 1.2),
+                    _step("routing", "dut.start_LUT4_LC", 3.53, to="dut.m_bits_DFFLC"),
+                    _step("setup", "dut.m_bits_DFFLC", 0.1),
+                ],
+            },
+        ],
         "fmax": {
             "clk$SB_IO_IN_$glb_clk": {"achieved": 123.53304290771484, "constraint": 100},
             "slow_clk": {"achieved": 48.25, "constraint": 12},
@@ -133,6 +157,29 @@ def test_parse_nextpnr_report():
     assert timing.clock == "slow_clk" and timing.fmax_mhz == 48.25 and timing.target_mhz == 12
     assert timing.utilisation["ICESTORM_LC"] == {"used": 90, "available": 5280}
     assert timing.met is True
+    assert timing.critical_path == {
+        "from": "dut.start_DFFLC",
+        "to": "dut.m_bits_DFFLC",
+        "delay_ns": 9.17,
+        "logic_levels": 1,
+        "limited_by": "component",
+    }
+
+
+def test_critical_path_in_the_harness():
+    # Capture register -> load multiplexer -> output shift register: harness cells only, even
+    # though the path starts at a flip-flop named after a component port.
+    steps = [
+        _step("clk-to-q", "dut.one_DFFLC", 1.0),
+        _step("routing", "dut.one_DFFLC", 1.0, to="shift_LUT4_LC"),
+        _step("logic", "shift_LUT4_LC", 1.0),
+        _step("setup", "shift_DFFLC", 0.1),
+    ]
+    report = {
+        "fmax": {"clk": {"achieved": 250.0, "constraint": 100}},
+        "critical_paths": [{"from": "posedge clk", "to": "posedge clk", "path": steps}],
+    }
+    assert parse_nextpnr_report(json.dumps(report)).critical_path["limited_by"] == "harness"
 
 
 def test_parse_nextpnr_report_without_clock():
@@ -238,6 +285,11 @@ def test_selector_resources_and_fmax(family, tmp_path):
     assert result.timing.fmax_mhz > 0
     from_log = parse_nextpnr_log(result.files["nextpnr_log"].read_text())
     assert abs(from_log.fmax_mhz - result.timing.fmax_mhz) <= 0.01
+    # The harness must not be what is measured: the selector's `start` fans out to the enables
+    # of every m_bits/live register, slower than the harness's fan-out-1 load multiplexer.
+    path = result.timing.critical_path
+    assert path["limited_by"] == "component" and path["logic_levels"] >= 1
+    assert path["delay_ns"] == pytest.approx(1000 / result.timing.fmax_mhz, rel=0.02)
 
     # Placed utilisation of the harness: its five pins, and every flip-flop placed.
     util = result.timing.utilisation
