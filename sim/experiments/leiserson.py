@@ -1,0 +1,328 @@
+"""Leiserson (1985): partial concentrators (section IV) and off-line schedules (section III).
+
+* ``concentrator``: the alpha that the seeded random (r, 2r/3) construction achieves, over
+  r and seeds, and how often a graph falls below alpha = 3/4 (and would be rebuilt).
+* ``offline-schedule``: delivery cycles d of Theorem 1 (and Corollary 2 where every capacity
+  exceeds lg n) against the load factor lambda, for random message sets, random
+  permutations and bit reversal on universal fat-trees with w = n and w = n^(2/3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from ...hdl.capacities import ceil_cbrt, lg, universal_capacities
+from ...hdl.concentrator_graph import (
+    EXHAUSTIVE_MAX_INPUTS,
+    TARGET_ALPHA,
+    random_partial_concentrator,
+    verify,
+)
+from ..models.leiserson_schedule import (
+    ideal_capacities,
+    is_one_cycle,
+    load_factor,
+    schedule_corollary2,
+    schedule_theorem1,
+    theorem1_bound,
+)
+from . import Experiment, Result
+
+MAX_LG = 12
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+            values = list(range(lo, hi + 1))
+        else:
+            values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected A..B or a comma list, not {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, not {text!r}")
+    return values
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def _sizes(text: str) -> list[int]:
+    values = _int_list(text)
+    if any(not 2 <= v <= MAX_LG for v in values):
+        raise argparse.ArgumentTypeError(f"sizes must be lg n values in 2..{MAX_LG}, not {text!r}")
+    return values
+
+
+# -- concentrator ----------------------------------------------------------------------------
+
+
+def _c_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--r",
+        type=_int_list,
+        default=_int_list("12,15,18,20,24,30,48,96"),
+        metavar="LIST",
+        help="input counts r (A..B or comma list; default 12,15,18,20,24,30,48,96); "
+        f"exhaustive Hall check up to r = {EXHAUSTIVE_MAX_INPUTS}, sampled above",
+    )
+    p.add_argument("--seeds", type=_positive, default=10, help="graphs per r (default 10)")
+    p.add_argument(
+        "--samples",
+        type=_positive,
+        default=200,
+        help="adversarial starts and random sets per sampled check (default 200)",
+    )
+
+
+def _c_run(args, progress) -> Result:
+    rows = []
+    for r in args.r:
+        s = -(-2 * r // 3)
+        if s >= r or r < 10:
+            raise ValueError(f"r must be at least 10 for a random (r, 2r/3) graph, not {r}")
+        start = time.time()
+        alphas, method = [], ""
+        for seed in range(args.seeds):
+            v = verify(random_partial_concentrator(r, s, seed), args.samples, seed)
+            alphas.append(v.alpha)
+            method = v.method
+        below = sum(a < TARGET_ALPHA for a in alphas)
+        rows.append(
+            [
+                r,
+                s,
+                method,
+                float(min(alphas)),
+                float(sum(alphas) / len(alphas)),
+                float(max(alphas)),
+                below,
+                args.seeds,
+            ]
+        )
+        progress(
+            f"r={r}: alpha {float(min(alphas)):.3f}..{float(max(alphas)):.3f} "
+            f"({time.time() - start:.1f} s)"
+        )
+    return Result(
+        "concentrator",
+        {"r": args.r, "seeds": args.seeds, "samples": args.samples},
+        ["r", "s", "method", "alpha_min", "alpha_mean", "alpha_max", "below_3/4", "graphs"],
+        rows,
+        notes=[
+            "alpha = k/s, k the largest size of which every input set is matchable "
+            "(exhaustive: exact; sampled: no smaller Hall violator found)",
+            "below_3/4 graphs are rebuilt with the next seed by build_partial_concentrator",
+        ],
+    )
+
+
+def _c_plot(result: Result, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = [row[0] for row in result.rows]
+    ax.fill_between(
+        xs,
+        [row[3] for row in result.rows],
+        [row[5] for row in result.rows],
+        alpha=0.3,
+        label="min..max",
+    )
+    ax.plot(xs, [row[4] for row in result.rows], "o-", label="mean")
+    ax.axhline(0.75, color="k", ls=":", label="alpha = 3/4")
+    ax.set_xscale("log")
+    ax.set_xlabel("inputs r (s = 2r/3)")
+    ax.set_ylabel("achieved alpha")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+# -- offline-schedule ------------------------------------------------------------------------
+
+PATTERNS = ("random", "permutation", "bit-reversal")
+
+
+def _s_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=_sizes("4..7"),
+        metavar="LGN",
+        help=f"lg n values, A..B or comma list, 2..{MAX_LG} (default 4..7; 4..12 is the "
+        "paper's range and takes a few minutes)",
+    )
+    p.add_argument(
+        "--patterns",
+        default=",".join(PATTERNS),
+        help=f"comma list of {', '.join(PATTERNS)} (default all)",
+    )
+    p.add_argument(
+        "--per-leaf",
+        type=_positive,
+        default=4,
+        help="messages per leaf in the random sets (default 4)",
+    )
+    p.add_argument("--trials", type=_positive, default=1, help="message sets per point")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+def _message_set(pattern: str, n: int, per_leaf: int, rng: random.Random):
+    if pattern == "random":
+        out = []
+        while len(out) < per_leaf * n:
+            a, b = rng.randrange(n), rng.randrange(n)
+            if a != b:
+                out.append((a, b))
+        return out
+    if pattern == "permutation":
+        p = list(range(n))
+        rng.shuffle(p)
+        return [(i, p[i]) for i in range(n) if p[i] != i]
+    bits = n.bit_length() - 1
+    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
+    return [(i, rev[i]) for i in range(n) if rev[i] != i]
+
+
+def _s_run(args, progress) -> Result:
+    patterns = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    for p in patterns:
+        if p not in PATTERNS:
+            raise ValueError(f"unknown pattern {p!r}; patterns: {', '.join(PATTERNS)}")
+    rng = random.Random(args.seed)
+    rows = []
+    for lgn in args.sizes:
+        n = 1 << lgn
+        profiles = [
+            ("w=n", universal_capacities(n, n)),
+            ("w=n^(2/3)", universal_capacities(n, ceil_cbrt(n * n))),
+            ("w=n,+2lgn", tuple(c + 2 * lg(n) for c in universal_capacities(n, n))),
+        ]
+        for pattern in patterns:
+            for trial in range(args.trials):
+                messages = _message_set(pattern, n, args.per_leaf, rng)
+                for name, profile in profiles:
+                    start = time.time()
+                    caps = ideal_capacities(n, profile)
+                    lam = load_factor(n, messages, caps)
+                    cycles = schedule_theorem1(n, messages, caps)
+                    _check(n, messages, cycles, caps)
+                    d = len(cycles)
+                    bound = theorem1_bound(n, messages, caps)
+                    d2 = None
+                    if min(profile) > lg(n):
+                        cyc2 = schedule_corollary2(n, messages, caps)
+                        _check(n, messages, cyc2, caps)
+                        d2 = len(cyc2)
+                    rows.append(
+                        [
+                            n,
+                            name,
+                            pattern,
+                            trial,
+                            len(messages),
+                            float(lam),
+                            d,
+                            float(d / lam) if lam else None,
+                            bound,
+                            d2,
+                            float(d2 / lam) if d2 and lam else None,
+                        ]
+                    )
+                    progress(
+                        f"n={n} {name} {pattern}: lambda={float(lam):.2f} d={d} "
+                        f"cor2={d2} ({time.time() - start:.1f} s)"
+                    )
+    return Result(
+        "offline-schedule",
+        {
+            "sizes": args.sizes,
+            "patterns": patterns,
+            "per_leaf": args.per_leaf,
+            "trials": args.trials,
+            "seed": args.seed,
+        },
+        [
+            "n",
+            "profile",
+            "pattern",
+            "trial",
+            "messages",
+            "lambda",
+            "d_thm1",
+            "d/lambda",
+            "thm1_bound",
+            "d_cor2",
+            "d_cor2/lambda",
+        ],
+        rows,
+        notes=[
+            "ideal concentrators (cap = wires); the hardware derates to each cascade's "
+            "verified capacity (layout_capacities)",
+            "thm1_bound = sum over LCA levels of 2^ceil(lg lambda_level) <= lg n max(1, 2 lambda)",
+            "Corollary 2 only where every capacity exceeds lg n (profile w=n,+2lgn)",
+            "fixed points of permutations and bit reversal are left out (they use no channel)",
+        ],
+    )
+
+
+def _check(n, messages, cycles, caps) -> None:
+    # Cheap guard so a wrong schedule can never be reported as a figure.
+    if sorted(i for c in cycles for i in c) != list(range(len(messages))):
+        raise RuntimeError("schedule does not deliver every message exactly once")
+    for cycle in cycles:
+        if not is_one_cycle(n, [messages[i] for i in cycle], caps):
+            raise RuntimeError("schedule has a delivery cycle that is not one-cycle")
+
+
+def _s_plot(result: Result, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for profile in sorted({row[1] for row in result.rows}):
+        rows = [row for row in result.rows if row[1] == profile]
+        ax.scatter([r[5] for r in rows], [r[6] for r in rows], label=f"Theorem 1, {profile}")
+        cor = [r for r in rows if r[9] is not None]
+        if cor:
+            ax.scatter(
+                [r[5] for r in cor],
+                [r[9] for r in cor],
+                marker="x",
+                label=f"Corollary 2, {profile}",
+            )
+    top = max(max(r[6] for r in result.rows), max(r[5] for r in result.rows))
+    ax.plot([0, top], [0, top], "k:", label="d = lambda")
+    ax.set_xlabel("load factor lambda")
+    ax.set_ylabel("delivery cycles d")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+EXPERIMENTS = [
+    Experiment(
+        "concentrator",
+        "Leiserson/Pippenger: achieved alpha of random (r, 2r/3) partial concentrators",
+        _c_args,
+        _c_run,
+        _c_plot,
+    ),
+    Experiment(
+        "offline-schedule",
+        "Leiserson Theorem 1 / Corollary 2: delivery cycles d against load factor lambda",
+        _s_args,
+        _s_run,
+        _s_plot,
+    ),
+]

@@ -1,0 +1,438 @@
+"""Off-line scheduling on Leiserson fat-trees (Fat-Trees, 1985, section III) and the headers
+that carry a schedule through the hardware (section IV).
+
+* :func:`load_factor` is lambda(M) = max over channels of load(M, c) / cap(c).
+* :func:`schedule_theorem1` partitions M into one-cycle message sets by Theorem 1: the
+  messages through each node left-to-right (and right-to-left) are split in halves by
+  *matching and tracing* until every part is one-cycle; parts of different nodes of one level
+  and of the two directions share no channel, so they are delivered together, level by level.
+  d <= sum over levels of 2^ceil(lg lambda_level) <= lg n * max(1, 2 lambda(M)).
+* :func:`schedule_corollary2`: when every capacity exceeds lg n, the split is done against
+  cap' = cap - lg n to a uniform depth j = ceil(lg lambda'(M)) and part t of every node is
+  delivered in cycle t: d = 2^j <= max(1, 2 lambda'(M)).
+* :func:`plan_cycle` sets every concentrator switch of a :class:`TreeLayout` for one delivery
+  cycle (a maximum matching per stage) and writes each message's header.
+
+Messages are ``(src, dst)`` pairs of leaves (a list; repeats allowed, ``src != dst``).
+Channels are numbered by the heap index u of the node beneath them: ``u`` is the up channel
+from u to its parent, ``2n + u`` the down channel from the parent to u.
+
+Header format (one wire, bit-serial; ``docs/leiserson.md`` has the timing)::
+
+    1 (M bit) | for each node on the path: address bit, then for each stage of the
+              |   cascade in front of the chosen output port its edge index (MSB first,
+              |   ``decision_bits`` bits) | data bits
+
+The address bit is 1 = up and 0 = across on a node's L/R input, 1 = right and 0 = left on its
+U input (:mod:`fattree.hdl.capacities`). Every node strips what it used, so a leaf receives
+``1`` followed by the data.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ...hdl.capacities import TreeLayout, lg
+from ...params import check_power_of_two
+
+__all__ = [
+    "Capacities",
+    "ideal_capacities",
+    "layout_capacities",
+    "check_messages",
+    "lca_level",
+    "channels_of",
+    "loads",
+    "load_factor",
+    "is_one_cycle",
+    "split_matching_tracing",
+    "schedule_theorem1",
+    "schedule_corollary2",
+    "theorem1_bound",
+    "MessagePlan",
+    "CyclePlan",
+    "plan_cycle",
+    "frame_bits",
+]
+
+
+@dataclass(frozen=True)
+class Capacities:
+    """Per-level capacities of the up and down channels, ``up[k]``, ``down[k]`` for k >= 1."""
+
+    leaves: int
+    up: tuple[int, ...]
+    down: tuple[int, ...]
+
+    def array(self) -> np.ndarray:
+        """Capacity of every channel id (0 for the unused ids 0, 1, 2n, 2n+1)."""
+        n = self.leaves
+        caps = np.zeros(4 * n, dtype=np.int64)
+        for u in range(2, 2 * n):
+            k = u.bit_length() - 1
+            caps[u] = self.up[k]
+            caps[2 * n + u] = self.down[k]
+        return caps
+
+    def minus(self, amount: int) -> Capacities:
+        return Capacities(
+            self.leaves,
+            tuple(c - amount for c in self.up),
+            tuple(c - amount for c in self.down),
+        )
+
+
+def ideal_capacities(leaves: int, capacities) -> Capacities:
+    """Both directions of the channel at level k carry ``capacities[k]`` (ideal switches)."""
+    caps = tuple(capacities)
+    return Capacities(leaves, caps, caps)
+
+
+def layout_capacities(layout: TreeLayout) -> Capacities:
+    """The alpha-derated capacities of the hardware: what each cascade is verified to route."""
+    levels = layout.levels
+    up = (0,) + tuple(layout.up_capacity(k) for k in range(1, levels + 1))
+    down = (0,) + tuple(layout.down_capacity(k) for k in range(1, levels + 1))
+    return Capacities(layout.leaves, up, down)
+
+
+def check_messages(leaves: int, messages) -> np.ndarray:
+    check_power_of_two("leaves", leaves, 2)
+    array = np.array(list(messages), dtype=np.int64).reshape(-1, 2)
+    if array.size and (array.min() < 0 or array.max() >= leaves):
+        raise ValueError(f"message endpoints must be leaves 0..{leaves - 1}")
+    same = np.nonzero(array[:, 0] == array[:, 1])[0]
+    if same.size:
+        i = int(same[0])
+        raise ValueError(
+            f"message {i} goes from leaf {array[i, 0]} to itself; it never enters the network"
+        )
+    return array
+
+
+def lca_level(leaves: int, src: int, dst: int) -> int:
+    """Level of the least common ancestor (root = 0)."""
+    return (leaves - 1).bit_length() - ((src ^ dst).bit_length())
+
+
+def channels_of(leaves: int, array: np.ndarray) -> np.ndarray:
+    """``(m, 2 lg n)`` channel ids of every message, -1 where its path is shorter."""
+    n, levels = leaves, leaves.bit_length() - 1
+    src, dst = array[:, 0] + n, array[:, 1] + n
+    out = np.full((len(array), 2 * levels), -1, dtype=np.int64)
+    for k in range(levels):
+        a, b = src >> k, dst >> k
+        used = a != b
+        out[:, 2 * k] = np.where(used, a, -1)
+        out[:, 2 * k + 1] = np.where(used, 2 * n + b, -1)
+    return out
+
+
+def loads(leaves: int, messages) -> np.ndarray:
+    """load(M, c) for every channel id."""
+    chans = channels_of(leaves, check_messages(leaves, messages)).ravel()
+    return np.bincount(chans[chans >= 0], minlength=4 * leaves)
+
+
+def load_factor(leaves: int, messages, caps: Capacities) -> Fraction:
+    """lambda(M) = max_c load(M, c) / cap(c), exactly."""
+    load = loads(leaves, messages)
+    cap = caps.array()
+    used = np.nonzero(load)[0]
+    if not used.size:
+        return Fraction(0)
+    if (cap[used] <= 0).any():
+        raise ValueError("a channel with messages has no capacity")
+    return max(Fraction(int(load[c]), int(cap[c])) for c in used)
+
+
+def is_one_cycle(leaves: int, messages, caps: Capacities) -> bool:
+    return load_factor(leaves, messages, caps) <= 1
+
+
+class _Scheduler:
+    def __init__(self, leaves: int, messages, caps: Capacities):
+        self.n = leaves
+        self.array = check_messages(leaves, messages)
+        self.chans = channels_of(leaves, self.array)
+        self.cap = caps.array()
+        src, dst = self.array[:, 0], self.array[:, 1]
+        levels = leaves.bit_length() - 1
+        self.levels = levels
+        diff_bits = np.array([int(x).bit_length() for x in (src ^ dst)], dtype=np.int64)
+        self.lca_height = diff_bits  # LCA node = (n + src) >> height
+        self.lca = ((leaves + src) >> diff_bits) if len(src) else src
+
+    def one_cycle(self, part) -> bool:
+        if len(part) == 0:
+            return True
+        ch = self.chans[np.asarray(part)].ravel()
+        ids, counts = np.unique(ch[ch >= 0], return_counts=True)
+        return bool((counts <= self.cap[ids]).all())
+
+    def groups(self) -> dict[int, tuple[list[int], list[int]]]:
+        """LCA node -> (left-to-right messages, right-to-left messages)."""
+        out: dict[int, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        for i in range(len(self.array)):
+            v = int(self.lca[i])
+            right_to_left = (int(self.array[i, 0]) + self.n) >> (int(self.lca_height[i]) - 1) & 1
+            out[v][right_to_left].append(i)
+        return out
+
+    def split(self, part: list[int]) -> tuple[list[int], list[int]]:
+        return split_matching_tracing(self.n, self.array, part)
+
+
+def _pair_ends(leaves: int, ends: list[tuple[int, int]]) -> dict[int, int]:
+    """Match string ends within each leaf, then within ever larger subtrees (at most one end
+    stays unmatched per subtree)."""
+    mate: dict[int, int] = {}
+    by_leaf: dict[int, list[int]] = defaultdict(list)
+    for leaf, m in ends:
+        by_leaf[leaf].append(m)
+    carry: dict[int, int] = {}
+    for leaf, ms in by_leaf.items():
+        for a, b in zip(ms[0::2], ms[1::2], strict=False):
+            mate[a], mate[b] = b, a
+        if len(ms) % 2:
+            carry[leaves + leaf] = ms[-1]
+    while len(carry) > 1:
+        up: dict[int, int] = {}
+        for u in sorted(carry):
+            m, p = carry[u], u >> 1
+            if p in up:
+                other = up.pop(p)
+                mate[m], mate[other] = other, m
+            else:
+                up[p] = m
+        carry = up
+    return mate
+
+
+def split_matching_tracing(leaves: int, array: np.ndarray, part: list[int]):
+    """Theorem 1's split of messages through one node in one direction into halves A, B.
+
+    For every channel c, load(A, c) and load(B, c) are at most ceil(load(part, c) / 2).
+    """
+    if len(part) < 2:
+        return list(part), []
+    mate_src = _pair_ends(leaves, [(int(array[m, 0]), m) for m in part])
+    mate_dst = _pair_ends(leaves, [(int(array[m, 1]), m) for m in part])
+    side: dict[int, int] = {}
+    order = [m for m in part if m not in mate_src] + list(part)
+    for start in order:
+        if start in side:
+            continue
+        m = start
+        while True:
+            side[m] = 0  # traversed source -> destination
+            m2 = mate_dst.get(m)
+            if m2 is None or m2 in side:
+                break
+            side[m2] = 1  # traversed destination -> source
+            m3 = mate_src.get(m2)
+            if m3 is None or m3 in side:
+                break
+            m = m3
+    return [m for m in part if side[m] == 0], [m for m in part if side[m] == 1]
+
+
+def schedule_theorem1(leaves: int, messages, caps: Capacities) -> list[list[int]]:
+    """Theorem 1: a list of delivery cycles, each a list of message indices (one-cycle)."""
+    s = _Scheduler(leaves, messages, caps)
+    by_level: dict[int, list[list[int]]] = defaultdict(list)
+    for v, directions in sorted(s.groups().items()):
+        level = v.bit_length() - 1
+        node_parts = []
+        for part in directions:
+            done, todo = [], [part] if part else []
+            while todo:
+                p = todo.pop(0)
+                if s.one_cycle(p):
+                    done.append(p)
+                else:
+                    a, b = s.split(p)
+                    todo += [a, b]
+            node_parts.append(done)
+        cycles = by_level[level]
+        lr, rl = node_parts
+        for t in range(max(len(lr), len(rl))):
+            if t == len(cycles):
+                cycles.append([])
+            cycles[t] += (lr[t] if t < len(lr) else []) + (rl[t] if t < len(rl) else [])
+    return [sorted(c) for level in sorted(by_level) for c in by_level[level]]
+
+
+def theorem1_bound(leaves: int, messages, caps: Capacities) -> int:
+    """The bound the proof gives: sum over LCA levels of 2^ceil(lg lambda_level) (>= 1 each
+    level with messages); at most lg n * max(1, 2 lambda(M))."""
+    array = check_messages(leaves, messages)
+    total = 0
+    levels = defaultdict(list)
+    for i, (a, b) in enumerate(array):
+        levels[lca_level(leaves, int(a), int(b))].append(i)
+    for idx in levels.values():
+        lam = load_factor(leaves, array[idx], caps)
+        total += _pow2_at_least(lam)
+    return total
+
+
+def _pow2_at_least(lam: Fraction) -> int:
+    j = 0
+    while (1 << j) < lam:
+        j += 1
+    return 1 << j
+
+
+def schedule_corollary2(leaves: int, messages, caps: Capacities) -> list[list[int]]:
+    """Corollary 2: every capacity must exceed lg n; d = 2^ceil(lg lambda'(M))."""
+    gap = lg(leaves)
+    levels = leaves.bit_length() - 1
+    low = min(min(caps.up[1 : levels + 1]), min(caps.down[1 : levels + 1]))
+    if low <= gap:
+        raise ValueError(
+            f"Corollary 2 needs every capacity above lg n = {gap}; the smallest is {low}"
+        )
+    fictitious = caps.minus(gap)
+    s = _Scheduler(leaves, messages, fictitious)
+    if not len(s.array):
+        return []
+    parts_count = _pow2_at_least(load_factor(leaves, s.array, fictitious))
+    cycles: list[list[int]] = [[] for _ in range(parts_count)]
+    for _v, directions in sorted(s.groups().items()):
+        for part in directions:
+            parts = [part]
+            while len(parts) < parts_count:
+                parts = [half for p in parts for half in s.split(p)]
+            for t, p in enumerate(parts):
+                cycles[t] += p
+    return [sorted(c) for c in cycles if c]
+
+
+# --- one delivery cycle on the hardware: switch settings and headers ---------------------
+
+
+@dataclass
+class MessagePlan:
+    """One message of a delivery cycle: the wire it takes on every channel and its header."""
+
+    index: int
+    src: int
+    dst: int
+    #: [(node, in_port, in_wire, out_port, out_wire)] along the path.
+    hops: list[tuple[int, str, int, str, int]]
+    header: list[int]
+
+
+@dataclass
+class CyclePlan:
+    #: (node, out_port) -> the cascade's stage choices {stage input vertex: edge index}.
+    settings: dict[tuple[int, str], list[dict[int, int]]]
+    messages: list[MessagePlan]
+
+
+def _bits(value: int, width: int) -> list[int]:
+    return [(value >> (width - 1 - b)) & 1 for b in range(width)]
+
+
+def plan_cycle(layout: TreeLayout, messages, cycle: list[int]) -> CyclePlan:
+    """Set every switch for the messages ``cycle`` (indices into ``messages``) and build
+    their headers. Raises ``RuntimeError`` if a cascade cannot route its active inputs."""
+    n, levels = layout.leaves, layout.levels
+    array = check_messages(n, messages)
+    # Where each message is: (node, in_port, wire) at the node it enters next.
+    hops: dict[int, list] = {m: [] for m in cycle}
+    position: dict[int, tuple[int, str, int]] = {}
+    used_leaf_wires: dict[int, int] = defaultdict(int)
+    for m in cycle:
+        src = int(array[m, 0])
+        wire = used_leaf_wires[src]
+        used_leaf_wires[src] += 1
+        if wire >= layout.cap(levels):
+            raise RuntimeError(f"leaf {src} sends more than {layout.cap(levels)} messages")
+        leaf = n + src
+        position[m] = (leaf >> 1, "LR"[leaf & 1], wire)
+
+    def out_port(m: int, node: int, in_port: str) -> str:
+        dst_leaf = n + int(array[m, 1])
+        level = node.bit_length() - 1
+        below = dst_leaf >> (levels - level - 1)  # dst's ancestor one level below node
+        if below >> 1 != node:
+            return "U"
+        return "LR"[below & 1]
+
+    settings: dict[tuple[int, str], list[dict[int, int]]] = {}
+
+    def run_switch(node: int, port: str, entering: list[int]) -> None:
+        level = node.bit_length() - 1
+        cascade = layout.cascade(level, port)
+        inputs = {}
+        for m in entering:
+            _, in_port, wire = position[m]
+            inputs[layout.group_offset(level, port, in_port) + wire] = m
+        routing = cascade.route(inputs)
+        if routing.lost:
+            raise RuntimeError(
+                f"node {node} port {port}: cascade ({cascade.r} -> {cascade.s}, guaranteed "
+                f"{cascade.guaranteed}) lost inputs {routing.lost} of {sorted(inputs)}"
+            )
+        settings[(node, port)] = routing.choices
+        for i, m in inputs.items():
+            _, in_port, wire = position[m]
+            out_wire = routing.outputs[i]
+            hops[m].append((node, in_port, wire, port, out_wire, routing.paths[i]))
+            if port == "U":
+                position[m] = (node >> 1, "LR"[node & 1], out_wire)
+            else:
+                child = 2 * node + (port == "R")
+                position[m] = (child, "U", out_wire)
+
+    # Up switches bottom-up, then down switches top-down: each switch's inputs are then known.
+    for level in range(levels - 1, -1, -1):
+        for node in range(1 << level, 2 << level):
+            here = [m for m, p in position.items() if p[0] == node and p[1] in "LR"]
+            going_up = [m for m in here if out_port(m, node, position[m][1]) == "U"]
+            if going_up:
+                run_switch(node, "U", going_up)
+    for level in range(levels):
+        for node in range(1 << level, 2 << level):
+            for port in "LR":
+                here = [
+                    m
+                    for m, p in position.items()
+                    if p[0] == node and out_port(m, node, p[1]) == port
+                ]
+                if here:
+                    run_switch(node, port, here)
+
+    plans = []
+    for m in cycle:
+        header: list[int] = []
+        for node, in_port, _wire, port, _out, path in hops[m]:
+            if in_port == "U":
+                header.append(int(port == "R"))
+            else:
+                header.append(int(port == "U"))
+            cascade = layout.cascade(node.bit_length() - 1, port)
+            for t, stage in enumerate(cascade.stages):
+                choice = settings[(node, port)][t][path[t]]
+                header += _bits(choice, stage.graph.decision_bits)
+        plans.append(
+            MessagePlan(
+                m,
+                int(array[m, 0]),
+                int(array[m, 1]),
+                [h[:5] for h in hops[m]],
+                header,
+            )
+        )
+    return CyclePlan(settings, plans)
+
+
+def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
+    """What the source leaf puts on its wire: M bit, header, data (MSB first)."""
+    return [1] + plan.header + _bits(data, data_bits)

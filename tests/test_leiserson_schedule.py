@@ -1,0 +1,157 @@
+"""Off-line schedules (Theorem 1, Corollary 2), switch settings and headers."""
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from fattree.hdl.capacities import TreeLayout, lg, universal_capacities
+from fattree.sim.models.leiserson_schedule import (
+    check_messages,
+    frame_bits,
+    ideal_capacities,
+    is_one_cycle,
+    layout_capacities,
+    load_factor,
+    loads,
+    plan_cycle,
+    schedule_corollary2,
+    schedule_theorem1,
+    split_matching_tracing,
+    theorem1_bound,
+)
+from fattree.sim.models.leiserson_tree import deliver
+
+
+def random_set(n, m, rng):
+    out = []
+    while len(out) < m:
+        a, b = rng.randrange(n), rng.randrange(n)
+        if a != b:
+            out.append((a, b))
+    return out
+
+
+def permutation(n, rng):
+    p = list(range(n))
+    rng.shuffle(p)
+    return [(i, p[i]) for i in range(n) if p[i] != i]
+
+
+def bit_reversal(n):
+    bits = n.bit_length() - 1
+    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
+    return [(i, rev[i]) for i in range(n) if rev[i] != i]
+
+
+def test_loads_and_load_factor_by_hand():
+    # 4 leaves, capacities (root, level 1, leaves) = (2, 2, 1).
+    caps = ideal_capacities(4, (2, 2, 1))
+    messages = [(0, 1), (0, 2), (0, 3), (1, 3)]
+    load = loads(4, messages)
+    n = 4
+    assert load[n + 0] == 3  # leaf 0's up channel: three messages
+    assert load[2] == 3  # up from node 2 (leaves 0,1) to the root: (0,2), (0,3), (1,3)
+    assert load[2 * n + 3] == 3  # down into node 3
+    assert load[2 * n + n + 3] == 2  # down into leaf 3
+    assert load_factor(4, messages, caps) == Fraction(3, 1)
+    assert not is_one_cycle(4, messages, caps)
+    assert is_one_cycle(4, [(0, 1), (1, 0), (2, 3)], caps)
+
+
+def test_message_errors():
+    with pytest.raises(ValueError, match=r"^message 1 goes from leaf 2 to itself; it never"):
+        check_messages(4, [(0, 1), (2, 2)])
+    with pytest.raises(ValueError, match=r"^message endpoints must be leaves 0..3$"):
+        check_messages(4, [(0, 4)])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_split_halves_every_channel(seed):
+    rng = random.Random(seed)
+    n = 32
+    # Left-to-right through the root: sources in 0..15, destinations in 16..31.
+    messages = [(rng.randrange(16), 16 + rng.randrange(16)) for _ in range(rng.randint(2, 90))]
+    array = np.array(messages)
+    a, b = split_matching_tracing(n, array, list(range(len(messages))))
+    assert sorted(a + b) == list(range(len(messages)))
+    whole = loads(n, messages)
+    half_a, half_b = loads(n, [messages[i] for i in a]), loads(n, [messages[i] for i in b])
+    assert (half_a <= -(-whole // 2)).all() and (half_b <= -(-whole // 2)).all()
+
+
+def cases():
+    rng = random.Random(11)
+    for n in (8, 16, 64):
+        lo = next(w for w in range(1, n + 1) if w**3 >= n * n)
+        for w in (n, lo):
+            caps = ideal_capacities(n, universal_capacities(n, w))
+            yield f"random-{n}-{w}", n, caps, random_set(n, 3 * n, rng)
+            yield f"perm-{n}-{w}", n, caps, permutation(n, rng)
+            yield f"bitrev-{n}-{w}", n, caps, bit_reversal(n)
+
+
+@pytest.mark.parametrize(("name", "n", "caps", "messages"), list(cases()), ids=lambda x: "")
+def test_theorem1(name, n, caps, messages):
+    cycles = schedule_theorem1(n, messages, caps)
+    assert sorted(i for c in cycles for i in c) == list(range(len(messages)))
+    for cycle in cycles:
+        assert is_one_cycle(n, [messages[i] for i in cycle], caps)
+    lam = load_factor(n, messages, caps)
+    assert len(cycles) >= lam  # the lower bound
+    assert len(cycles) <= theorem1_bound(n, messages, caps)
+    assert len(cycles) <= lg(n) * max(1, 2 * lam)
+
+
+@pytest.mark.parametrize("n", [8, 32])
+def test_corollary2(n):
+    rng = random.Random(n)
+    caps = ideal_capacities(n, [c + 2 * lg(n) for c in universal_capacities(n)])
+    messages = random_set(n, 8 * n, rng)
+    cycles = schedule_corollary2(n, messages, caps)
+    assert sorted(i for c in cycles for i in c) == list(range(len(messages)))
+    for cycle in cycles:
+        assert is_one_cycle(n, [messages[i] for i in cycle], caps)
+    lam_prime = load_factor(n, messages, caps.minus(lg(n)))
+    assert len(cycles) <= max(1, 2 * lam_prime)
+    with pytest.raises(ValueError, match=r"^Corollary 2 needs every capacity above lg n = 3; "):
+        schedule_corollary2(8, messages[:3], ideal_capacities(8, universal_capacities(8)))
+
+
+@pytest.mark.parametrize(("leaves", "w"), [(8, 8), (8, 4), (16, 16), (16, 7)])
+def test_hardware_schedule_headers_deliver(leaves, w):
+    # Schedule under the alpha-derated capacities of the real switches, set the switches,
+    # write headers, and let the tree model read the headers back: every message arrives at
+    # its destination exactly once, with its data, and no two messages share a vertex.
+    layout = TreeLayout.universal(leaves, w)
+    caps = layout_capacities(layout)
+    rng = random.Random(leaves * w)
+    messages = random_set(leaves, 3 * leaves, rng) + permutation(leaves, rng)
+    cycles = schedule_theorem1(leaves, messages, caps)
+    assert load_factor(leaves, messages, caps) > 1
+    seen = []
+    for cycle in cycles:
+        plan = plan_cycle(layout, messages, cycle)
+        frames, sent = {}, {}
+        for mp in plan.messages:
+            wire = sum(1 for key in frames if key[0] == mp.src)
+            data = rng.getrandbits(8)
+            frames[(mp.src, wire)] = frame_bits(mp, data, 8)
+            sent[(mp.src, wire)] = (mp.index, data)
+        result = deliver(layout, frames)
+        assert result.lost == [] and result.collisions == []
+        for arrival in result.arrivals:
+            index, data = sent[(arrival.src, arrival.src_wire)]
+            assert arrival.where == ("leaf", messages[index][1])
+            assert arrival.bits == (1, *[(data >> (7 - b)) & 1 for b in range(8)])
+            seen.append(index)
+    assert sorted(seen) == list(range(len(messages)))
+
+
+def test_overloaded_cycle_is_refused():
+    layout = TreeLayout.universal(8)
+    messages = [(0, 4), (1, 5), (2, 6), (3, 7), (0, 5), (1, 4)]
+    # Leaf 0 has one wire: two messages from it cannot share a delivery cycle.
+    with pytest.raises(RuntimeError, match=r"^leaf 0 sends more than 1 messages$"):
+        plan_cycle(layout, messages, [0, 4])
