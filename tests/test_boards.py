@@ -573,3 +573,51 @@ def test_build_bitstream(capsys, tmp_path, board, ext, clock_mhz):
     assert 40 < data["luts"] < 2000 and 40 < data["ffs"] < 2000
     assert data["timing_pass"] and data["fmax_mhz"] > clock_mhz
     assert data["seconds"] > 0 and os.path.exists(data["nextpnr_log"])
+
+
+@pytest.mark.parametrize("board, fault_log2", [("icebreaker", 25), ("ulx3s-85f", 26)])
+def test_build_plumbing(capsys, tmp_path, monkeypatch, board, fault_log2):
+    # Without running the tools: the fault build gets its own folder and a fault every
+    # 2**fault_log2 cycles (~2.8 s at 12 MHz, ~2.7 s at 25 MHz), the heartbeat toggles every
+    # ~0.7 s, and the report carries what the build returned.
+    from amaranth.hdl import Fragment
+
+    from fattree.scripts import build
+
+    calls = []
+
+    def fake_build(top, board_, out, name):
+        Fragment.get(top.core, None)  # elaborate the core, as the real build would
+        top._MustUse__silence = True  # the board wrapper needs a platform; not elaborated here
+        calls.append((top, board_, out, name))
+        return {
+            "bitstream": str(out / f"{name}.x"),
+            "bytes": 1,
+            "seconds": 0.1,
+            "luts": 5,
+            "ffs": 6,
+            "lut_capacity": 10,
+            "cells": {},
+            "fmax_mhz": 99.0,
+            "target_mhz": 12.0,
+            "timing_pass": True,
+            "nextpnr_log": "log",
+        }
+
+    monkeypatch.setattr(build, "build_bitstream", fake_build)
+    root = tmp_path / "root"
+    argv = ["build", "--board", board, "-p", "width=3", "--build-root", str(root)]
+    code, out, _ = run_cli(capsys, *argv, "--inject-fault", "--seed", "9", "--json")
+    assert code == 0
+    ((top, board_, out_dir, name),) = calls
+    assert out_dir == root / "boards" / board / "selector" / "width3-fault"
+    assert out_dir.is_dir() and name == "selector_selftest" and board_.name == board
+    core = top.core
+    assert (core.width, core.seed, core.fault_log2) == (3, 9, fault_log2)
+    assert core.blink_log2 == fault_log2 - 2
+    data = json.loads(out)
+    assert data["inject_fault"] and data["luts"] == 5 and data["params"] == {"width": 3}
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and calls[-1][0].core.fault_log2 is None
+    assert calls[-1][2] == root / "boards" / board / "selector" / "width3"
+    assert "5 LUTs, 6 FFs (50.0% of 10 LUTs), Fmax 99.0 MHz (PASS at 12 MHz)" in out
