@@ -74,6 +74,16 @@ DESIGNS: dict[str, Design] = {
                 Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64),
             ),
         ),
+        Design(
+            name="leiserson-tree",
+            summary="Leiserson universal fat-tree: selectors, Pippenger concentrator switches",
+            component="fattree.hdl.leiserson_tree:leiserson_tree",
+            params=(
+                Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
+                Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
+                Param("seed", 0, "seed of the concentrator graphs", lo=0),
+            ),
+        ),
     ]
 }
 

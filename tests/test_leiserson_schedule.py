@@ -155,3 +155,31 @@ def test_overloaded_cycle_is_refused():
     # Leaf 0 has one wire: two messages from it cannot share a delivery cycle.
     with pytest.raises(RuntimeError, match=r"^leaf 0 sends more than 1 messages$"):
         plan_cycle(layout, messages, [0, 4])
+
+
+def test_experiments_from_the_command_line(capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    assert main(["experiment", "offline-schedule", "--sizes", "3,4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["columns"][:7] == [
+        "n",
+        "profile",
+        "pattern",
+        "trial",
+        "messages",
+        "lambda",
+        "d_thm1",
+    ]
+    assert len(data["rows"]) == 2 * 3 * 3
+    for row in data["rows"]:
+        assert row[5] <= row[6] <= row[8]  # lambda <= d <= Theorem 1's bound
+    assert main(["experiment", "concentrator", "--r", "12,30", "--seeds", "2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [row[:3] for row in data["rows"]] == [[12, 8, "exhaustive"], [30, 20, "sampled"]]
+    assert all(0.75 <= row[3] <= row[5] <= 1 for row in data["rows"])
+    assert main(["experiment", "concentrator", "--r", "6"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("r must be at least 10 for a random (r, 2r/3) graph, not 6")

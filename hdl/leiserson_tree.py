@@ -1,0 +1,101 @@
+"""A whole Leiserson fat-tree (Fat-Trees, 1985, sections II and IV) from :class:`FatTreeNode`.
+
+Processors sit at the ``leaves``; node v (heap numbering, root 1) at level k has channels of
+``capacities[k]`` wires to its parent and ``capacities[k + 1]`` to each child. Leaf i sends
+on ``send[i]`` and receives on ``recv[i]`` (``capacities[-1]`` wires each); the root's
+channel is the external interface (``root_i``, ``root_o``).
+
+Messages are bit-serial, one per wire: M bit, header (address and concentrator decision
+bits, :mod:`fattree.sim.models.leiserson_schedule`), data. ``start`` begins a delivery cycle;
+a message may start on its wire in the ``start`` cycle or later. The switch settings are
+off-line: they travel in the headers, computed by the scheduler for each delivery cycle.
+"""
+
+from __future__ import annotations
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..params import check_int_range, check_power_of_two
+from ._validation import validates_parameters
+from .capacities import TreeLayout, check_capacity_profile, check_root_capacity
+from .fat_tree_node import FatTreeNode
+
+__all__ = ["LeisersonFatTree", "leiserson_tree"]
+
+
+class LeisersonFatTree(wiring.Component):
+    """A fat-tree of ``leaves`` processors with the given capacities.
+
+    Parameters
+    ----------
+    leaves : int
+        Number of processors, a power of two, at least 2.
+    capacities : list of int, optional
+        Wires per channel at levels 0 (root) .. lg n (leaves); ``lg n + 1`` positive integers.
+    w : int, optional
+        Root capacity of a universal fat-tree, ``n^(2/3) <= w <= n`` (default ``n``). Give
+        ``capacities`` or ``w``, not both.
+    seed : int
+        Seed of the concentrator graphs (each verified to alpha >= 3/4), at least 0.
+
+    Attributes
+    ----------
+    start : In(1)
+        Begins a delivery cycle.
+    send, recv : In(cap(lg n)).array(leaves), Out(cap(lg n)).array(leaves)
+        The leaves' channels.
+    root_i, root_o : In(cap(0)), Out(cap(0))
+        The external interface at the root.
+    layout : TreeLayout
+        Capacities and graphs, shared with the scheduler and the reference model.
+    """
+
+    @validates_parameters
+    def __init__(self, leaves: int, capacities=None, *, w: int | None = None, seed: int = 0):
+        check_power_of_two("leaves", leaves, 2)
+        check_int_range("seed", seed, 0)
+        if capacities is not None and w is not None:
+            raise ValueError("give either capacities or w, not both")
+        if capacities is None:
+            w = leaves if w is None else check_root_capacity(leaves, w)
+            self.layout = TreeLayout.universal(leaves, w, seed)
+        else:
+            self.layout = TreeLayout(leaves, check_capacity_profile(leaves, capacities), seed)
+        layout = self.layout
+        self.leaves = leaves
+        self.nodes = {v: FatTreeNode(layout, v.bit_length() - 1) for v in range(1, leaves)}
+        leaf_width, root_width = layout.cap(layout.levels), layout.cap(0)
+        super().__init__(
+            {
+                "start": In(1),
+                "send": In(leaf_width).array(leaves),
+                "recv": Out(leaf_width).array(leaves),
+                "root_i": In(root_width),
+                "root_o": Out(root_width),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.leaves
+        for v, node in self.nodes.items():
+            m.submodules[f"node{v}"] = node
+            m.d.comb += node.start.eq(self.start)
+            for child, (i, o) in zip(
+                (2 * v, 2 * v + 1), ((node.l_i, node.l_o), (node.r_i, node.r_o)), strict=True
+            ):
+                if child >= n:
+                    m.d.comb += [i.eq(self.send[child - n]), self.recv[child - n].eq(o)]
+                else:
+                    below = self.nodes[child]
+                    m.d.comb += [i.eq(below.u_o), below.u_i.eq(o)]
+        root = self.nodes[1]
+        m.d.comb += [root.u_i.eq(self.root_i), self.root_o.eq(root.u_o)]
+        return m
+
+
+def leiserson_tree(leaves: int, w: int = 0, seed: int = 0) -> LeisersonFatTree:
+    """The command line's ``leiserson-tree`` design: universal capacities, ``w = 0`` means n."""
+    return LeisersonFatTree(leaves, w=w or None, seed=seed)
