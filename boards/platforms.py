@@ -27,6 +27,7 @@ __all__ = [
     "Board",
     "BOARDS",
     "get_board",
+    "UART_BAUD",
     "blink_log2_for",
     "parse_nextpnr_log",
     "build_bitstream",
@@ -51,6 +52,10 @@ class Board:
     extra_resources: str | None = None
     #: Where each LED is, for the user.
     led_notes: dict[str, str] = field(default_factory=dict)
+    #: ``(resource, number)`` of the UART the status line goes to, or None.
+    uart: tuple[str, int] | None = None
+    #: Where the UART shows up on the host, for the user.
+    uart_note: str = ""
 
     def make_platform(self):
         module, cls = self.platform.split(":")
@@ -74,6 +79,8 @@ BOARDS: dict[str, Board] = {
             tools=("yosys", "nextpnr-ice40", "icepack"),
             bitstream="bin",
             extra_resources="break_off_pmod",
+            uart=("uart", 0),
+            uart_note="the FTDI's second channel (/dev/ttyUSB1 on Linux), 115200 8N1",
             led_notes={
                 "error": "red user LED on the main board",
                 "ok": "green user LED on the main board",
@@ -88,6 +95,8 @@ BOARDS: dict[str, Board] = {
             leds={"heartbeat": ("led", 0), "ok": ("led", 1), "error": ("led", 7)},
             tools=("yosys", "nextpnr-ecp5", "ecppack"),
             bitstream="bit",
+            uart=("uart", 0),
+            uart_note="the FTDI serial port on the US1 connector, 115200 8N1",
             led_notes={
                 "heartbeat": "LED 0 (the first of the row of eight)",
                 "ok": "LED 1",
@@ -104,6 +113,10 @@ def get_board(name: str) -> Board:
     except KeyError:
         known = ", ".join(sorted(BOARDS))
         raise ValueError(f"unknown board {name!r}; known boards: {known}") from None
+
+
+#: Baud rate of the status line.
+UART_BAUD = 115200
 
 
 def blink_log2_for(clock_hz: float, blink_hz: float = 1.0) -> int:

@@ -1,23 +1,29 @@
-"""The thin board wrapper: a self-test core's status outputs to the board's LEDs."""
+"""The thin board wrapper: a self-test core's status outputs to the board's LEDs, and its frame
+count and error flag to a status line on the board's UART."""
 
 from __future__ import annotations
+
+import math
 
 from amaranth import Elaboratable, Module
 from amaranth.lib import io
 
-from .platforms import Board
+from .platforms import UART_BAUD, Board
+from .uart import StatusReporter
 
 __all__ = ["BoardTop"]
 
 
 class BoardTop(Elaboratable):
     """Put a self-test core on a board: its ``heartbeat``, ``ok`` and ``error`` outputs drive
-    the LEDs the board entry names. Nothing else; the core runs on the platform's default
-    clock and reset."""
+    the LEDs the board entry names; with ``uart`` (default), if the core counts ``frames`` and
+    the board has a UART, a :class:`~fattree.boards.uart.StatusReporter` sends the count and
+    the error flag about once a second. The core runs on the platform's default clock and reset."""
 
-    def __init__(self, core, board: Board):
+    def __init__(self, core, board: Board, *, uart: bool = True):
         self.core = core
         self.board = board
+        self.uart = uart and board.uart is not None and hasattr(core, "frames")
 
     def elaborate(self, platform):
         m = Module()
@@ -26,4 +32,16 @@ class BoardTop(Elaboratable):
             port = platform.request(resource, number, dir="-")
             m.submodules[f"led_{role}"] = led = io.Buffer("o", port)
             m.d.comb += led.o.eq(getattr(self.core, role))
+        if self.uart:
+            clock_hz = platform.default_clk_frequency
+            m.submodules.status = status = StatusReporter(
+                divisor=round(clock_hz / UART_BAUD), period_log2=round(math.log2(clock_hz))
+            )
+            port = platform.request(*self.board.uart, dir="-")
+            m.submodules.uart_tx = tx = io.Buffer("o", port.tx)
+            m.d.comb += [
+                status.frames.eq(self.core.frames),
+                status.error.eq(self.core.error),
+                tx.o.eq(status.tx),
+            ]
         return m

@@ -2,8 +2,9 @@
 
 The bitstream runs the design against on-chip pseudo-random traffic and an on-chip checker
 and shows the verdict on the board's LEDs (see ``docs/boards.md``). It is written to
-``build/boards/<board>/<design>/<params>/`` (``<params>-fault`` with ``--inject-fault``),
-next to the tools' logs; the command reports utilisation and Fmax from nextpnr's log.
+``build/boards/<board>/<design>/<params>/`` (with ``-fault`` and ``-nouart`` appended for
+those variants), next to the tools' logs; the command reports utilisation and Fmax from
+nextpnr's log. A status line (frames checked, error flag) goes out on the board's UART.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="flip one checked output bit every ~3 s: the error LED must light",
     )
+    parser.add_argument(
+        "--no-uart",
+        action="store_true",
+        help="leave out the UART status line (frames checked, error flag; ~170 iCE40 LUTs)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the on-chip traffic")
     parser.add_argument(
         "--build-root",
@@ -74,8 +80,10 @@ def run(args) -> int:
     toolchain.require(*board.tools)
 
     out = build_dir(f"boards/{board.name}", design, params, Path(args.build_root))
-    if args.inject_fault:
-        out = out.with_name(f"{param_slug(params)}-fault")
+    # Variants of the same parameters get their own folders, so no build overwrites another.
+    suffix = ("-fault" if args.inject_fault else "") + ("-nouart" if args.no_uart else "")
+    if suffix:
+        out = out.with_name(param_slug(params) + suffix)
     writable_dir(out)
 
     clock_hz = board.make_platform().default_clk_frequency
@@ -89,7 +97,8 @@ def run(args) -> int:
     from ..boards.top import BoardTop
 
     try:
-        result = build_bitstream(BoardTop(core, board), board, out, name)
+        top = BoardTop(core, board, uart=not args.no_uart)
+        result = build_bitstream(top, board, out, name)
     except BuildFailed as exc:
         raise CliError(str(exc), code=1) from None
 
@@ -105,6 +114,7 @@ def run(args) -> int:
         "leds": {
             role: board.led_notes.get(role, f"{r} {n}") for role, (r, n) in board.leds.items()
         },
+        "uart": board.uart_note if top.uart else None,
         "program": _PROGRAM_HINT[board.family].format(path=result["bitstream"]),
         **result,
     }
@@ -127,6 +137,7 @@ def _text(d: dict) -> str:
         + (", fault injected" if d["inject_fault"] else ""),
         f"  {d['luts']} LUTs, {d['ffs']} FFs{share}, {fmax}",
         "  LEDs: " + "; ".join(f"{role}: {where}" for role, where in d["leds"].items()),
+        f"  UART status line: {d['uart']}" if d["uart"] else "  no UART status line",
         f"  program: {d['program']}",
     ]
     return "\n".join(lines)

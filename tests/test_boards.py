@@ -18,6 +18,7 @@ from fattree.boards import SELFTESTS, get_selftest
 from fattree.boards.lfsr import LFSR, MAXIMAL_TAPS, LFSRModel
 from fattree.boards.platforms import BOARDS, blink_log2_for, get_board, parse_nextpnr_log
 from fattree.boards.selector_selftest import LENGTH_BITS, MIN_LENGTH, SelectorSelfTest
+from fattree.boards.uart import StatusReporter, UARTTx, status_line
 from fattree.designs import DESIGNS
 from fattree.hdl import Selector
 from fattree.scripts.main import main
@@ -413,6 +414,107 @@ def test_selftest_bad_parameters(kwargs, exc, message):
         SelectorSelfTest(width, **kwargs)
 
 
+# --- UART status line ------------------------------------------------------------------------
+
+
+async def receive(ctx, line, divisor, count, limit):
+    """Decode ``count`` 8N1 bytes from ``line``, checking every bit lasts ``divisor`` cycles.
+
+    Returns ``[(cycle of the start bit's falling edge, byte), ...]``."""
+    cycle, got, previous = 0, [], 1
+    while len(got) < count:
+        assert cycle < limit, f"only {len(got)} bytes within {limit} cycles"
+        level = ctx.get(line)
+        if previous == 1 and level == 0:
+            begin = cycle
+            bits = []
+            for _ in range(10):  # start, 8 data, stop: each held for exactly `divisor` cycles
+                levels = set()
+                for _ in range(divisor):
+                    levels.add(ctx.get(line))
+                    await ctx.tick()
+                    cycle += 1
+                assert len(levels) == 1, "a bit changed in mid-bit"
+                bits.append(levels.pop())
+            assert bits[0] == 0 and bits[9] == 1, "framing error"
+            got.append((begin, sum(b << n for n, b in enumerate(bits[1:9]))))
+            previous = 1
+            continue
+        previous = level
+        await ctx.tick()
+        cycle += 1
+    return got
+
+
+def test_uart_tx_bytes():
+    divisor = 5
+    dut = UARTTx(divisor)
+    sent = [0x00, 0xFF, 0x55, 0xA3, 0x0D]
+    received = []
+
+    async def feeder(ctx):
+        for byte in sent:
+            ctx.set(dut.valid, 1)
+            ctx.set(dut.data, byte)
+            await ctx.tick().until(dut.ready)
+        ctx.set(dut.valid, 0)
+
+    async def listener(ctx):
+        received.extend(await receive(ctx, dut.tx, divisor, len(sent), 1000))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_process(feeder)
+    sim.add_testbench(listener)
+    sim.run()
+    assert [b for _, b in received] == sent
+    # Back to back: each byte starts 10 bits after the one before.
+    starts = [c for c, _ in received]
+    assert [b - a for a, b in zip(starts, starts[1:], strict=False)] == [10 * divisor] * 4
+
+
+def test_status_reporter_lines():
+    divisor, period_log2 = 3, 10
+    dut = StatusReporter(divisor, period_log2)
+    length = len(status_line(0, 0))
+    lines = []
+
+    async def bench(ctx):
+        ctx.set(dut.frames, 0x1A2B3C4D)
+        ctx.set(dut.error, 0)
+        first = await receive(ctx, dut.tx, divisor, length, 2000)
+        # Values change while the next line is due and being sent: it shows one snapshot.
+        ctx.set(dut.frames, 0xFEDC0987)
+        ctx.set(dut.error, 1)
+        second = await receive(ctx, dut.tx, divisor, 3, 2000)
+        ctx.set(dut.frames, 0)
+        second += await receive(ctx, dut.tx, divisor, length - 3, 2000)
+        for got in (first, second):
+            lines.append(("".join(chr(b) for _, b in got), got[0][0]))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert lines[0][0] == status_line(0x1A2B3C4D, 0) == "frames 1a2b3c4d error 0\r\n"
+    assert lines[1][0] == status_line(0xFEDC0987, 1)
+    # The first line starts when the timer first wraps.
+    assert lines[0][1] == (1 << period_log2)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: UARTTx(1), "divisor must be at least 2, not 1"),
+        (lambda: StatusReporter(1, 10), "divisor must be at least 2, not 1"),
+        (lambda: StatusReporter(4, 0), "period_log2 must be between 1 and 40, not 0"),
+    ],
+)
+def test_uart_bad_parameters(make, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        make()
+
+
 # --- board table and nextpnr logs ------------------------------------------------------------
 
 
@@ -471,6 +573,8 @@ def test_board_table_matches_platforms(name):
         res = platform.lookup(resource, number)
         pins.add(str(res.ios[0]))
     assert len(pins) == 3, "two status outputs share an LED"
+    if board.uart is not None:
+        assert platform.lookup(*board.uart).ios  # the status line's UART exists
     assert set(board.tools) <= {"yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"}
 
 
@@ -621,3 +725,7 @@ def test_build_plumbing(capsys, tmp_path, monkeypatch, board, fault_log2):
     assert code == 0 and calls[-1][0].core.fault_log2 is None
     assert calls[-1][2] == root / "boards" / board / "selector" / "width3"
     assert "5 LUTs, 6 FFs (50.0% of 10 LUTs), Fmax 99.0 MHz (PASS at 12 MHz)" in out
+    assert calls[-1][0].uart and "UART status line: " in out
+    code, out, _ = run_cli(capsys, *argv, "--no-uart", "--json")
+    assert code == 0 and not calls[-1][0].uart and json.loads(out)["uart"] is None
+    assert calls[-1][2] == root / "boards" / board / "selector" / "width3-nouart"
