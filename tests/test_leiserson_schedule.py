@@ -175,7 +175,8 @@ def test_experiments_from_the_command_line(capsys):
     ]
     assert len(data["rows"]) == 2 * 3 * 3
     for row in data["rows"]:
-        assert row[5] <= row[6] <= row[8]  # lambda <= d <= Theorem 1's bound
+        assert row[5] <= row[6] <= row[8]  # lambda <= d <= Theorem 1 bound
+        assert row[5] <= row[9] <= row[6]  # packing never adds a cycle
     assert main(["experiment", "concentrator", "--r", "12,30", "--seeds", "2", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [row[:3] for row in data["rows"]] == [[12, 8, "exhaustive"], [30, 20, "sampled"]]
@@ -183,3 +184,21 @@ def test_experiments_from_the_command_line(capsys):
     assert main(["experiment", "concentrator", "--r", "6"]) == 2
     err = capsys.readouterr().err
     assert err.strip().endswith("r must be at least 10 for a random (r, 2r/3) graph, not 6")
+
+
+def test_compact_keeps_every_message_and_capacity():
+    from fattree.sim.models.leiserson_schedule import compact, lca_level
+
+    rng = random.Random(4)
+    n = 32
+    caps = ideal_capacities(n, universal_capacities(n))
+    messages = permutation(n, rng)
+    cycles = schedule_theorem1(n, messages, caps)
+    packed = compact(n, messages, cycles, caps)
+    assert sorted(i for c in packed for i in c) == list(range(len(messages)))
+    assert all(is_one_cycle(n, [messages[i] for i in c], caps) for c in packed)
+    # A permutation on w = n is one-cycle (lambda = 1): packing finds the single cycle that
+    # Theorem 1's level-by-level schedule spreads over one cycle per level of LCAs.
+    levels = {lca_level(n, a, b) for a, b in messages}
+    assert load_factor(n, messages, caps) == 1
+    assert len(cycles) == len(levels) > 1 and len(packed) == 1

@@ -53,6 +53,7 @@ __all__ = [
     "schedule_theorem1",
     "schedule_corollary2",
     "theorem1_bound",
+    "compact",
     "MessagePlan",
     "CyclePlan",
     "plan_cycle",
@@ -311,6 +312,30 @@ def schedule_corollary2(leaves: int, messages, caps: Capacities) -> list[list[in
             for t, p in enumerate(parts):
                 cycles[t] += p
     return [sorted(c) for c in cycles if c]
+
+
+def compact(leaves: int, messages, cycles: list[list[int]], caps: Capacities):
+    """Merge delivery cycles first-fit while the union stays one-cycle (not in the paper).
+
+    Theorem 1 gives every level of LCAs its own cycles, so a one-cycle set still takes one
+    cycle per level; packing them afterwards never loses a message and never breaks a
+    capacity.
+    """
+    array = check_messages(leaves, messages)
+    chans = channels_of(leaves, array)
+    cap = caps.array()
+    bins: list[tuple[list[int], np.ndarray]] = []
+    for cycle in cycles:
+        ch = chans[np.asarray(cycle, dtype=np.int64)].ravel() if cycle else chans[:0].ravel()
+        load = np.bincount(ch[ch >= 0], minlength=4 * leaves)
+        for members, total in bins:
+            if ((total + load) <= cap).all():
+                members += cycle
+                total += load
+                break
+        else:
+            bins.append((list(cycle), load))
+    return [sorted(members) for members, _ in bins]
 
 
 # --- one delivery cycle on the hardware: switch settings and headers ---------------------
