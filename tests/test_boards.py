@@ -730,3 +730,15 @@ def test_build_plumbing(capsys, tmp_path, monkeypatch, board, fault_log2):
     code, out, _ = run_cli(capsys, *argv, "--no-uart", "--json")
     assert code == 0 and not calls[-1][0].uart and json.loads(out)["uart"] is None
     assert calls[-1][2] == root / "boards" / board / "selector" / "width3-nouart"
+
+
+def test_build_design_without_selftest(capsys, tmp_path):
+    others = sorted(set(DESIGNS) - set(SELFTESTS))
+    if not others:
+        pytest.skip("every design has a board self-test")
+    code, out, err = run_cli(capsys, "build", others[0], "--build-root", str(tmp_path))
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"fattree build: error: design {others[0]!r} has no board self-test; designs with one: "
+        + ", ".join(sorted(SELFTESTS))
+    ]
