@@ -47,6 +47,7 @@ __all__ = [
     "parse_stat",
     "parse_nextpnr_report",
     "parse_nextpnr_log",
+    "parse_nextpnr_utilisation",
     "synthesise",
 ]
 
@@ -353,6 +354,29 @@ def _critical_path(paths: list[dict], clock: str) -> dict | None:
     return None
 
 
+_UTIL_LINE = re.compile(r"^Info:\s+([A-Za-z0-9_$]+):\s+(\d+)/\s*(\d+)\s+\d+%$")
+
+
+def parse_nextpnr_utilisation(text: str) -> dict[str, dict[str, int]]:
+    """The last "Device utilisation" table of a nextpnr log, ``{bel: {"used", "available"}}``.
+
+    nextpnr prints it after packing, before placement, so it is there even when placement
+    fails for lack of room (used > available tells by how much).
+    """
+    table: dict[str, dict[str, int]] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if line.rstrip().endswith("Device utilisation:"):
+            table = {}
+            for row in lines:
+                match = _UTIL_LINE.match(row.rstrip())
+                if not match:
+                    break
+                bel, used, available = match.groups()
+                table[bel] = {"used": int(used), "available": int(available)}
+    return table
+
+
 _FMAX_LINE = re.compile(
     r"Max frequency for clock\s+'([^']+)':\s*([0-9.]+)\s*MHz"
     r"(?:\s*\((?:PASS|FAIL) at ([0-9.]+) MHz\))?"
@@ -392,13 +416,19 @@ class SynthResult:
     harness: Resources
     #: Input and output bits the harness shifts in and out.
     harness_bits: dict[str, int]
-    timing: Timing
+    #: None when place and route failed (typically: the harness does not fit the part).
+    timing: Timing | None
     directory: Path
     files: dict[str, Path]
     seconds: dict[str, float]
+    #: nextpnr's error, one line, when place and route failed; the resources are still valid.
+    pnr_error: str | None = None
+    #: nextpnr's "Device utilisation" table, read from its log (also when it failed).
+    placed: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         f = self.family
+        t = self.timing
         return {
             "design": self.design,
             "params": self.params,
@@ -413,14 +443,15 @@ class SynthResult:
                 **self.harness.as_dict(),
                 "input_bits": self.harness_bits["in"],
                 "output_bits": self.harness_bits["out"],
-                "utilisation": self.timing.utilisation,
+                "utilisation": t.utilisation if t and t.utilisation else self.placed,
             },
-            "fmax_mhz": self.timing.fmax_mhz,
+            "fmax_mhz": t.fmax_mhz if t else None,
             "target_mhz": self.freq_mhz,
-            "timing_met": self.timing.fmax_mhz >= self.freq_mhz,
-            "clock": self.timing.clock,
-            "critical_path": self.timing.critical_path,
-            "fmax_source": self.timing.source,
+            "timing_met": t.fmax_mhz >= self.freq_mhz if t else None,
+            "clock": t.clock if t else None,
+            "critical_path": t.critical_path if t else None,
+            "fmax_source": t.source if t else None,
+            "pnr_error": self.pnr_error,
             "directory": str(self.directory),
             "files": {k: str(v) for k, v in self.files.items()},
             "seconds": self.seconds,
@@ -538,7 +569,7 @@ def synthesise(
         "nextpnr_log": out / "nextpnr.log",
         "nextpnr_report": out / "nextpnr.report.json",
     }
-    for key in ("core_stat", "harness_stat", "harness_netlist", "nextpnr_report"):
+    for key in ("core_stat", "harness_stat", "harness_netlist", "nextpnr_log", "nextpnr_report"):
         files[key].unlink(missing_ok=True)  # a stale file must not pass for this run's
 
     yosys = toolchain.TOOLS["yosys"].exe
@@ -562,36 +593,44 @@ def synthesise(
         f"({files['nextpnr_log']}){_cold(nextpnr)}"
     )
     t0 = time.monotonic()
-    _run(
-        [
-            nextpnr,
-            "-q",
-            *fam.nextpnr_args,
-            "--json",
-            f"{HARNESS_TOP}.json",
-            flag,
-            f"{HARNESS_TOP}.{suffix}",
-            allow,
-            "--freq",
-            f"{freq:g}",
-            "--seed",
-            str(seed),
-            # Report the Fmax reached even when it falls short of the target.
-            "--timing-allow-fail",
-            "--report",
-            "nextpnr.report.json",
-            "--log",
-            "nextpnr.log",
-        ],
-        out,
-        fam.nextpnr,
-        files["nextpnr_log"],
-    )
+    pnr_error = None
+    try:
+        _run(
+            [
+                nextpnr,
+                "-q",
+                *fam.nextpnr_args,
+                "--json",
+                f"{HARNESS_TOP}.json",
+                flag,
+                f"{HARNESS_TOP}.{suffix}",
+                allow,
+                "--freq",
+                f"{freq:g}",
+                "--seed",
+                str(seed),
+                # Report the Fmax reached even when it falls short of the target.
+                "--timing-allow-fail",
+                "--report",
+                "nextpnr.report.json",
+                "--log",
+                "nextpnr.log",
+            ],
+            out,
+            fam.nextpnr,
+            files["nextpnr_log"],
+        )
+    except SynthError as exc:
+        # Keep the resources: the usual cause is a harness that does not fit the part.
+        pnr_error = str(exc)
     seconds["nextpnr"] = round(time.monotonic() - t0, 2)
-    if files["nextpnr_report"].exists():
-        timing = parse_nextpnr_report(files["nextpnr_report"].read_text())
-    else:
-        timing = parse_nextpnr_log(files["nextpnr_log"].read_text())
+    log = files["nextpnr_log"].read_text() if files["nextpnr_log"].exists() else ""
+    timing = None
+    if pnr_error is None:
+        if files["nextpnr_report"].exists():
+            timing = parse_nextpnr_report(files["nextpnr_report"].read_text())
+        else:
+            timing = parse_nextpnr_log(log)
 
     return SynthResult(
         design=design.name,
@@ -607,4 +646,6 @@ def synthesise(
         directory=out,
         files=files,
         seconds=seconds,
+        pnr_error=pnr_error,
+        placed=parse_nextpnr_utilisation(log),
     )

@@ -55,7 +55,6 @@ def _summary(data: dict) -> str:
         for bel, u in data["harness"]["utilisation"].items()
         if u["used"]
     )
-    met = "met" if data["timing_met"] else "NOT met"
     lines = [
         f"{data['design']} ({params}) on {data['device']}-{data['package']} "
         f"({data['board']}), nextpnr seed {data['seed']}",
@@ -63,9 +62,15 @@ def _summary(data: dict) -> str:
         f"{r['carries']} carries, {r['brams']} block RAMs, {r['lutrams']} LUT RAMs, "
         f"{r['dsps']} DSPs",
         f"    cells: {cells}",
-        f"  post-route Fmax in the harness: {data['fmax_mhz']:.2f} MHz "
-        f"(target {data['target_mhz']:g} MHz, {met}; clock {data['clock']})",
     ]
+    if data["fmax_mhz"] is None:
+        lines.append(f"  no Fmax: place and route failed: {data['pnr_error']}")
+    else:
+        met = "met" if data["timing_met"] else "NOT met"
+        lines.append(
+            f"  post-route Fmax in the harness: {data['fmax_mhz']:.2f} MHz "
+            f"(target {data['target_mhz']:g} MHz, {met}; clock {data['clock']})"
+        )
     path = data["critical_path"]
     if path:
         lines.append(
@@ -104,4 +109,7 @@ def run(args) -> int:
         raise CliError(str(exc), code=1) from None
     data = result.as_dict()
     emit(args, data, _summary(data))
+    if result.pnr_error:
+        # The resources above are valid; say on stderr, in one line, why there is no Fmax.
+        raise CliError(result.pnr_error, code=1)
     return 0

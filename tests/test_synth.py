@@ -20,6 +20,7 @@ from fattree.synthesis import (
     classify_cells,
     parse_nextpnr_log,
     parse_nextpnr_report,
+    parse_nextpnr_utilisation,
     parse_stat,
     synthesise,
 )
@@ -198,6 +199,24 @@ def test_parse_nextpnr_log_takes_last_line():
     assert timing.met is False and timing.source == "log"
     with pytest.raises(ValueError, match="no 'Max frequency for clock' line"):
         parse_nextpnr_log("Info: nothing here\n")
+
+
+def test_parse_nextpnr_utilisation_of_a_design_that_does_not_fit():
+    log = (
+        "Info: Device utilisation:\n"
+        "Info: \t         ICESTORM_LC:    8901/   5280   168%\n"
+        "Info: \t        ICESTORM_RAM:       0/     30     0%\n"
+        "Info: \t               SB_IO:       5/     39    12%\n"
+        "\n"
+        "Info: Placed 5 cells based on constraints.\n"
+        "ERROR: Unable to place cell 'x', no BELs remaining to implement cell type 'ICESTORM_LC'\n"
+    )
+    assert parse_nextpnr_utilisation(log) == {
+        "ICESTORM_LC": {"used": 8901, "available": 5280},
+        "ICESTORM_RAM": {"used": 0, "available": 30},
+        "SB_IO": {"used": 5, "available": 39},
+    }
+    assert parse_nextpnr_utilisation("Info: nothing\n") == {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,3 +440,21 @@ def test_tool_failure_names_the_error_and_the_log(tmp_path):
     with pytest.raises(SynthError) as info:
         _run([sys.executable, "-c", script], tmp_path, "yosys", log)
     assert str(info.value) == f"yosys failed: ERROR: no such cell (log: {log})"
+
+
+@pytest.mark.synthesis
+@pytest.mark.slow
+def test_does_not_fit_keeps_the_resources(capsys, tmp_path):
+    # Selector width 1024 (5122 FFs) fits the UP5K's 5280 LCs alone, but not with its harness
+    # (1025 + 2 * 2049 more FFs): the resources are printed, the exit status is 1, and stderr
+    # says why in one line.
+    argv = ["synth", "selector", "-p", "width=1024", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 1
+    data = json.loads(out)
+    assert data["resources"]["ffs"] == 5 * 1024 + 2 and data["fmax_mhz"] is None
+    lc = data["harness"]["utilisation"]["ICESTORM_LC"]
+    assert lc["used"] > lc["available"] == 5280
+    assert err.strip().splitlines() == [f"fattree synth: error: {data['pnr_error']}"]
+    assert "no BELs remaining" in data["pnr_error"]
