@@ -40,6 +40,8 @@ __all__ = [
     "check_capacity_profile",
     "PORT_GROUPS",
     "TreeLayout",
+    "stage_crosspoints",
+    "node_components",
 ]
 
 
@@ -186,3 +188,34 @@ class TreeLayout:
 @functools.lru_cache(maxsize=256)
 def _cascade(r: int, s: int, seed: int) -> Cascade:
     return build_cascade(r, s, seed=seed)
+
+
+def stage_crosspoints(r: int, s: int) -> int:
+    """Edges (switch positions) of the stage :func:`build_partial_concentrator` makes for
+    ``r -> s``, without building it: r for the identity, r*s when complete, else 6r."""
+    if s >= r:
+        return r
+    if r <= 9 and s <= 6:
+        return r * s
+    return min(6, s) * r
+
+
+def node_components(capacities, level: int) -> dict[str, int]:
+    """Hardware of one node at ``level``: selectors (one per input wire), stage inputs (one
+    switch controller each) and crosspoints (graph edges) of its three cascades. Counted
+    from the capacities alone, so it scales to any n."""
+    from .concentrator_graph import cascade_sizes
+
+    up, down = capacities[level], capacities[level + 1]
+    groups = {"U": (2 * down, up), "L": (up + down, down), "R": (up + down, down)}
+    stage_inputs = crosspoints = 0
+    for r, s in groups.values():
+        sizes = cascade_sizes(r, s)
+        for a, b in zip(sizes, sizes[1:], strict=False):
+            stage_inputs += a
+            crosspoints += stage_crosspoints(a, b)
+    return {
+        "selectors": up + 2 * down,
+        "stage_inputs": stage_inputs,
+        "crosspoints": crosspoints,
+    }

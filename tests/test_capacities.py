@@ -94,3 +94,18 @@ def test_layout_switch_plan():
     assert layout.cascade(0, "L").guaranteed >= 6  # alpha-derated: 3/4 of 8
     with pytest.raises(ValueError, match=r"^input port L does not feed output port L$"):
         layout.group_offset(0, "L", "L")
+
+
+@pytest.mark.parametrize(("leaves", "w"), [(16, 16), (16, 7), (64, 16)])
+def test_component_count_matches_built_graphs(leaves, w):
+    from fattree.hdl.capacities import node_components
+
+    layout = TreeLayout.universal(leaves, w)
+    for level in range(layout.levels):
+        counted = node_components(layout.capacities, level)
+        cascades = [layout.cascade(level, port) for port in "ULR"]
+        built_edges = sum(st.graph.edges for c in cascades for st in c.stages)
+        built_inputs = sum(st.graph.r for c in cascades for st in c.stages)
+        assert counted["crosspoints"] == built_edges
+        assert counted["stage_inputs"] == built_inputs
+        assert counted["selectors"] == layout.cap(level) + 2 * layout.cap(level + 1)

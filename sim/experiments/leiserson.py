@@ -2,6 +2,8 @@
 
 * ``concentrator``: the alpha that the seeded random (r, 2r/3) construction achieves, over
   r and seeds, and how often a graph falls below alpha = 3/4 (and would be rebuilt).
+* ``leiserson-cost``: components per node level and in total (Theorem 4: O(n lg(w^3/n^2))),
+  counted from the switch plan; ``fattree synth leiserson-tree`` gives LUTs and FFs.
 * ``offline-schedule``: delivery cycles d of Theorem 1 (and Corollary 2 where every capacity
   exceeds lg n) against the load factor lambda, for random message sets, random
   permutations and bit reversal on universal fat-trees with w = n and w = n^(2/3).
@@ -13,7 +15,7 @@ import argparse
 import random
 import time
 
-from ...hdl.capacities import ceil_cbrt, lg, universal_capacities
+from ...hdl.capacities import ceil_cbrt, lg, node_components, universal_capacities
 from ...hdl.concentrator_graph import (
     EXHAUSTIVE_MAX_INPUTS,
     TARGET_ALPHA,
@@ -316,7 +318,72 @@ def _s_plot(result: Result, path: str) -> None:
     fig.savefig(path)
 
 
+# -- leiserson-cost --------------------------------------------------------------------------
+
+
+def _k_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=_sizes("4..12"),
+        metavar="LGN",
+        help=f"lg n values, A..B or comma list, 2..{MAX_LG} (default 4..12)",
+    )
+    p.add_argument("--per-level", action="store_true", help="one row per node level as well")
+
+
+def _k_run(args, progress) -> Result:
+    import math
+
+    rows = []
+    for lgn in args.sizes:
+        n = 1 << lgn
+        for name, w in (("w=n", n), ("w=n^(2/3)", ceil_cbrt(n * n))):
+            caps = universal_capacities(n, w)
+            totals = {"selectors": 0, "stage_inputs": 0, "crosspoints": 0}
+            for k in range(lgn):
+                node = node_components(caps, k)
+                for key, value in node.items():
+                    totals[key] += (1 << k) * value
+                if args.per_level:
+                    rows.append(
+                        [n, name, w, f"node@{k}", *node.values(), sum(node.values()), None, None]
+                    )
+            total = sum(totals.values())
+            scale = n * max(1.0, math.log2(w**3 / n**2))
+            rows.append([n, name, w, "tree", *totals.values(), total, total / n, total / scale])
+        progress(f"n={n}")
+    return Result(
+        "leiserson-cost",
+        {"sizes": args.sizes, "per_level": args.per_level},
+        [
+            "n",
+            "profile",
+            "w",
+            "scope",
+            "selectors",
+            "stage_inputs",
+            "crosspoints",
+            "total",
+            "total/n",
+            "total/(n lg(w^3/n^2))",
+        ],
+        rows,
+        notes=[
+            "selectors: one per node input wire; stage_inputs: one switch controller per "
+            "concentrator stage input; crosspoints: graph edges",
+            "Theorem 4: O(n lg(w^3/n^2)) components (lg taken as at least 1)",
+        ],
+    )
+
+
 EXPERIMENTS = [
+    Experiment(
+        "leiserson-cost",
+        "Leiserson Theorem 4: components of universal fat-trees per node and in total",
+        _k_args,
+        _k_run,
+    ),
     Experiment(
         "concentrator",
         "Leiserson/Pippenger: achieved alpha of random (r, 2r/3) partial concentrators",
