@@ -66,6 +66,19 @@ DESIGNS: dict[str, Design] = {
             bench="fattree.sim.benches.selector",
         ),
         Design(
+            name="circuit-tree",
+            summary="Strumpen-Krishnamurthy circuit-switched fat tree of four-port routers",
+            component="fattree.hdl.circuit_tree:CircuitFatTree",
+            params=(
+                Param("leaves", 16, "processing nodes (a power of two)", lo=2, hi=1024),
+                Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
+                Param("length", 2, "data words per message", lo=1, hi=64),
+                Param("seed", 1, "seed of the routers' and interfaces' LFSRs", lo=0),
+                Param("retry", 0, "0 immediate, 1 round-based, 2 exponential back-off", lo=0, hi=2),
+            ),
+            bench="fattree.sim.benches.circuit_tree",
+        ),
+        Design(
             name="scheduler",
             summary="Ding's pipelined level-wise P_h scheduler for FT(l, w), one request/clock",
             component="fattree.hdl.scheduler:LevelWiseScheduler",
@@ -73,6 +86,7 @@ DESIGNS: dict[str, Design] = {
                 Param("levels", 3, "levels l of the fat-tree FT(l, w)", lo=2, hi=6),
                 Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64),
             ),
+            bench="fattree.sim.benches.scheduler",
         ),
         Design(
             name="leiserson-tree",
