@@ -7,13 +7,13 @@ Two numbers come out of two different netlists, on purpose:
   ``synth_ice40`` / ``synth_ecp5`` and ``stat -json``. Neither script inserts I/O buffers
   (nextpnr does that, at place and route), so the counts carry no pad cells.
 * **Fmax** needs a placed and routed design, and a component's ports usually outnumber the
-  package's pins. The component is therefore wrapped in a :class:`Harness` with five pins
-  (``clk``, ``rst``, ``sdi``, ``load``, ``sdo``): every input bit comes from a flip-flop of a
-  shift chain fed by ``sdi``; every output bit is captured in a flip-flop and shifted out on
-  ``sdo``. Nothing can be optimised away, and every path through the component starts and
-  ends at a flip-flop, so nextpnr's post-route Fmax of ``clk`` is the component's
-  register-to-register Fmax (or the harness's own, one LUT deep, if the component is
-  faster still).
+  package's pins. The component is therefore wrapped in a harness (:func:`make_harness`) with
+  five pins (``clk``, ``rst``, ``sdi``, ``load``, ``sdo``): every input bit comes from a
+  flip-flop of a shift chain fed by ``sdi``; every output bit is captured in a flip-flop and
+  shifted out on ``sdo``. Nothing can be optimised away, and every path through the
+  component starts and ends at a flip-flop, so nextpnr's post-route Fmax of ``clk`` is the
+  component's register-to-register Fmax (or the harness's own, one LUT deep, if the component
+  is faster still; ``critical_path`` says which).
 
 One Yosys run per family makes both netlists (``design -reset`` between them) and one
 nextpnr run places and routes the harness. YoWASP tools cannot see absolute ``/tmp`` paths
@@ -39,7 +39,7 @@ __all__ = [
     "Family",
     "FAMILIES",
     "get_family",
-    "Harness",
+    "make_harness",
     "Resources",
     "SynthError",
     "SynthResult",
@@ -148,7 +148,7 @@ def _flat_ports(component):
     return ports
 
 
-def Harness(component):  # noqa: N802 (a class factory: Amaranth is imported lazily)
+def make_harness(component):
     """Wrap ``component`` between a serial-in shift chain and a serial-out capture register.
 
     Pins: ``sdi`` feeds a shift chain whose flip-flops drive every input bit of the component;
@@ -548,7 +548,7 @@ def synthesise(
 
     t0 = time.monotonic()
     (out / f"{top}.il").write_text(rtlil.convert(design.build(params), name=top))
-    harness = Harness(design.build(params))
+    harness = make_harness(design.build(params))
     (out / f"{HARNESS_TOP}.il").write_text(
         rtlil.convert(harness, name=HARNESS_TOP, ports=harness.ports())
     )

@@ -16,8 +16,8 @@ from fattree.designs import DESIGNS, get_design
 from fattree.hdl.selector import Selector
 from fattree.scripts.main import main
 from fattree.synthesis import (
-    Harness,
     classify_cells,
+    make_harness,
     parse_nextpnr_log,
     parse_nextpnr_report,
     parse_nextpnr_utilisation,
@@ -227,7 +227,7 @@ def test_harness_counts_port_bits():
     # start + i in; start_o + one + zero out.
     from amaranth.back import rtlil
 
-    harness = Harness(Selector(4))
+    harness = make_harness(Selector(4))
     assert (harness.n_in, harness.n_out) == (1 + 4, 1 + 2 * 4)
     # Five pins, whatever the component's ports: clock, reset, serial in, load, serial out.
     text = rtlil.convert(harness, name="h", ports=harness.ports())
@@ -241,7 +241,7 @@ def test_harness_counts_port_bits():
 
 def test_harness_wants_a_component():
     with pytest.raises(TypeError, match="needs an amaranth.lib.wiring.Component, not int"):
-        Harness(3)
+        make_harness(3)
 
 
 def test_harness_rejects_a_component_without_outputs():
@@ -256,7 +256,7 @@ def test_harness_rejects_a_component_without_outputs():
             return Module()
 
     with pytest.raises(ValueError, match="no outputs"):
-        Harness(Sink())
+        make_harness(Sink())
 
 
 # ---------------------------------------------------------------------------------------------
