@@ -215,7 +215,12 @@ def build_bitstream(top, board: Board, build_dir: Path, name: str) -> dict:
         )
     seconds = time.monotonic() - started
     if code != 0:
-        raise BuildFailed(f"{_failed_step(root, name)} failed (exit {code}); see {console}")
+        reason = _first_error(console)
+        raise BuildFailed(
+            f"{_failed_step(root, name)} failed (exit {code})"
+            + (f": {reason}" if reason else "")
+            + f"; see {console}"
+        )
     bitstream = root / f"{name}.{board.bitstream}"
     if not bitstream.is_file() or bitstream.stat().st_size == 0:
         raise BuildFailed(f"no bitstream was written; see {console}")
@@ -239,3 +244,12 @@ def _failed_step(root: Path, name: str) -> str:
     ):
         return "place and route (nextpnr)"
     return "bitstream packing"
+
+
+def _first_error(log: Path, limit: int = 160) -> str:
+    """The first ``ERROR:`` line a tool wrote (e.g. nextpnr's "no BELs remaining"), short."""
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("ERROR:"):
+            text = line[len("ERROR:") :].strip()
+            return text if len(text) <= limit else text[: limit - 3] + "..."
+    return ""

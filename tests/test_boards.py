@@ -742,3 +742,21 @@ def test_build_design_without_selftest(capsys, tmp_path):
         f"fattree build: error: design {others[0]!r} has no board self-test; designs with one: "
         + ", ".join(sorted(SELFTESTS))
     ]
+
+
+def test_build_tool_failure_is_one_line(capsys, tmp_path, monkeypatch):
+    # A tool that fails: one line naming the step, the tool's first ERROR line and the log.
+    fake = tmp_path / "fake-yosys"
+    fake.write_text("#!/bin/sh\necho 'ERROR: design does not fit (simulated)'\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("YOSYS", str(fake))
+    root = tmp_path / "root"
+    code, out, err = run_cli(capsys, "build", "-p", "width=2", "--build-root", str(root))
+    log = root / "boards" / "icebreaker" / "selector" / "width2" / "build.log"
+    assert code == 1 and log.exists() and out == ""
+    progress, error = err.strip().splitlines()  # the tools' own output went to the log
+    assert progress.startswith("building selector_selftest for icebreaker")
+    assert error == (
+        "fattree build: error: synthesis (yosys) failed (exit 1): design does not fit "
+        f"(simulated); see {log}"
+    )
