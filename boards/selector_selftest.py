@@ -41,9 +41,9 @@ from amaranth.lib.wiring import Out
 from ..hdl import Selector
 from ..hdl._validation import validates_parameters
 from ..params import check_int_range, check_positive_int
-from .lfsr import LFSR
+from .lfsr import LFSR, LFSRModel
 
-__all__ = ["SelectorSelfTest", "LENGTH_BITS", "MIN_LENGTH"]
+__all__ = ["SelectorSelfTest", "traffic", "LENGTH_BITS", "MIN_LENGTH"]
 
 #: Frame lengths are ``MIN_LENGTH + r`` with ``r`` a ``LENGTH_BITS``-bit random number.
 MIN_LENGTH = 2
@@ -63,6 +63,41 @@ def _lfsr_seed(seed: int, index: int) -> int:
     x = (x * 0x2C1B3C6D) & 0xFFFFFFFF
     x ^= x >> 12
     return x % ((1 << _LFSR_WIDTH) - 1) + 1
+
+
+def _bank(width: int) -> list[int]:
+    """Bits drawn from each LFSR of the bank per clock."""
+    need = width + LENGTH_BITS
+    return [min(_LFSR_STEPS, need - k) for k in range(0, need, _LFSR_STEPS)]
+
+
+def traffic(width: int, seed: int = 1):
+    """Python twin of the generator: yields ``(start, i)``, what the selector sees in each
+    cycle from reset on, computed with :class:`~fattree.boards.lfsr.LFSRModel`.
+
+    A host can replay exactly what a board checked, e.g. to feed the reference model.
+    """
+    check_positive_int("width", width)
+    check_int_range("seed", seed, 0, (1 << 32) - 1)
+    lfsrs = [
+        LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(seed, k), steps=steps)
+        for k, steps in enumerate(_bank(width))
+    ]
+    # Only what the selector sees: the expectations need no twin, the reference model is one.
+    start = i = left = 0
+    while True:
+        yield start, i
+        rand, shift = 0, 0
+        for lfsr in lfsrs:
+            rand |= lfsr.word() << shift
+            shift += lfsr.steps
+        word, extra_cycles = rand & ((1 << width) - 1), rand >> width
+        if left == 0:
+            start, i, left = 1, word, MIN_LENGTH - 1 + extra_cycles
+        else:
+            start, i, left = 0, word, left - 1
+        for lfsr in lfsrs:
+            lfsr.clock()
 
 
 class SelectorSelfTest(wiring.Component):
@@ -123,8 +158,7 @@ class SelectorSelfTest(wiring.Component):
         # --- random bits: a data word and a frame length every cycle -----------------------
         need = width + LENGTH_BITS
         chunks = []
-        for k in range(-(-need // _LFSR_STEPS)):
-            steps = min(_LFSR_STEPS, need - k * _LFSR_STEPS)
+        for k, steps in enumerate(_bank(width)):
             lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.seed, k), steps=steps)
             m.submodules[f"lfsr{k}"] = lfsr
             chunks.append(lfsr.value[:steps])
