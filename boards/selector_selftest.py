@@ -8,7 +8,7 @@ on the first mismatch.
 
 Generator. A new frame starts as soon as the last one ends. Its length ``L`` is drawn
 uniformly from 2..9 cycles (M bit, address bit, 0..7 data bits), and every wire's M bit,
-address bit and data bits are independent fair coin flips, fresh every cycle, from a bank of
+address bit and data bits are pseudo-random fair coin flips, fresh every cycle, from a bank of
 31-bit Fibonacci LFSRs (:class:`fattree.boards.lfsr.LFSR`, 28 fresh bits per clock each).
 
 Checker. It does not look at how the selector works, only at the paper's rule applied to
