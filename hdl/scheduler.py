@@ -11,17 +11,20 @@ runs the paper's three steps:
   ``s_{h+1}``, ``d_{h+1}`` (Theorem 1: a shift of the low digits and ``P_h`` as digit 0);
 * **update**: write both vectors back.
 
-The update of level ``h`` and the load of level ``h+1`` happen in the same clock, so a request
-spends two cycles per level and the latency is ``2 * (l - 1) + 1`` cycles (``latency``).
+A block-RAM read has a long clock-to-output time, so the read data is registered before it
+is used: a request spends three cycles per level (M: read in flight, C: compute, U: update),
+and the update of level ``h`` is the load of level ``h+1``. The latency is
+``3 * (l - 1) + 1`` cycles (``latency``).
 
 One request per clock (initiation interval 1)
 ---------------------------------------------
-Back-to-back requests may use the same switch. The memories are read one cycle before the
-compute step, and written one cycle after it, so a request in compute has not seen the writes
-of the two requests just ahead of it: the one now in update (writing this cycle) and the one
-that wrote last cycle (the read port is not transparent). Both are forwarded: the compute step
-takes the vector from the request in update if it addresses the same row, else from the
-one-cycle-old write, else from the memory. The result is exactly the sequential algorithm of
+Back-to-back requests may use the same switch. A request in compute works on the rows the
+memory held when it was loaded, three cycles earlier; the three requests ahead of it have
+written since (or are writing now): the one in U, and the writes of the last two cycles (W1,
+W2). Their new vectors are forwarded, newest first. Which of them address the same row is
+compared one stage early and registered, so the loop that limits the clock -- the vector a
+request writes is the vector the next one may start from -- is only a 4:1 select, the AND,
+the priority select and the bit clear. The result is exactly the sequential algorithm of
 Fig. 7 taken request by request, in ``keep`` failure mode: a request refused at level ``h``
 keeps the links it took below ``h`` (see :mod:`fattree.sim.models.scheduler`).
 
@@ -47,7 +50,7 @@ Supported range: ``levels`` 2..6, ``w`` a power of two 2..64, at most 65536 swit
 level (the depth of each memory).
 """
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -129,7 +132,7 @@ class LevelWiseScheduler(wiring.Component):
         self.tree = FatTree(levels, w)
         self.port_bits = ceil_log2(w)
         self.switch_bits = (levels - 1) * self.port_bits
-        self.latency = 2 * (levels - 1) + 1
+        self.latency = 3 * (levels - 1) + 1
         super().__init__(
             {
                 "requests": In(stream.Signature(request_layout(levels, w))),
@@ -175,10 +178,13 @@ class LevelWiseScheduler(wiring.Component):
         req = self.requests.payload
         res = self.results.payload
 
+        # Stages of level h: M (memory read in flight), C (compute), U (update); the update of
+        # level h is the load of level h+1. W1: the write of the last cycle.
         r0 = Signal(slot)
+        mem_stage = [Signal(slot, name=f"m{h}") for h in range(link_levels)]
         comp = [Signal(slot, name=f"c{h}") for h in range(link_levels)]
         upd = [Signal(update, name=f"u{h}") for h in range(link_levels)]
-        hist = [Signal(written, name=f"w{h}") for h in range(link_levels)]
+        hist1 = [Signal(written, name=f"w1_{h}") for h in range(link_levels)]
         last = upd[-1].slot
 
         # The whole pipeline moves together; it holds while a result waits for `ready`.
@@ -192,7 +198,12 @@ class LevelWiseScheduler(wiring.Component):
         empty = Signal()
         m.d.comb += [
             empty.eq(
-                ~r0.valid & ~Cat(*(c.valid for c in comp), *(u.slot.valid for u in upd)).any()
+                ~r0.valid
+                & ~Cat(
+                    *(x.valid for x in mem_stage),
+                    *(c.valid for c in comp),
+                    *(u.slot.valid for u in upd),
+                ).any()
             ),
             clear_last.eq(clearing & (clear_row == depth - 1)),
         ]
@@ -242,7 +253,7 @@ class LevelWiseScheduler(wiring.Component):
         # -- one P_h block per link level ----------------------------------------------------
         for h in range(link_levels):
             load = r0 if h == 0 else upd[h - 1].slot
-            c, u, wr = comp[h], upd[h], hist[h]
+            mm, c, u, w1 = mem_stage[h], comp[h], upd[h], hist1[h]
 
             mems = {}
             for name in ("ulink", "dlink"):
@@ -251,41 +262,59 @@ class LevelWiseScheduler(wiring.Component):
                 mems[name] = (mem.read_port(), mem.write_port())
             (u_rd, u_wr), (d_rd, d_wr) = mems["ulink"], mems["dlink"]
 
-            # load: address the memories with the switches of the slot entering compute.
+            # load: address the memories with the switches of the slot entering M.
             m.d.comb += [
                 u_rd.addr.eq(load.s),
                 d_rd.addr.eq(load.d),
                 u_rd.en.eq(adv),
                 d_rd.en.eq(adv),
             ]
+
+            # The request in C works on the rows the memory had when it was in load. The
+            # writes of the three requests ahead of it came later: the one now in U, and the
+            # ones in W1 and W2. Which of them hit the same row is decided one stage early (in
+            # M, against C, U and W1, which move on to U, W1 and W2 together with it), so the
+            # compute step only has a registered 4:1 select ahead of its AND.
+            c_we = Signal(name=f"c_we{h}")  # the request in C will write (set below)
+            data_u = Signal(w, name=f"data_u{h}")  # the memory output, registered
+            data_d = Signal(w, name=f"data_d{h}")
             with m.If(adv):
-                m.d.sync += c.eq(load)
+                m.d.sync += [mm.eq(load), c.eq(mm), data_u.eq(u_rd.data), data_d.eq(d_rd.data)]
+            # Per memory: `newest` = the request ahead (in C now, in U next) hits the row;
+            # `older`/`older_value` = the newest of the two after it (in U and W1 now, in W1 and
+            # W2 next) that hits it, and its vector.
+            cur = {}
+            for name, addr, row, new_field in (("u", "s", "ws", "nu"), ("d", "d", "wd", "nd")):
+                newest = Signal(name=f"newest_{name}{h}")
+                older = Signal(name=f"older_{name}{h}")
+                older_value = Signal(w, name=f"older_{name}{h}_value")
+                hit_u = u.we & (u[row] == mm[addr])
+                hit_w1 = w1.we & (w1[row] == mm[addr])
+                with m.If(adv):
+                    m.d.sync += [
+                        newest.eq(c_we & (c[addr] == mm[addr])),
+                        older.eq(hit_u | hit_w1),
+                        older_value.eq(Mux(hit_u, u[new_field], w1[new_field])),
+                    ]
+                base = Mux(older, older_value, data_u if name == "u" else data_d)
+                cur[name] = Signal(w, name=f"cur_{name}{h}")
+                m.d.comb += cur[name].eq(Mux(newest, u[new_field], base))
+            cur_u, cur_d = cur["u"], cur["d"]
 
-            # compute: forward the two writes the memory read has not seen, newest first.
-            cur_u, cur_d = Signal(w, name=f"cur_u{h}"), Signal(w, name=f"cur_d{h}")
-            with m.If(u.we & (u.ws == c.s)):
-                m.d.comb += cur_u.eq(u.nu)
-            with m.Elif(wr.we & (wr.ws == c.s)):
-                m.d.comb += cur_u.eq(wr.nu)
-            with m.Else():
-                m.d.comb += cur_u.eq(u_rd.data)
-            with m.If(u.we & (u.wd == c.d)):
-                m.d.comb += cur_d.eq(u.nd)
-            with m.Elif(wr.we & (wr.wd == c.d)):
-                m.d.comb += cur_d.eq(wr.nd)
-            with m.Else():
-                m.d.comb += cur_d.eq(d_rd.data)
-
+            # Priority select without a carry chain: port i is chosen if it is free and no
+            # lower port is.
             avail = Signal(w, name=f"avail{h}")
-            lowest = Signal(w, name=f"lowest{h}")  # one-hot lowest free port (priority select)
+            below = Signal(w, name=f"below{h}")  # some port under i is free
+            lowest = Signal(w, name=f"lowest{h}")  # one-hot lowest free port
             chosen = Signal(b, name=f"chosen{h}")
-            m.d.comb += [avail.eq(cur_u & cur_d), lowest.eq(avail & -avail)]
-            for i in reversed(range(w)):
-                with m.If(avail[i]):
-                    m.d.comb += chosen.eq(i)
+            m.d.comb += [avail.eq(cur_u & cur_d), lowest.eq(avail & ~below)]
+            for i in range(1, w):
+                m.d.comb += below[i].eq(avail[:i].any())
+            for k in range(b):
+                m.d.comb += chosen[k].eq(Cat(lowest[i] for i in range(w) if i >> k & 1).any())
 
             active = Signal(name=f"active{h}")  # this level is on the request's path
-            m.d.comb += active.eq(c.valid & c.alive & (c.height > h))
+            m.d.comb += [active.eq(c.valid & c.alive & (c.height > h)), c_we.eq(active)]
             port = Signal(b, name=f"port{h}")
             onehot = Signal(w, name=f"onehot{h}")
             new_u, new_d = Signal(w, name=f"new_u{h}"), Signal(w, name=f"new_d{h}")
@@ -324,6 +353,11 @@ class LevelWiseScheduler(wiring.Component):
                     u.nu.eq(new_u),
                     u.nd.eq(new_d),
                     u.slot.alive.eq(alive),
+                    w1.we.eq(u.we),
+                    w1.ws.eq(u.ws),
+                    w1.wd.eq(u.wd),
+                    w1.nu.eq(u.nu),
+                    w1.nd.eq(u.nd),
                 ]
                 with m.If(active & alive):
                     m.d.sync += [
@@ -331,15 +365,8 @@ class LevelWiseScheduler(wiring.Component):
                         u.slot.d.eq(climb(c.d)),
                         u.slot.ports[h].eq(port),
                     ]
-                m.d.sync += [
-                    wr.we.eq(u.we),
-                    wr.ws.eq(u.ws),
-                    wr.wd.eq(u.wd),
-                    wr.nu.eq(u.nu),
-                    wr.nd.eq(u.nd),
-                ]
             with m.If(clearing):
-                m.d.sync += wr.we.eq(0)
+                m.d.sync += w1.we.eq(0)
 
             # update: write back (or, while clearing, free row after row).
             with m.If(clearing):

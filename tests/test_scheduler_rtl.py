@@ -167,7 +167,7 @@ def test_initiation_interval_one(levels, w):
     assert results == expected
     assert accepted_at == list(range(len(commands)))
     assert produced_at == [dut.latency + k for k in range(len(commands))]
-    assert dut.latency == 2 * (levels - 1) + 1
+    assert dut.latency == 3 * (levels - 1) + 1
 
 
 def test_clear_takes_one_cycle_per_row():
