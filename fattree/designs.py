@@ -97,6 +97,7 @@ DESIGNS: dict[str, Design] = {
                 Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
                 Param("seed", 0, "seed of the concentrator graphs", lo=0),
             ),
+            bench="fattree.sim.benches.leiserson_tree",
         ),
     ]
 }

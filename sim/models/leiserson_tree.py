@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ...hdl.capacities import TreeLayout
 
-__all__ = ["Arrival", "Delivery", "deliver", "SELECTOR_LATENCY"]
+__all__ = ["Arrival", "Delivery", "deliver", "SELECTOR_LATENCY", "Wave", "delivery_waves"]
 
 SELECTOR_LATENCY = 2
 
@@ -112,3 +112,51 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
                 break
             node, in_port = child, "U"
     return result
+
+
+@dataclass
+class Wave:
+    """One delivery cycle as waveforms: ``drive[t][leaf]`` is the word on the leaf's send
+    wires in cycle t (t = 0 is the ``start`` cycle), ``expect[t][leaf]`` the word its receive
+    wires must show; ``sent[(leaf, wire)] = (message index, data)``."""
+
+    drive: list[list[int]]
+    expect: list[list[int]]
+    sent: dict[tuple[int, int], tuple[int, int]]
+    delivery: Delivery
+
+
+def delivery_waves(layout: TreeLayout, messages, cycles, rng, data_bits: int = 8, stagger: int = 3):
+    """Plan every delivery cycle of a schedule (switch settings and headers), attach random
+    data, start each message 0 .. stagger-1 cycles after ``start``, and give the expected
+    receive waveforms from :func:`deliver`. Raises ``RuntimeError`` if the model loses or
+    collides a message."""
+    from .leiserson_schedule import frame_bits, plan_cycle
+
+    n = layout.leaves
+    waves = []
+    for cycle in cycles:
+        plan = plan_cycle(layout, messages, cycle)
+        frames, sent, offsets = {}, {}, {}
+        for mp in plan.messages:
+            wire = sum(1 for key in frames if key[0] == mp.src)
+            data = rng.getrandbits(data_bits)
+            frames[(mp.src, wire)] = frame_bits(mp, data, data_bits)
+            sent[(mp.src, wire)] = (mp.index, data)
+            offsets[(mp.src, wire)] = rng.randrange(stagger)
+        model = deliver(layout, frames)
+        if model.lost or model.collisions:
+            raise RuntimeError(f"model: lost {model.lost}, collisions {model.collisions}")
+        length = max((len(f) + offsets[k] for k, f in frames.items()), default=1)
+        length += max((a.latency for a in model.arrivals), default=0) + 3
+        drive = [[0] * n for _ in range(length)]
+        expect = [[0] * n for _ in range(length)]
+        for (src, wire), frame in frames.items():
+            for k, b in enumerate(frame):
+                drive[offsets[(src, wire)] + k][src] |= b << wire
+        for a in model.arrivals:
+            t0 = offsets[(a.src, a.src_wire)] + a.latency
+            for k, b in enumerate(a.bits):
+                expect[t0 + k][a.where[1]] |= b << a.wire
+        waves.append(Wave(drive, expect, sent, model))
+    return waves
