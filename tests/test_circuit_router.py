@@ -1,0 +1,234 @@
+"""One four-port CircuitRouter (amaranth.sim) against RouterModel and section 3's rules."""
+
+import random
+
+import pytest
+from amaranth import ResetInserter, Signal
+from amaranth.sim import Simulator
+
+from fattree.boards.lfsr import LFSRModel
+from fattree.hdl.circuit_router import LFSR_WIDTH, A, B, C, CircuitRouter, D
+from fattree.sim.models.circuit import RouterModel
+
+SEED = 0x1D3
+
+
+def run(stimulus, seed=SEED, width=4):
+    """``stimulus``: per cycle a dict with optional ``valid``/``data``/``reject``/``ack``
+    (dicts port -> value) and ``rst``. Returns the RTL's outputs per cycle after checking
+    they equal the model's in every cycle."""
+    router = CircuitRouter(width, seed)
+    rst = Signal()
+    dut = ResetInserter(rst)(router)
+    model = RouterModel(seed)
+    ports = [router.a, router.b, router.c, router.d]
+    seen = []
+
+    async def bench(ctx):
+        for cycle, step in enumerate(stimulus):
+            v = [step.get("valid", {}).get(p, 0) for p in range(4)]
+            d = [step.get("data", {}).get(p, 0) for p in range(4)]
+            rj = [step.get("reject", {}).get(p, 0) for p in range(4)]
+            ak = [step.get("ack", {}).get(p, 0) for p in range(4)]
+            for p in range(4):
+                ctx.set(ports[p].i.valid, v[p])
+                ctx.set(ports[p].i.data, d[p])
+                ctx.set(ports[p].o.reject, rj[p])
+                ctx.set(ports[p].o.ack, ak[p])
+            ctx.set(rst, step.get("rst", 0))
+            got = {
+                "valid": [ctx.get(ports[p].o.valid) for p in range(4)],
+                "data": [ctx.get(ports[p].o.data) for p in range(4)],
+                "reject": [ctx.get(ports[p].i.reject) for p in range(4)],
+                "ack": [ctx.get(ports[p].i.ack) for p in range(4)],
+            }
+            want = {
+                "valid": list(model.out_valid),
+                "data": list(model.out_data),
+                "reject": list(model.bk_reject),
+                "ack": list(model.bk_ack),
+            }
+            assert got == want, f"cycle {cycle}: RTL {got}, model {want}"
+            seen.append(got)
+            model.step(v, d, rj, ak)
+            if step.get("rst"):
+                model.reset()
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return seen
+
+
+def message(port, words, start=0, total=None):
+    """Cycles driving ``words`` on ``port`` from cycle ``start`` (valid high), then idle."""
+    total = total or start + len(words) + 6
+    cycles = [{} for _ in range(total)]
+    for k, w in enumerate(words):
+        cycles[start + k] = {"valid": {port: 1}, "data": {port: w}}
+    return cycles
+
+
+def merge(*streams):
+    total = max(len(s) for s in streams)
+    out = [{} for _ in range(total)]
+    for s in streams:
+        for k, step in enumerate(s):
+            for key, value in step.items():
+                if key == "rst":
+                    out[k]["rst"] = value
+                else:
+                    out[k].setdefault(key, {}).update(value)
+    return out
+
+
+def lfsr_bit(cycle, seed=SEED):
+    lfsr = LFSRModel(LFSR_WIDTH, seed=seed)
+    for _ in range(cycle):
+        lfsr.clock()
+    return lfsr.state & 1
+
+
+def outputs_on(seen, port):
+    return [(k, s["data"][port]) for k, s in enumerate(seen) if s["valid"][port]]
+
+
+# Downstream route bits: on c/d the bit picks a (0) or b (1); on a/b, 1 = turn.
+@pytest.mark.parametrize(
+    "inp, bit, out",
+    [(A, 1, B), (B, 1, A), (C, 0, A), (C, 1, B), (D, 0, A), (D, 1, B)],
+)
+def test_every_downstream_and_turn_pair(inp, bit, out):
+    seen = run(message(inp, [bit, 0x5, 0xA, 0x3]))
+    # Route word consumed in cycle 0; data follows one cycle behind its input: 2..4.
+    assert outputs_on(seen, out) == [(2, 0x5), (3, 0xA), (4, 0x3)]
+    for other in {A, B, C, D} - {out}:
+        assert outputs_on(seen, other) == []
+    assert not any(s["reject"][inp] for s in seen)
+
+
+@pytest.mark.parametrize("start", range(6))
+@pytest.mark.parametrize("inp", [A, B])
+def test_up_port_is_lfsr_bit_xor_entry_port(inp, start):
+    seen = run(message(inp, [0, 0x9, 0x6], start=start))
+    up = C + (lfsr_bit(start) ^ (inp == B))
+    assert outputs_on(seen, up) == [(start + 2, 0x9), (start + 3, 0x6)]
+    assert outputs_on(seen, C + D - up) == []
+
+
+def test_two_up_messages_take_different_ports():
+    for start in range(8):
+        seen = run(merge(message(A, [0, 0x1, 0x1], start), message(B, [0, 0x2, 0x2], start)))
+        got_c, got_d = outputs_on(seen, C), outputs_on(seen, D)
+        assert {got_c[0][1], got_d[0][1]} == {0x1, 0x2}
+        assert got_c[0][1] == (0x1 if lfsr_bit(start) == 0 else 0x2)
+
+
+def test_busy_up_port_sends_the_second_message_up_the_other():
+    for start in range(1, 8):
+        first = message(A, [0] + [0x1] * 12, 0, total=20)
+        seen = run(merge(first, message(B, [0, 0x2, 0x2], start, total=20)))
+        first_port = C + lfsr_bit(0)
+        second_port = C + D - first_port
+        assert outputs_on(seen, second_port)[0] == (start + 2, 0x2)
+
+
+def test_criss_cross_turns():
+    seen = run(merge(message(A, [1, 0x1, 0x1]), message(B, [1, 0x2, 0x2])))
+    assert outputs_on(seen, B) == [(2, 0x1), (3, 0x1)]
+    assert outputs_on(seen, A) == [(2, 0x2), (3, 0x2)]
+
+
+def test_scenario_one_two_downstream_messages_same_port():
+    # c and d both for a in one cycle: c passes, d is rejected (reject one cycle later).
+    seen = run(merge(message(C, [0, 0x3, 0x3]), message(D, [0, 0x4, 0x4])))
+    assert outputs_on(seen, A) == [(2, 0x3), (3, 0x3)]
+    assert [k for k, s in enumerate(seen) if s["reject"][D]] == [1]
+    assert not any(s["reject"][C] for s in seen)
+
+
+def test_scenario_two_turn_and_downstream_same_port():
+    # b turns to a while c comes down to a: the turn passes, c is rejected.
+    seen = run(merge(message(B, [1, 0x7, 0x7]), message(C, [0, 0x3, 0x3])))
+    assert outputs_on(seen, A) == [(2, 0x7), (3, 0x7)]
+    assert [k for k, s in enumerate(seen) if s["reject"][C]] == [1]
+
+
+def test_three_way_collision():
+    seen = run(merge(message(B, [1, 0x7]), message(C, [0, 0x3]), message(D, [0, 0x4])))
+    assert outputs_on(seen, A) == [(2, 0x7)]
+    assert [k for k, s in enumerate(seen) if s["reject"][C]] == [1]
+    assert [k for k, s in enumerate(seen) if s["reject"][D]] == [1]
+
+
+def test_claim_on_held_wire_is_rejected_and_dead_until_valid_falls():
+    held = message(C, [0] + [0x3] * 10, 0, total=24)
+    late = message(D, [0, 0x4, 0x4, 0x4], 3, total=24)
+    again = message(D, [1, 0x5], 9, total=24)  # after d's valid fell: a new message, to b
+    seen = run(merge(held, late, again))
+    assert [k for k, s in enumerate(seen) if s["reject"][D]] == [4]
+    assert all(d == 0x3 for _, d in outputs_on(seen, A))
+    assert outputs_on(seen, B) == [(11, 0x5)]
+
+
+@pytest.mark.parametrize("signal", ["reject", "ack"])
+def test_release_by_reject_or_ack(signal):
+    stream = message(C, [0, 0x3, 0x3], 0, total=16)
+    stream[6][signal] = {A: 1}  # from downstream, on a's outgoing link
+    second = message(D, [0, 0x6], 7, total=16)
+    seen = run(merge(stream, second))
+    # Passed back on c's incoming link one cycle later, exactly once.
+    assert [k for k, s in enumerate(seen) if s[signal][C]] == [7]
+    other = "ack" if signal == "reject" else "reject"
+    assert not any(s[other][C] for s in seen)
+    # a is free from the next cycle: d's message at cycle 7 passes.
+    assert outputs_on(seen, A)[-1] == (9, 0x6)
+
+
+def test_wire_busy_in_release_cycle():
+    stream = message(C, [0, 0x3], 0, total=12)
+    stream[5]["ack"] = {A: 1}
+    seen = run(merge(stream, message(D, [0, 0x6], 5, total=12)))  # same cycle as the ack
+    assert [k for k, s in enumerate(seen) if s["reject"][D]] == [6]
+
+
+def test_reset_mid_circuit():
+    stream = message(C, [0] + [0x3] * 8, 0, total=20)
+    stream[4]["rst"] = 1
+    for k in range(5, 9):
+        stream[k] = {}  # the sender stops too
+    seen = run(merge(stream, message(D, [0, 0x6, 0x6], 10, total=20)))
+    assert not any(s["valid"][A] for s in seen[5:12])
+    assert outputs_on(seen, A)[-2:] == [(12, 0x6), (13, 0x6)]
+
+
+def test_random_stimulus_matches_model():
+    rng = random.Random(3)
+    stimulus = []
+    for _ in range(1500):
+        step = {"valid": {}, "data": {}, "reject": {}, "ack": {}}
+        for p in range(4):
+            step["valid"][p] = int(rng.random() < 0.6)
+            step["data"][p] = rng.getrandbits(4)
+            step["reject"][p] = int(rng.random() < 0.05)
+            step["ack"][p] = int(rng.random() < 0.05)
+        if rng.random() < 0.01:
+            step["rst"] = 1
+        stimulus.append(step)
+    run(stimulus)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"width": 0}, "width must be a positive integer, not 0"),
+        ({"seed": 0}, "seed must be between 1 and 65535, not 0"),
+        ({"seed": 1 << 16}, "seed must be between 1 and 65535, not 65536"),
+    ],
+)
+def test_parameter_errors(kwargs, message):
+    with pytest.raises(ValueError) as info:
+        CircuitRouter(**kwargs)
+    assert str(info.value) == message
