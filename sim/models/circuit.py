@@ -57,6 +57,7 @@ class RouterModel:
         self.bk_ack = [0] * 4
         #: What the last step decided, for tests: per input "grant"/"reject"/None.
         self.decisions: list = [None] * 4
+        self.up_bit = None
 
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
         state, busy = self.state, self.busy
@@ -95,6 +96,8 @@ class RouterModel:
                     grant[D], grant_to[D] = True, o
         if up_b:
             grant[B], grant_to[B] = True, C + port_b
+        #: The LFSR bit this step used for an up port choice (None: no message went up).
+        self.up_bit = r if (up_a or up_b) else None
 
         n_state, n_route = list(state), list(self.route)
         n_bk_reject = [int(x) for x in reject]
