@@ -52,6 +52,7 @@ level (the depth of each memory).
 
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -132,7 +133,8 @@ class LevelWiseScheduler(wiring.Component):
         self.tree = FatTree(levels, w)
         self.port_bits = ceil_log2(w)
         self.switch_bits = (levels - 1) * self.port_bits
-        self.latency = 3 * (levels - 1) + 1
+        # Input register, three stages per level, two cycles through the output FIFO.
+        self.latency = 3 * (levels - 1) + 3
         super().__init__(
             {
                 "requests": In(stream.Signature(request_layout(levels, w))),
@@ -187,9 +189,16 @@ class LevelWiseScheduler(wiring.Component):
         hist1 = [Signal(written, name=f"w1_{h}") for h in range(link_levels)]
         last = upd[-1].slot
 
-        # The whole pipeline moves together; it holds while a result waits for `ready`.
-        adv = Signal()
-        m.d.comb += adv.eq(~last.valid | self.results.ready)
+        # The pipeline never stalls (no clock enables on the datapath, which is what limits
+        # the clock): results queue in a FIFO, and a command is only accepted while the FIFO
+        # has room for it and for everything ahead of it in the pipeline.
+        fifo_depth = self.latency + 1
+        m.submodules.out_fifo = fifo = SyncFIFOBuffered(
+            width=result_layout(levels, w).size, depth=fifo_depth
+        )
+        outstanding = Signal(range(fifo_depth + 1))  # accepted and not yet taken out
+        room = Signal()
+        m.d.comb += room.eq(outstanding < fifo_depth)
 
         # -- CLEAR: drain, then write every row of every memory, one row per cycle ----------
         clearing = Signal()
@@ -221,7 +230,7 @@ class LevelWiseScheduler(wiring.Component):
         # the pipeline moves and no clear is waiting or running.
         accept = Signal()
         m.d.comb += [
-            self.requests.ready.eq(adv & ((~is_clear & ~clearing) | clear_last)),
+            self.requests.ready.eq(room & ((~is_clear & ~clearing) | clear_last)),
             accept.eq(self.requests.valid & self.requests.ready),
         ]
 
@@ -233,22 +242,21 @@ class LevelWiseScheduler(wiring.Component):
         for k in range(link_levels):
             with m.If(diff[k * b : (k + 1) * b].any()):
                 m.d.comb += height.eq(k + 1)
-        with m.If(adv):
-            m.d.sync += [
-                r0.valid.eq(accept),
-                r0.op.eq(req.op),
-                r0.src.eq(req.src),
-                r0.dst.eq(req.dst),
-                r0.height.eq(height),
-                r0.alive.eq(1),
-                r0.s.eq(s0),
-                r0.d.eq(d0),
-                r0.ports.eq(req.ports),
-            ]
-            with m.If(is_clear):
-                m.d.sync += r0.height.eq(0)  # touches no link in the pipeline
-            with m.If(req.op != Op.RELEASE):
-                m.d.sync += r0.ports.eq(0)
+        m.d.sync += [
+            r0.valid.eq(accept),
+            r0.op.eq(req.op),
+            r0.src.eq(req.src),
+            r0.dst.eq(req.dst),
+            r0.height.eq(height),
+            r0.alive.eq(1),
+            r0.s.eq(s0),
+            r0.d.eq(d0),
+            r0.ports.eq(req.ports),
+        ]
+        with m.If(is_clear):
+            m.d.sync += r0.height.eq(0)  # touches no link in the pipeline
+        with m.If(req.op != Op.RELEASE):
+            m.d.sync += r0.ports.eq(0)
 
         # -- one P_h block per link level ----------------------------------------------------
         for h in range(link_levels):
@@ -266,8 +274,6 @@ class LevelWiseScheduler(wiring.Component):
             m.d.comb += [
                 u_rd.addr.eq(load.s),
                 d_rd.addr.eq(load.d),
-                u_rd.en.eq(adv),
-                d_rd.en.eq(adv),
             ]
 
             # The request in C works on the rows the memory had when it was in load. The
@@ -276,10 +282,10 @@ class LevelWiseScheduler(wiring.Component):
             # M, against C, U and W1, which move on to U, W1 and W2 together with it), so the
             # compute step only has a registered 4:1 select ahead of its AND.
             c_we = Signal(name=f"c_we{h}")  # the request in C will write (set below)
-            data_u = Signal(w, name=f"data_u{h}")  # the memory output, registered
-            data_d = Signal(w, name=f"data_d{h}")
-            with m.If(adv):
-                m.d.sync += [mm.eq(load), c.eq(mm), data_u.eq(u_rd.data), data_d.eq(d_rd.data)]
+            # The memory output, registered (no reset: a reset would put a LUT behind the RAM).
+            data_u = Signal(w, name=f"data_u{h}", reset_less=True)
+            data_d = Signal(w, name=f"data_d{h}", reset_less=True)
+            m.d.sync += [mm.eq(load), c.eq(mm), data_u.eq(u_rd.data), data_d.eq(d_rd.data)]
             # Per memory: `newest` = the request ahead (in C now, in U next) hits the row;
             # `older`/`older_value` = the newest of the two after it (in U and W1 now, in W1 and
             # W2 next) that hits it, and its vector.
@@ -287,15 +293,14 @@ class LevelWiseScheduler(wiring.Component):
             for name, addr, row, new_field in (("u", "s", "ws", "nu"), ("d", "d", "wd", "nd")):
                 newest = Signal(name=f"newest_{name}{h}")
                 older = Signal(name=f"older_{name}{h}")
-                older_value = Signal(w, name=f"older_{name}{h}_value")
+                older_value = Signal(w, name=f"older_{name}{h}_value", reset_less=True)
                 hit_u = u.we & (u[row] == mm[addr])
                 hit_w1 = w1.we & (w1[row] == mm[addr])
-                with m.If(adv):
-                    m.d.sync += [
-                        newest.eq(c_we & (c[addr] == mm[addr])),
-                        older.eq(hit_u | hit_w1),
-                        older_value.eq(Mux(hit_u, u[new_field], w1[new_field])),
-                    ]
+                m.d.sync += [
+                    newest.eq(c_we & (c[addr] == mm[addr])),
+                    older.eq(hit_u | hit_w1),
+                    older_value.eq(Mux(hit_u, u[new_field], w1[new_field])),
+                ]
                 base = Mux(older, older_value, data_u if name == "u" else data_d)
                 cur[name] = Signal(w, name=f"cur_{name}{h}")
                 m.d.comb += cur[name].eq(Mux(newest, u[new_field], base))
@@ -313,58 +318,56 @@ class LevelWiseScheduler(wiring.Component):
             for k in range(b):
                 m.d.comb += chosen[k].eq(Cat(lowest[i] for i in range(w) if i >> k & 1).any())
 
-            active = Signal(name=f"active{h}")  # this level is on the request's path
-            m.d.comb += [active.eq(c.valid & c.alive & (c.height > h)), c_we.eq(active)]
-            port = Signal(b, name=f"port{h}")
-            onehot = Signal(w, name=f"onehot{h}")
+            # What the request does at this level is known from its slot alone, so decide it
+            # in M and register it: `act` = the level is on its path (it will write back),
+            # `sched` = it takes the lowest free port, `release` = the port bit it gives back.
+            act = Signal(name=f"act{h}")
+            sched = Signal(name=f"sched{h}")
+            release = Signal(w, name=f"release{h}")
+            m_act = mm.valid & mm.alive & (mm.height > h)
+            m.d.sync += [
+                act.eq(m_act),
+                sched.eq(m_act & (mm.op == Op.SCHEDULE)),
+                release.eq(Mux(m_act & (mm.op == Op.RELEASE), Const(1, w) << mm.ports[h], 0)),
+            ]
+            m.d.comb += c_we.eq(act)
+
+            take = Signal(w, name=f"take{h}")
             new_u, new_d = Signal(w, name=f"new_u{h}"), Signal(w, name=f"new_d{h}")
-            alive = Signal(name=f"alive{h}")
-            m.d.comb += [new_u.eq(cur_u), new_d.eq(cur_d), alive.eq(c.alive), port.eq(0)]
-            with m.If(active):
-                with m.If(c.op == Op.RELEASE):
-                    m.d.comb += [
-                        port.eq(c.ports[h]),
-                        onehot.eq(Const(1, w) << c.ports[h]),
-                        new_u.eq(cur_u | onehot),
-                        new_d.eq(cur_d | onehot),
-                    ]
-                with m.Elif(avail.any()):
-                    m.d.comb += [
-                        port.eq(chosen),
-                        new_u.eq(cur_u & ~lowest),
-                        new_d.eq(cur_d & ~lowest),
-                    ]
-                with m.Else():
-                    m.d.comb += alive.eq(0)
+            port = Signal(b, name=f"port{h}")
+            m.d.comb += [
+                take.eq(Mux(sched, lowest, 0)),
+                new_u.eq((cur_u & ~take) | release),
+                new_d.eq((cur_d & ~take) | release),
+                # A SCHEDULE slot carries zeros in ports; a refused one keeps them (chosen = 0).
+                port.eq(Mux(sched, chosen, c.ports[h])),
+            ]
 
             # Theorem 1: digits above h stay, the low h+1 digits shift up one, P_h enters.
+            # (Slots that are refused or not on this level never use the new switches.)
             def climb(switch, port=port, h=h):
                 low = (h + 1) * b
                 if low >= sb:
                     return Cat(port, switch[: low - b])
                 return Cat(port, switch[: low - b], switch[low:])
 
-            with m.If(adv):
-                m.d.sync += [
-                    u.slot.eq(c),
-                    u.we.eq(active),
-                    u.ws.eq(c.s),
-                    u.wd.eq(c.d),
-                    u.nu.eq(new_u),
-                    u.nd.eq(new_d),
-                    u.slot.alive.eq(alive),
-                    w1.we.eq(u.we),
-                    w1.ws.eq(u.ws),
-                    w1.wd.eq(u.wd),
-                    w1.nu.eq(u.nu),
-                    w1.nd.eq(u.nd),
-                ]
-                with m.If(active & alive):
-                    m.d.sync += [
-                        u.slot.s.eq(climb(c.s)),
-                        u.slot.d.eq(climb(c.d)),
-                        u.slot.ports[h].eq(port),
-                    ]
+            m.d.sync += [
+                u.slot.eq(c),
+                u.slot.alive.eq(c.alive & ~(sched & ~avail.any())),
+                u.slot.s.eq(climb(c.s)),
+                u.slot.d.eq(climb(c.d)),
+                u.slot.ports[h].eq(port),
+                u.we.eq(act),
+                u.ws.eq(c.s),
+                u.wd.eq(c.d),
+                u.nu.eq(new_u),
+                u.nd.eq(new_d),
+                w1.we.eq(u.we),
+                w1.ws.eq(u.ws),
+                w1.wd.eq(u.wd),
+                w1.nu.eq(u.nu),
+                w1.nd.eq(u.nd),
+            ]
             with m.If(clearing):
                 m.d.sync += w1.we.eq(0)
 
@@ -384,17 +387,23 @@ class LevelWiseScheduler(wiring.Component):
                     d_wr.addr.eq(u.wd),
                     u_wr.data.eq(u.nu),
                     d_wr.data.eq(u.nd),
-                    u_wr.en.eq(adv & u.we),
-                    d_wr.en.eq(adv & u.we),
+                    u_wr.en.eq(u.we),
+                    d_wr.en.eq(u.we),
                 ]
 
         # -- results -------------------------------------------------------------------------
+        out = Signal(result_layout(levels, w))
         m.d.comb += [
-            self.results.valid.eq(last.valid),
-            res.op.eq(last.op),
-            res.src.eq(last.src),
-            res.dst.eq(last.dst),
-            res.granted.eq(last.alive),
-            res.ports.eq(last.ports),
+            out.op.eq(last.op),
+            out.src.eq(last.src),
+            out.dst.eq(last.dst),
+            out.granted.eq(last.alive),
+            out.ports.eq(last.ports),
+            fifo.w_data.eq(out.as_value()),
+            fifo.w_en.eq(last.valid),
+            self.results.valid.eq(fifo.r_rdy),
+            res.eq(fifo.r_data),
+            fifo.r_en.eq(self.results.ready),
         ]
+        m.d.sync += outstanding.eq(outstanding + accept - (self.results.valid & self.results.ready))
         return m

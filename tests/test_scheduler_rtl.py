@@ -132,8 +132,9 @@ def test_bubbles_and_backpressure(levels, w):
     tree = FatTree(levels, w)
     rng = random.Random(levels * 7 + w)
     commands, expected = make_commands(tree, rng, 500, hot=2, clears=0.01)
-    results, *_ = run_rtl(levels, w, commands, rng=rng, p_valid=0.6, p_ready=0.5)
-    assert results == expected
+    for p_valid, p_ready in [(0.6, 0.5), (1.0, 0.25)]:  # the second fills the output FIFO
+        results, *_ = run_rtl(levels, w, commands, rng=rng, p_valid=p_valid, p_ready=p_ready)
+        assert results == expected
     check_no_link_granted_twice(tree, results)
 
 
@@ -167,7 +168,7 @@ def test_initiation_interval_one(levels, w):
     assert results == expected
     assert accepted_at == list(range(len(commands)))
     assert produced_at == [dut.latency + k for k in range(len(commands))]
-    assert dut.latency == 3 * (levels - 1) + 1
+    assert dut.latency == 3 * (levels - 1) + 3
 
 
 def test_clear_takes_one_cycle_per_row():
@@ -177,9 +178,10 @@ def test_clear_takes_one_cycle_per_row():
     results, accepted_at, produced_at, dut = run_rtl(levels, w, commands)
     assert [r[3] for r in results] == [1, 1, 1]
     assert results[0][4] == results[2][4] == (0, 0)  # after the clear the same ports again
-    # The clear waits until the first result has left (latency + 1 cycles after it went in),
-    # then writes the 16 rows, one per cycle, and is accepted with the last one.
-    assert accepted_at[1] - accepted_at[0] == dut.latency + 1 + tree.num_switches
+    # The clear waits until the first request has left the pipeline (latency - 2 cycles: the
+    # output FIFO need not drain) and one more cycle, then writes the 16 rows, one per cycle,
+    # and is accepted with the last one.
+    assert accepted_at[1] - accepted_at[0] == dut.latency - 1 + tree.num_switches
     assert accepted_at[2] == accepted_at[1] + 1
 
 
