@@ -68,6 +68,38 @@ def _stats(values: list[int]) -> tuple[int, float, int]:
     return min(values), float(np.mean(values)), max(values)
 
 
+def immediate_cycles(n: int, src, dst, length: int, seed: int) -> float:
+    """Clock cycles until every message is acknowledged on the cycle-exact network with
+    immediate retry, divided by the cycles of one message across the diameter alone
+    (section 7's normalisation)."""
+    from ..models.circuit import CircuitTreeModel, run_model
+
+    def cycles(pairs) -> int:
+        queues = [[] for _ in range(n)]
+        for s, d in pairs:
+            queues[int(s)].append((int(d), 0))
+        return run_model(CircuitTreeModel(n, 1, length, seed, "immediate"), queues)["cycles"]
+
+    return cycles(zip(src, dst, strict=True)) / cycles([(0, n - 1)])
+
+
+def _cycle_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cycles-max",
+        type=int,
+        default=6,
+        metavar="LG",
+        help="also run the cycle-exact network with immediate retry up to n = 2^LG "
+        "(default 6; 0 = never; pure Python, seconds per trial at 2^8)",
+    )
+    p.add_argument(
+        "--length",
+        type=_positive,
+        default=2,
+        help="data words per message in the cycle-exact runs (default 2)",
+    )
+
+
 def paper_fit(n: int, m: int) -> float:
     """Section 7, item (7): the paper's curve fit ``lg m / 10 + m lg n / 2n + 1``."""
     return math.log2(m) / 10 + m * math.log2(n) / (2 * n) + 1
@@ -219,6 +251,7 @@ def _dr_args(p: argparse.ArgumentParser) -> None:
         "the end of the round)",
     )
     p.add_argument("--no-network", action="store_true", help="models only (faster)")
+    _cycle_args(p)
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
 
@@ -241,7 +274,19 @@ def _dr_point(n: int, m: int, args, rng, progress) -> list:
                 )
         row += [*_stats(net), float(np.median(seconds))]
     row += [float(np.mean(one)) / float(np.mean(two)), paper_fit(n, m)]
+    row.append(_imm(n, m, args, rng))
     return row
+
+
+def _imm(n: int, m: int, args, rng) -> float | None:
+    """Mean normalised immediate-retry cycles over the trials, or None above --cycles-max."""
+    if n > 2**args.cycles_max:
+        return None
+    values = []
+    for trial in range(args.trials):
+        src, dst = random_traffic(n, m, rng)
+        values.append(immediate_cycles(n, src, dst, args.length, args.seed + trial))
+    return float(np.mean(values))
 
 
 def _dr_run(args, progress) -> Result:
@@ -262,6 +307,8 @@ def _dr_run(args, progress) -> Result:
         f"Model I/II: b = 2n/lg n collision bins; network: round-based fast simulator; "
         f"{args.trials} trials per point; min/mean/max",
         "paper_fit: section 7 (7), lg m/10 + m lg n/2n + 1 (the paper's fit to its Fig. 5)",
+        "imm_cycles: cycle-exact network, immediate retry: clock cycles / cycles of one "
+        "message across the diameter (mean over trials; Fig. 4's normalisation)",
     ]
     return Result(
         "delivery-rounds",
@@ -272,6 +319,8 @@ def _dr_run(args, progress) -> Result:
             "trials": args.trials,
             "payload": args.payload,
             "seed": args.seed,
+            "cycles_max": args.cycles_max,
+            "length": args.length,
         },
         [
             "n",
@@ -288,6 +337,7 @@ def _dr_run(args, progress) -> Result:
             "net_s",
             "I/II",
             "paper_fit",
+            "imm_cycles",
         ],
         rows,
         notes,
@@ -323,6 +373,9 @@ def _dr_plot(result: Result, path: str) -> None:
                 label=label,
             )
         ax.plot(x, [r[13] for r in rs], ":", label="paper fit")
+        imm = [(xv, r[14]) for xv, r in zip(x, rs, strict=True) if r[14] is not None]
+        if imm:
+            ax.plot(*zip(*imm, strict=True), "s--", ms=3, label="immediate retry (normalised)")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("m" if vs_m else "n")
         ax.set_ylabel("delivery rounds")
@@ -358,6 +411,7 @@ def _pt_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="data words per message (default: circuits held to the end of round)",
     )
+    _cycle_args(p)
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
 
@@ -367,8 +421,9 @@ def _pt_run(args, progress) -> Result:
     for h in args.sizes:
         n = 2**h
         progress(f"patterns: n = 2^{h}")
+        cyc = n <= 2**args.cycles_max
         model = [model_one_rounds(n, n, rng) for _ in range(args.trials)]
-        rows.append([n, "model I (random)", n, *_stats(model)])
+        rows.append([n, "model I (random)", n, *_stats(model), None])
         patterns = [("bit reversal", bit_reversal(n))]
         if h % 2 == 0:
             patterns.insert(0, ("transpose", transpose(n)))
@@ -377,10 +432,11 @@ def _pt_run(args, progress) -> Result:
                 delivery_rounds(n, src, dst, rng, payload=args.payload).rounds
                 for _ in range(args.trials)
             ]
-            rows.append([n, name, int(src.size), *_stats(rounds)])
+            imm = immediate_cycles(n, src, dst, args.length, args.seed) if cyc else None
+            rows.append([n, name, int(src.size), *_stats(rounds), imm])
         count = min(args.shifts, n - 1)
         ks = sorted({int(k) for k in np.linspace(1, n - 1, count).round()})
-        means, lows, highs = [], [], []
+        means, lows, highs, imms = [], [], [], []
         for k in ks:
             src, dst = cyclic_shift(n, k)
             rounds = [
@@ -390,8 +446,11 @@ def _pt_run(args, progress) -> Result:
             means.append(float(np.mean(rounds)))
             lows.append(min(rounds))
             highs.append(max(rounds))
+            if cyc:
+                imms.append(immediate_cycles(n, src, dst, args.length, args.seed))
+        imm = float(np.mean(imms)) if imms else None
         rows.append(
-            [n, f"cyclic shift ({len(ks)} k)", n, min(lows), float(np.mean(means)), max(highs)]
+            [n, f"cyclic shift ({len(ks)} k)", n, min(lows), float(np.mean(means)), max(highs), imm]
         )
     return Result(
         "patterns",
@@ -401,12 +460,15 @@ def _pt_run(args, progress) -> Result:
             "shifts": args.shifts,
             "payload": args.payload,
             "seed": args.seed,
+            "cycles_max": args.cycles_max,
+            "length": args.length,
         },
-        ["n", "pattern", "messages", "min", "mean", "max"],
+        ["n", "pattern", "messages", "min", "mean", "max", "imm_cycles"],
         rows,
         [
             "round-based network, m = n (a node's message to itself does not enter the network)",
             "cyclic shift: mean of the per-k means; min and max over all k and trials (Fig. 7)",
+            "imm_cycles: cycle-exact network, immediate retry: cycles / one diameter message",
         ],
     )
 
