@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .. import __version__
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         # that names the parameter and the bad value.
         print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error of ours. Silence the flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"fattree {args.command}: interrupted", file=sys.stderr)
         return 130
