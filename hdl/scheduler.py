@@ -13,20 +13,21 @@ runs the paper's three steps:
 
 A block-RAM read has a long clock-to-output time, so the read data is registered before it
 is used: a request spends three cycles per level (M: read in flight, C: compute, U: update),
-and the update of level ``h`` is the load of level ``h+1``. The latency is
-``3 * (l - 1) + 1`` cycles (``latency``).
+and the update of level ``h`` is the load of level ``h+1``. With the input register and two
+cycles through the output FIFO the latency is ``3 * (l - 1) + 3`` cycles (``latency``).
 
 One request per clock (initiation interval 1)
 ---------------------------------------------
 Back-to-back requests may use the same switch. A request in compute works on the rows the
 memory held when it was loaded, three cycles earlier; the three requests ahead of it have
-written since (or are writing now): the one in U, and the writes of the last two cycles (W1,
-W2). Their new vectors are forwarded, newest first. Which of them address the same row is
-compared one stage early and registered, so the loop that limits the clock -- the vector a
-request writes is the vector the next one may start from -- is only a 4:1 select, the AND,
-the priority select and the bit clear. The result is exactly the sequential algorithm of
-Fig. 7 taken request by request, in ``keep`` failure mode: a request refused at level ``h``
-keeps the links it took below ``h`` (see :mod:`fattree.sim.models.scheduler`).
+written since (or are writing now): the one in U, and the writes of the last two cycles. Their
+new vectors are forwarded, newest first. Which of them address the same row is compared one
+stage early and registered, and the older two are pre-selected there too, so the loop that
+limits the clock -- the vector a request writes is the vector the next one may start from --
+is only a 3:1 select, the AND, the priority select and the bit clear. The result is exactly
+the sequential algorithm of Fig. 7 taken request by request, in ``keep`` failure mode: a
+request refused at level ``h`` keeps the links it took below ``h`` (see
+:mod:`fattree.sim.models.scheduler`).
 
 Commands (``op`` of a request)
 ------------------------------
@@ -43,8 +44,10 @@ Commands (``op`` of a request)
     memory in parallel, one row per cycle: ``w**(l-1)`` cycles. The memories also start free
     after configuration.
 
-Every command produces one result, in order. ``results`` obeys back-pressure: when it is not
-ready the whole pipeline holds (and so does ``requests``).
+Every command produces one result, in order. The pipeline never stalls (no clock enables on
+its datapath): results wait in an output FIFO, and ``requests`` is ready only while the FIFO
+has room for everything already in flight, so back-pressure on ``results`` reaches
+``requests`` without holding the pipeline.
 
 Supported range: ``levels`` 2..6, ``w`` a power of two 2..64, at most 65536 switches per
 level (the depth of each memory).
@@ -277,10 +280,11 @@ class LevelWiseScheduler(wiring.Component):
             ]
 
             # The request in C works on the rows the memory had when it was in load. The
-            # writes of the three requests ahead of it came later: the one now in U, and the
-            # ones in W1 and W2. Which of them hit the same row is decided one stage early (in
-            # M, against C, U and W1, which move on to U, W1 and W2 together with it), so the
-            # compute step only has a registered 4:1 select ahead of its AND.
+            # writes of the three requests ahead of it came later: the one now in U, the one
+            # in W1 (wrote last cycle) and the one before (wrote two cycles ago). Which of
+            # them hit the same row is decided one stage early (in M, against C, U and W1,
+            # which move on together with it), so compute has only a registered 3:1 select
+            # ahead of its AND.
             c_we = Signal(name=f"c_we{h}")  # the request in C will write (set below)
             # The memory output, registered (no reset: a reset would put a LUT behind the RAM).
             data_u = Signal(w, name=f"data_u{h}", reset_less=True)
