@@ -44,7 +44,10 @@ def _build_args(simulator: str) -> list[str]:
         # The PyPI wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so the precompiled
         # header rule of split C++ files fails on larger designs: build one file instead.
         return ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2", "--output-split", "0"]
-    return []
+    # Icarus 11 in -g2012 (cocotb's default) applies `reg x = 0` initialisers without an
+    # event, so Yosys's time-0 trigger never fires and some `always @*` outputs stay x until
+    # an input changes; Verilog-2005 mode turns them into time-0 assignments.
+    return ["-g2005"]
 
 
 def run_bench(

@@ -1,6 +1,7 @@
 """CircuitFatTree RTL (amaranth.sim) against the cycle-exact model, and parameter checks."""
 
 import random
+import shutil
 from collections import Counter
 
 import pytest
@@ -204,3 +205,62 @@ def test_fast_simulator_equals_cycle_model_round_based(leaves, length, seed):
         dst = np.array([dest[s] for s in r["src"]])
         delivered = fastsim.round_fast(leaves, src, dst, r["bits"], payload=length)
         assert {int(s) for s in src[delivered]} == r["done"]
+
+
+# -- cocotb on the generated Verilog ------------------------------------------------------------
+
+_ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
+
+
+def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=1):
+    from fattree.designs import get_design
+    from fattree.sim.cocotb_runner import run_bench
+
+    params = {"leaves": leaves, "width": 8, "length": 2, "seed": 3, "retry": retry}
+    result = run_bench(
+        get_design("circuit-tree"),
+        params,
+        simulator,
+        seed=seed,
+        bench={"frames": frames, "mutation": mutation},
+        root=tmp_path,
+    )
+    return result
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize(
+    "simulator, leaves, retry",
+    [
+        ("verilator", 4, 0),
+        pytest.param("icarus", 4, 0, marks=_ICARUS),
+        pytest.param("icarus", 4, 1, marks=_ICARUS),
+        pytest.param("icarus", 4, 2, marks=_ICARUS),
+        pytest.param("icarus", 8, 0, marks=_ICARUS),
+    ],
+)
+def test_cocotb_traffic(simulator, leaves, retry, tmp_path):
+    result = _cocotb(simulator, tmp_path, leaves, retry, frames=4 * leaves)
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["mismatches"] == 0
+    assert s["messages_checked"] == sum(s["messages"].values()) > 4 * leaves
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize("simulator", [pytest.param("icarus", marks=_ICARUS)])
+def test_cocotb_broken_model_is_caught(simulator, tmp_path):
+    result = _cocotb(simulator, tmp_path, 4, 0, frames=8, mutation=True)
+    assert not result.passed
+    assert result.summary["cycle_mismatches"] > 0
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow
+@pytest.mark.parametrize("retry", [0, 1, 2])
+@pytest.mark.parametrize("leaves", [16, 64])
+@pytest.mark.parametrize("simulator", ["verilator", pytest.param("icarus", marks=_ICARUS)])
+def test_cocotb_traffic_large(simulator, leaves, retry, tmp_path):
+    result = _cocotb(simulator, tmp_path, leaves, retry, frames=2 * leaves, seed=leaves + retry)
+    assert result.passed, result.summary.get("first_mismatch") or result.log
+    assert result.summary["mismatches"] == 0
