@@ -85,6 +85,7 @@ async def scheduled_message_sets(dut):
         if lam <= 1 and kind != "random":
             messages = messages + message_set("random", n, rng)  # make lambda > 1
             lam = load_factor(n, messages, caps)
+            kind += "+random"
         schedule = schedule_theorem1(n, messages, caps)[: budget - cycles_run]
         waves = delivery_waves(layout, messages, schedule, rng, DATA_BITS)
         arrived = []
