@@ -266,7 +266,7 @@ def test_cocotb_bench(simulator, levels, w, tmp_path):
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    assert s["results_checked"] == s["commands"] == 40 * 20
+    assert s["results_checked"] == s["commands"] == 40 * 20 + 1 + w**levels
     assert s["mismatches"] == s["double_grants"] == 0 and s["granted"] > 100
 
 
@@ -284,3 +284,26 @@ def test_cocotb_broken_reference_is_caught(tmp_path):
         root=tmp_path,
     )
     assert not result.passed and result.summary["mismatches"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.cocotb
+@needs_icarus
+@pytest.mark.parametrize("levels", [2, 3, 4])
+@pytest.mark.parametrize("w", [2, 4, 8, 16])
+def test_cocotb_sweep(levels, w, tmp_path):
+    # Thousands of commands and a full permutation per size, FT(2..4, 2..16), on Icarus.
+    from fattree.designs import get_design
+    from fattree.sim.cocotb_runner import run_bench
+
+    result = run_bench(
+        get_design("scheduler"),
+        {"levels": levels, "w": w},
+        "icarus",
+        seed=levels * 100 + w,
+        bench={"frames": 100},
+        root=tmp_path,
+    )
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["results_checked"] == 100 * 20 + 1 + w**levels

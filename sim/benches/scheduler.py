@@ -3,11 +3,11 @@ scoreboard.
 
 The driver sends ``frames`` bursts of 20 commands (schedule, release of an established
 connection, now and then a clear; sources and destinations drawn either from all nodes or
-from two "hot" leaf switches, so back-to-back commands hit the same memory rows) with
-random idle cycles; the monitor takes results under random back-pressure. The scoreboard
-checks every result against the sequential reference (``SchedulerModel``, level-wise,
-``keep``) field by field, and, independently of the model, that no link is ever held by two
-established connections.
+from two "hot" leaf switches, so back-to-back commands hit the same memory rows), then a
+clear and a random permutation of all nodes, with random idle cycles; the monitor takes
+results under random back-pressure. The scoreboard checks every result against the
+sequential reference (``SchedulerModel``, level-wise, ``keep``) field by field, and,
+independently of the model, that no link is ever held by two established connections.
 
 Inputs are driven and outputs sampled on the falling clock edge, half a cycle away from the
 rising edge where the design samples and updates.
@@ -93,6 +93,16 @@ def make_commands(tree: FatTree, rng: random.Random, bursts: int, mutation: bool
                     established.append((src, dst, g.ports))
                 commands.append((Op.SCHEDULE, src, dst, zeros))
                 expected.append((Op.SCHEDULE, src, dst, int(g.granted), g.port_vector(tree.levels)))
+    # Then a clear and a random permutation of all nodes, the paper's workload.
+    model.clear()
+    commands.append((Op.CLEAR, 0, 0, zeros))
+    expected.append((Op.CLEAR, 0, 0, 1, zeros))
+    targets = list(tree.nodes())
+    rng.shuffle(targets)
+    for src, dst in zip(tree.nodes(), targets, strict=True):
+        g = model.request(src, dst)
+        commands.append((Op.SCHEDULE, src, dst, zeros))
+        expected.append((Op.SCHEDULE, src, dst, int(g.granted), g.port_vector(tree.levels)))
     if mutation and expected:
         # A wrong reference: the first scheduled result claims the opposite grant.
         k = next(i for i, e in enumerate(expected) if e[0] == Op.SCHEDULE)
