@@ -157,12 +157,15 @@ def test_overloaded_cycle_is_refused():
         plan_cycle(layout, messages, [0, 4])
 
 
-def test_experiments_from_the_command_line(capsys):
+def test_experiments_from_the_command_line(capsys, tmp_path):
     import json
 
     from fattree.scripts.main import main
 
-    assert main(["experiment", "offline-schedule", "--sizes", "3,4", "--json"]) == 0
+    plot = tmp_path / "d.png"
+    argv = ["experiment", "offline-schedule", "--sizes", "3,4", "--json", "--plot", str(plot)]
+    assert main(argv) == 0
+    assert plot.stat().st_size > 0
     data = json.loads(capsys.readouterr().out)
     assert data["columns"][:7] == [
         "n",

@@ -297,19 +297,24 @@ def _check(n, messages, cycles, caps) -> None:
 def _s_plot(result: Result, path: str) -> None:
     import matplotlib.pyplot as plt
 
+    col = {name: i for i, name in enumerate(result.columns)}
     fig, ax = plt.subplots(figsize=(6, 4))
-    for profile in sorted({row[1] for row in result.rows}):
-        rows = [row for row in result.rows if row[1] == profile]
-        ax.scatter([r[5] for r in rows], [r[6] for r in rows], label=f"Theorem 1, {profile}")
-        cor = [r for r in rows if r[9] is not None]
+    for profile in sorted({row[col["profile"]] for row in result.rows}):
+        rows = [row for row in result.rows if row[col["profile"]] == profile]
+        lam = [r[col["lambda"]] for r in rows]
+        ax.scatter(lam, [r[col["d_thm1"]] for r in rows], label=f"Theorem 1, {profile}")
+        ax.scatter(lam, [r[col["d_packed"]] for r in rows], marker=".", label=f"packed, {profile}")
+        cor = [r for r in rows if r[col["d_cor2"]] is not None]
         if cor:
             ax.scatter(
-                [r[5] for r in cor],
-                [r[9] for r in cor],
+                [r[col["lambda"]] for r in cor],
+                [r[col["d_cor2"]] for r in cor],
                 marker="x",
                 label=f"Corollary 2, {profile}",
             )
-    top = max(max(r[6] for r in result.rows), max(r[5] for r in result.rows))
+    top = max(
+        max(r[col["d_thm1"]] for r in result.rows), max(r[col["lambda"]] for r in result.rows)
+    )
     ax.plot([0, top], [0, top], "k:", label="d = lambda")
     ax.set_xlabel("load factor lambda")
     ax.set_ylabel("delivery cycles d")
