@@ -317,8 +317,15 @@ class LevelWiseScheduler(wiring.Component):
             lowest = Signal(w, name=f"lowest{h}")  # one-hot lowest free port
             chosen = Signal(b, name=f"chosen{h}")
             m.d.comb += [avail.eq(cur_u & cur_d), lowest.eq(avail & ~below)]
+            # Two-level prefix: groups of four ports, then the ports inside a group.
+            group = 4
+            groups = [avail[k : k + group] for k in range(0, w, group)]
+            group_any = Cat(g.any() for g in groups)
             for i in range(1, w):
-                m.d.comb += below[i].eq(avail[:i].any())
+                k, j = divmod(i, group)
+                inside = groups[k][:j].any() if j else Const(0)
+                earlier = group_any[:k].any() if k else Const(0)
+                m.d.comb += below[i].eq(inside | earlier)
             for k in range(b):
                 m.d.comb += chosen[k].eq(Cat(lowest[i] for i in range(w) if i >> k & 1).any())
 
