@@ -89,7 +89,28 @@ def _check_messages(n: int, src, dst) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
-def round_fast(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -> np.ndarray:
+class Scratch:
+    """Wire state reused from round to round (allocating and faulting in ``lg n * n`` words
+    every round costs more than the round at ``n = 2^20``). Times are offset by ``base``
+    per round, so the previous round's circuits are free without clearing the arrays."""
+
+    def __init__(self, n: int):
+        h = _h(n)
+        self.free_at = np.zeros(h * n, dtype=np.int32)
+        self.stamp = np.zeros(h * n, dtype=np.int32)
+        self.base = 0
+
+    def next_round(self, span: int) -> int:
+        if self.base + 2 * span >= 2**31 - 1:
+            self.free_at[:] = 0
+            self.base = 0
+        self.base += span
+        return self.base
+
+
+def round_fast(
+    n: int, src, dst, bits: np.ndarray, payload: int | None = None, scratch: Scratch | None = None
+) -> np.ndarray:
     """One delivery round of the messages ``src[i] -> dst[i]``; returns the delivered mask."""
     h = _h(n)
     src, dst = _check_messages(n, src, dst)
@@ -111,8 +132,12 @@ def round_fast(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -
         block = 1 << (lv + 1)
         t[going] = (tg // block) * block + ((tg % block) * 2 + p) % block
 
-    free_at = np.zeros(h * n, dtype=np.int32)
-    stamp = np.full(h * n, -1, dtype=np.int64)
+    scratch = Scratch(n) if scratch is None else scratch
+    free_at, stamp = scratch.free_at, scratch.stamp
+    # Every time of this round is base + (0 .. span - 1); `held` outlasts the round only.
+    span = 8 * h + (payload or 0) + 8
+    base = scratch.next_round(span)
+    held = base + span
     alive = np.ones(m, dtype=bool)
     ids_all = np.arange(m, dtype=np.int64)
 
@@ -120,7 +145,7 @@ def round_fast(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -
         return v * n + (((dst[ids] >> v) << v) | (up[ids] & ((1 << v) - 1)))
 
     for k in range(2 * h - 1):
-        now = 2 * k
+        now = base + 2 * k
         lv_all = level
         sel = alive & (lv_all <= k) & (k <= 2 * lv_all)
         ids = ids_all[sel]
@@ -133,9 +158,9 @@ def round_fast(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -
         free = free_at[w] <= now
         for p in (2, 1, 0):  # lowest priority first; the highest writes last and wins
             s = free & (prio == p)
-            stamp[w[s]] = ids[s]
+            stamp[w[s]] = ids[s]  # ids < 2^31
         win = free & (stamp[w] == ids)
-        free_at[w[win]] = _INF
+        free_at[w[win]] = held
         lost = ids[~win]
         if lost.size:
             alive[lost] = False
@@ -155,7 +180,8 @@ def round_fast(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -
                     s = vv <= dl
                     if np.any(s):
                         di = done[s]
-                        free_at[wire(di, np.full(di.size, vv))] = 4 * dl[s] + payload + 4 + vv
+                        release = base + 4 * dl[s] + payload + 4 + vv
+                        free_at[wire(di, np.full(di.size, vv))] = release
     return alive
 
 
@@ -235,10 +261,11 @@ def delivery_rounds(
     """Rounds until every message is delivered (rejected ones retried in the next round)."""
     src, dst = _check_messages(n, src, dst)
     result = RoundsResult(0)
+    scratch = Scratch(n)
     while src.size:
         if result.rounds >= max_rounds:
             raise RuntimeError(f"messages still pending after {max_rounds} rounds")
-        delivered = round_fast(n, src, dst, random_bits(n, rng), payload)
+        delivered = round_fast(n, src, dst, random_bits(n, rng), payload, scratch)
         result.rounds += 1
         result.delivered_per_round.append(int(delivered.sum()))
         src, dst = src[~delivered], dst[~delivered]
