@@ -158,6 +158,8 @@ async def traffic_phases(dut):
             "cycles": cycle,
             "messages": counts,
             "messages_checked": scoreboard.messages_checked,
+            "checked": scoreboard.messages_checked,
+            "unit": "messages",
             "cycle_mismatches": scoreboard.cycle_mismatches,
             "message_mismatches": scoreboard.message_mismatches,
             "mismatches": mismatches,
