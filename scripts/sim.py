@@ -51,18 +51,33 @@ def run(args) -> int:
         bench={"frames": args.frames, "mutation": args.mutate_model},
         waves=args.waves,
     )
-    s = result.summary
-    if s:
-        text = (
-            f"{design.name} on {args.simulator}: {s['messages_checked']} messages checked over "
-            f"{s['cycles']} cycles, mismatches {s['mismatches']} "
-            f"(cycle {s['cycle_mismatches']}, message {s['message_mismatches']})"
-            f"\n  build {result.build_seconds} s, test {result.test_seconds} s; log {result.log}"
-        )
-        if s.get("first_mismatch"):
-            text += f"\n  first mismatch: {s['first_mismatch']}"
-    else:
-        text = f"{design.name} on {args.simulator}: the bench did not finish; see {result.log}"
+    text = describe(design.name, args.simulator, result)
     text += "\nPASS" if result.passed else "\nFAIL"
     emit(args, result.as_dict(), text)
     return 0 if result.passed else 1
+
+
+# Keys every bench's summary has (see fattree.sim.cocotb_runner); the rest are details.
+_CORE_KEYS = {"cycles", "checked", "unit", "mismatches", "first_mismatch", "messages_checked"}
+
+
+def describe(name: str, simulator: str, result) -> str:
+    s = result.summary
+    if not s:
+        return f"{name} on {simulator}: the bench did not finish; see {result.log}"
+    checked = s.get("checked", s.get("messages_checked"))
+    unit = s.get("unit", "messages")
+    details = ", ".join(
+        f"{k} {v}"
+        for k, v in sorted(s.items())
+        if k not in _CORE_KEYS and isinstance(v, int | float) and not isinstance(v, bool)
+    )
+    text = (
+        f"{name} on {simulator}: {checked} {unit} checked over {s['cycles']} cycles, "
+        f"mismatches {s['mismatches']}"
+        + (f"\n  {details}" if details else "")
+        + f"\n  build {result.build_seconds} s, test {result.test_seconds} s; log {result.log}"
+    )
+    if s.get("first_mismatch"):
+        text += f"\n  first mismatch: {s['first_mismatch']}"
+    return text

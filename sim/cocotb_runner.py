@@ -3,6 +3,11 @@
 The bench runs in the simulator's embedded Python, so its settings travel as environment
 variables (``FATTREE_BENCH``, a JSON object) and its scoreboard summary comes back as a JSON
 file in the build folder. Used by ``fattree sim`` and by the tests.
+
+Every bench's summary holds at least ``cycles``, ``checked`` (how many items the scoreboard
+compared; ``unit`` names them, "messages" if absent), ``mismatches`` (all failures of every
+check together) and ``first_mismatch`` (text or None); other numeric keys are details that
+``fattree sim`` prints as they are.
 """
 
 from __future__ import annotations

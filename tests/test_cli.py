@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from fattree.designs import DESIGNS
 from fattree.scripts.main import main
 

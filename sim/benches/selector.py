@@ -18,6 +18,7 @@ import random
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
+
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.models.selector import SelectorModel, select_message
 
@@ -148,7 +149,8 @@ async def random_messages(dut):
         {
             "cycles": len(driver.cycles),
             "frames": len(frames),
-            "messages_checked": scoreboard.messages_checked,
+            "checked": scoreboard.messages_checked,
+            "unit": "messages",
             "cycle_mismatches": scoreboard.cycle_mismatches,
             "message_mismatches": scoreboard.message_mismatches,
             "mismatches": mismatches,
