@@ -67,6 +67,9 @@ from .topology import FatTree
 __all__ = ["Op", "LevelWiseScheduler", "request_layout", "result_layout"]
 
 MAX_SWITCHES = 1 << 16
+# From this many ports up, the priority select uses the carry chain (measured on ECP5: faster
+# at w = 16, as fast with fewer LUTs at w = 8, slower at w = 4; see docs/scheduler.md).
+CARRY_CHAIN_MIN_W = 8
 
 
 class Op(enum.Enum, shape=2):
@@ -176,6 +179,7 @@ class LevelWiseScheduler(wiring.Component):
                 "wd": sb,
                 "nu": w,
                 "nd": w,
+                "take": w,  # one-hot port taken (SCHEDULE), encoded into P_h after the register
             }
         )
         written = data.StructLayout({"we": 1, "ws": sb, "wd": sb, "nu": w, "nd": w})
@@ -190,7 +194,10 @@ class LevelWiseScheduler(wiring.Component):
         comp = [Signal(slot, name=f"c{h}") for h in range(link_levels)]
         upd = [Signal(update, name=f"u{h}") for h in range(link_levels)]
         hist1 = [Signal(written, name=f"w1_{h}") for h in range(link_levels)]
-        last = upd[-1].slot
+        # What leaves U: the slot with P_h (and digit 0 of s_{h+1}, d_{h+1}) filled in from the
+        # registered one-hot `take`, so the encoder is not in the compute cycle.
+        outs = [Signal(slot, name=f"uo{h}") for h in range(link_levels)]
+        last = outs[-1]
 
         # The pipeline never stalls (no clock enables on the datapath, which is what limits
         # the clock): results queue in a FIFO, and a command is only accepted while the FIFO
@@ -263,7 +270,7 @@ class LevelWiseScheduler(wiring.Component):
 
         # -- one P_h block per link level ----------------------------------------------------
         for h in range(link_levels):
-            load = r0 if h == 0 else upd[h - 1].slot
+            load = r0 if h == 0 else outs[h - 1]
             mm, c, u, w1 = mem_stage[h], comp[h], upd[h], hist1[h]
 
             mems = {}
@@ -310,24 +317,38 @@ class LevelWiseScheduler(wiring.Component):
                 m.d.comb += cur[name].eq(Mux(newest, u[new_field], base))
             cur_u, cur_d = cur["u"], cur["d"]
 
-            # Priority select without a carry chain: port i is chosen if it is free and no
-            # lower port is.
+            # Priority select of the lowest free port (the reference's order: lowest index
+            # first), one-hot; `none` = no port is free. The port number is encoded after the
+            # U register, off the loop.
             avail = Signal(w, name=f"avail{h}")
-            below = Signal(w, name=f"below{h}")  # some port under i is free
-            lowest = Signal(w, name=f"lowest{h}")  # one-hot lowest free port
-            chosen = Signal(b, name=f"chosen{h}")
-            m.d.comb += [avail.eq(cur_u & cur_d), lowest.eq(avail & ~below)]
-            # Two-level prefix: groups of four ports, then the ports inside a group.
-            group = 4
-            groups = [avail[k : k + group] for k in range(0, w, group)]
-            group_any = Cat(g.any() for g in groups)
-            for i in range(1, w):
-                k, j = divmod(i, group)
-                inside = groups[k][:j].any() if j else Const(0)
-                earlier = group_any[:k].any() if k else Const(0)
-                m.d.comb += below[i].eq(inside | earlier)
-            for k in range(b):
-                m.d.comb += chosen[k].eq(Cat(lowest[i] for i in range(w) if i >> k & 1).any())
+            lowest = Signal(w, name=f"lowest{h}")
+            none = Signal(name=f"none{h}")
+            m.d.comb += avail.eq(cur_u & cur_d)
+            if w >= CARRY_CHAIN_MIN_W:
+                # On the carry chain: ``avail - 1`` flips the lowest set bit and the zeros
+                # below it, so ``avail & ~(avail - 1)`` is the lowest set bit, and the borrow
+                # out (the extra top bit) says that ``avail`` is zero. On ECP5 this is a short
+                # CCU2C chain instead of a tree of LUTs.
+                minus1 = Signal(w + 1, name=f"minus1_{h}")
+                m.d.comb += [
+                    minus1.eq(avail - 1),
+                    lowest.eq(avail & ~minus1[:w]),
+                    none.eq(minus1[w]),
+                ]
+            else:
+                # Few ports: LUTs beat the carry chain's entry and exit. Port i is chosen if it
+                # is free and no lower port is, with a two-level prefix (groups of four ports,
+                # then the ports inside a group).
+                below = Signal(w, name=f"below{h}")  # some port under i is free
+                group = 4
+                groups = [avail[k : k + group] for k in range(0, w, group)]
+                group_any = Cat(g.any() for g in groups)
+                for i in range(1, w):
+                    k, j = divmod(i, group)
+                    inside = groups[k][:j].any() if j else Const(0)
+                    earlier = group_any[:k].any() if k else Const(0)
+                    m.d.comb += below[i].eq(inside | earlier)
+                m.d.comb += [lowest.eq(avail & ~below), none.eq(~avail.any())]
 
             # What the request does at this level is known from its slot alone, so decide it
             # in M and register it: `act` = the level is on its path (it will write back),
@@ -345,18 +366,18 @@ class LevelWiseScheduler(wiring.Component):
 
             take = Signal(w, name=f"take{h}")
             new_u, new_d = Signal(w, name=f"new_u{h}"), Signal(w, name=f"new_d{h}")
-            port = Signal(b, name=f"port{h}")
             m.d.comb += [
                 take.eq(Mux(sched, lowest, 0)),
                 new_u.eq((cur_u & ~take) | release),
                 new_d.eq((cur_d & ~take) | release),
-                # A SCHEDULE slot carries zeros in ports; a refused one keeps them (chosen = 0).
-                port.eq(Mux(sched, chosen, c.ports[h])),
             ]
 
             # Theorem 1: digits above h stay, the low h+1 digits shift up one, P_h enters.
-            # (Slots that are refused or not on this level never use the new switches.)
-            def climb(switch, port=port, h=h):
+            # (Slots that are refused or not on this level never use the new switches.) In C
+            # P_h is only known for a RELEASE (its `ports[h]`); a SCHEDULE slot carries zeros
+            # there, and its port is ORed in after the U register from the one-hot `take`
+            # (zero for every other slot, and for a refused one).
+            def climb(switch, port=c.ports[h], h=h):
                 low = (h + 1) * b
                 if low >= sb:
                     return Cat(port, switch[: low - b])
@@ -364,10 +385,10 @@ class LevelWiseScheduler(wiring.Component):
 
             m.d.sync += [
                 u.slot.eq(c),
-                u.slot.alive.eq(c.alive & ~(sched & ~avail.any())),
+                u.slot.alive.eq(c.alive & ~(sched & none)),
                 u.slot.s.eq(climb(c.s)),
                 u.slot.d.eq(climb(c.d)),
-                u.slot.ports[h].eq(port),
+                u.take.eq(take),
                 u.we.eq(act),
                 u.ws.eq(c.s),
                 u.wd.eq(c.d),
@@ -381,6 +402,16 @@ class LevelWiseScheduler(wiring.Component):
             ]
             with m.If(clearing):
                 m.d.sync += w1.we.eq(0)
+
+            port = Signal(b, name=f"port{h}")
+            for k in range(b):
+                m.d.comb += port[k].eq(Cat(u.take[i] for i in range(w) if i >> k & 1).any())
+            m.d.comb += [
+                outs[h].eq(u.slot),
+                outs[h].ports[h].eq(u.slot.ports[h] | port),
+                outs[h].s[:b].eq(u.slot.s[:b] | port),
+                outs[h].d[:b].eq(u.slot.d[:b] | port),
+            ]
 
             # update: write back (or, while clearing, free row after row).
             with m.If(clearing):

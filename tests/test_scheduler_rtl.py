@@ -158,6 +158,50 @@ def test_random_permutations(levels, w):
     check_no_link_granted_twice(tree, results)
 
 
+@pytest.mark.parametrize("w", [4, 8, 16])
+def test_lowest_port_first_on_one_row(w):
+    # Back to back on the same two rows (the loop that sets the clock): leaf switch 0 to leaf
+    # switch 1 of FT(2, w) takes ports 0, 1, .., w-1 in that order (the lowest free port, as
+    # in the paper's priority selector), then is refused; a released port is the next one
+    # given; interleaved with switch 2 -> 1, which shares only the Dlink row.
+    levels = 2
+    a, b, c = 0, w, 2 * w  # a node on leaf switches 0, 1, 2
+    commands = [(Op.SCHEDULE, a, b, ())] * (w + 1)
+    expected = [(Op.SCHEDULE, a, b, 1, (i,)) for i in range(w)] + [(Op.SCHEDULE, a, b, 0, (0,))]
+    middle = w // 2
+    commands += [
+        (Op.RELEASE, a, b, (middle,)),
+        (Op.SCHEDULE, a, b, ()),
+        (Op.RELEASE, a, b, (w - 1,)),
+        (Op.RELEASE, a, b, (0,)),
+        (Op.SCHEDULE, c, b, ()),
+        (Op.SCHEDULE, a, b, ()),
+        (Op.SCHEDULE, a, b, ()),
+    ]
+    expected += [
+        (Op.RELEASE, a, b, 1, (middle,)),
+        (Op.SCHEDULE, a, b, 1, (middle,)),
+        (Op.RELEASE, a, b, 1, (w - 1,)),
+        (Op.RELEASE, a, b, 1, (0,)),
+        (Op.SCHEDULE, c, b, 1, (0,)),  # switch 2's Ulink row is all free: the Dlink decides
+        (Op.SCHEDULE, a, b, 1, (w - 1,)),
+        (Op.SCHEDULE, a, b, 0, (0,)),
+    ]
+    # The same expectations from the reference model, so both agree with the hardware.
+    model, reference = SchedulerModel(FatTree(levels, w)), []
+    for op, src, dst, ports in commands:
+        if op == Op.RELEASE:
+            model.release(src, dst, ports)
+            reference.append((op, src, dst, 1, ports))
+        else:
+            g = model.request(src, dst)
+            reference.append((op, src, dst, int(g.granted), g.port_vector(levels)))
+    assert reference == expected
+    results, accepted_at, *_ = run_rtl(levels, w, commands)
+    assert accepted_at == list(range(len(commands)))
+    assert results == expected
+
+
 @pytest.mark.parametrize("levels, w", [(2, 4), (3, 4), (4, 2)])
 def test_initiation_interval_one(levels, w):
     # N requests, always valid and always ready: one accepted per clock, and the last result
