@@ -11,6 +11,10 @@ runs the paper's three steps:
   ``s_{h+1}``, ``d_{h+1}`` (Theorem 1: a shift of the low digits and ``P_h`` as digit 0);
 * **update**: write both vectors back.
 
+The priority select yields the port one-hot (a carry chain, ``avail & ~(avail - 1)``, from
+``w = 8`` up); it is encoded into ``P_h`` and digit 0 of ``s_{h+1}``, ``d_{h+1}`` after the
+update register, out of the compute cycle.
+
 A block-RAM read has a long clock-to-output time, so the read data is registered before it
 is used: a request spends three cycles per level (M: read in flight, C: compute, U: update),
 and the update of level ``h`` is the load of level ``h+1``. With the input register and two
