@@ -15,20 +15,22 @@ The priority select yields the port one-hot (a carry chain, ``avail & ~(avail - 
 ``w = 8`` up); it is encoded into ``P_h`` and digit 0 of ``s_{h+1}``, ``d_{h+1}`` after the
 update register, out of the compute cycle.
 
-A block-RAM read has a long clock-to-output time, so the read data is registered before it
-is used: a request spends three cycles per level (M: read in flight, C: compute, U: update),
-and the update of level ``h`` is the load of level ``h+1``. With the input register and two
-cycles through the output FIFO the latency is ``3 * (l - 1) + 3`` cycles (``latency``).
+A block-RAM read has a long clock-to-output time, so the read data is registered right behind
+the memory and used one cycle later: a request spends four cycles per level (M: read in
+flight, R: read data registered, forwarding pre-selected, C: compute, U: update), and the
+update of level ``h`` is the load of level ``h+1``. With the input register and two cycles
+through the output FIFO the latency is ``4 * (l - 1) + 3`` cycles (``latency``).
 
 One request per clock (initiation interval 1)
 ---------------------------------------------
 Back-to-back requests may use the same switch. A request in compute works on the rows the
-memory held when it was loaded, three cycles earlier; the three requests ahead of it have
-written since (or are writing now): the one in U, and the writes of the last two cycles. Their
-new vectors are forwarded, newest first. Which of them address the same row is compared one
-stage early and registered, and the older two are pre-selected there too, so the loop that
-limits the clock -- the vector a request writes is the vector the next one may start from --
-is only a 3:1 select, the AND, the priority select and the bit clear. The result is exactly
+memory held when it was loaded, four cycles earlier; the four requests ahead of it have
+written since (or are writing now): the one in U, and the writes of the last three cycles.
+Their new vectors are forwarded, newest first. Which of the older three address the same row
+is compared two stages early (in M), and the newest of them that does is selected in R and
+registered with the memory row; only the request just ahead is compared in R, so the loop
+that limits the clock -- the vector a request writes is the vector the next one may start
+from -- is only a 2:1 select, the AND, the priority select and the bit clear. The result is exactly
 the sequential algorithm of Fig. 7 taken request by request, in ``keep`` failure mode: a
 request refused at level ``h`` keeps the links it took below ``h`` (see
 :mod:`fattree.sim.models.scheduler`).
@@ -143,8 +145,8 @@ class LevelWiseScheduler(wiring.Component):
         self.tree = FatTree(levels, w)
         self.port_bits = ceil_log2(w)
         self.switch_bits = (levels - 1) * self.port_bits
-        # Input register, three stages per level, two cycles through the output FIFO.
-        self.latency = 3 * (levels - 1) + 3
+        # Input register, four stages per level, two cycles through the output FIFO.
+        self.latency = 4 * (levels - 1) + 3
         super().__init__(
             {
                 "requests": In(stream.Signature(request_layout(levels, w))),
@@ -191,13 +193,16 @@ class LevelWiseScheduler(wiring.Component):
         req = self.requests.payload
         res = self.results.payload
 
-        # Stages of level h: M (memory read in flight), C (compute), U (update); the update of
-        # level h is the load of level h+1. W1: the write of the last cycle.
+        # Stages of level h: M (memory read in flight), R (read data registered), C (compute),
+        # U (update); the update of level h is the load of level h+1. W1, W2: the writes of the
+        # last two cycles.
         r0 = Signal(slot)
         mem_stage = [Signal(slot, name=f"m{h}") for h in range(link_levels)]
+        read_stage = [Signal(slot, name=f"r{h}") for h in range(link_levels)]
         comp = [Signal(slot, name=f"c{h}") for h in range(link_levels)]
         upd = [Signal(update, name=f"u{h}") for h in range(link_levels)]
         hist1 = [Signal(written, name=f"w1_{h}") for h in range(link_levels)]
+        hist2 = [Signal(written, name=f"w2_{h}") for h in range(link_levels)]
         # What leaves U: the slot with P_h (and digit 0 of s_{h+1}, d_{h+1}) filled in from the
         # registered one-hot `take`, so the encoder is not in the compute cycle.
         outs = [Signal(slot, name=f"uo{h}") for h in range(link_levels)]
@@ -224,6 +229,7 @@ class LevelWiseScheduler(wiring.Component):
                 ~r0.valid
                 & ~Cat(
                     *(x.valid for x in mem_stage),
+                    *(x.valid for x in read_stage),
                     *(c.valid for c in comp),
                     *(u.slot.valid for u in upd),
                 ).any()
@@ -275,7 +281,8 @@ class LevelWiseScheduler(wiring.Component):
         # -- one P_h block per link level ----------------------------------------------------
         for h in range(link_levels):
             load = r0 if h == 0 else outs[h - 1]
-            mm, c, u, w1 = mem_stage[h], comp[h], upd[h], hist1[h]
+            mm, rr, c, u = mem_stage[h], read_stage[h], comp[h], upd[h]
+            w1, w2 = hist1[h], hist2[h]
 
             mems = {}
             for name in ("ulink", "dlink"):
@@ -291,32 +298,50 @@ class LevelWiseScheduler(wiring.Component):
             ]
 
             # The request in C works on the rows the memory had when it was in load. The
-            # writes of the three requests ahead of it came later: the one now in U, the one
-            # in W1 (wrote last cycle) and the one before (wrote two cycles ago). Which of
-            # them hit the same row is decided one stage early (in M, against C, U and W1,
-            # which move on together with it), so compute has only a registered 3:1 select
-            # ahead of its AND.
+            # writes of the four requests ahead of it came later: the one now in U, and the
+            # ones in W1, W2 and W3 (wrote one, two and three cycles ago). Which of them hit
+            # the same row is decided two stages early: in M against C, U and W1 (which are U,
+            # W1 and W2 when the request is in R), registered, and in R the newest of those
+            # three that hits (or the memory row) is selected and registered as `base`. In R
+            # only the request ahead (in C, in U next) is compared, so compute has a
+            # registered 2:1 select ahead of its AND.
             c_we = Signal(name=f"c_we{h}")  # the request in C will write (set below)
-            # The memory output, registered (no reset: a reset would put a LUT behind the RAM).
+            # The memory output, registered right behind the block RAM (no reset: a reset
+            # would put a LUT behind the RAM; nothing else reads it, so the register can sit
+            # next to the RAM).
             data_u = Signal(w, name=f"data_u{h}", reset_less=True)
             data_d = Signal(w, name=f"data_d{h}", reset_less=True)
-            m.d.sync += [mm.eq(load), c.eq(mm), data_u.eq(u_rd.data), data_d.eq(d_rd.data)]
+            m.d.sync += [
+                mm.eq(load),
+                rr.eq(mm),
+                c.eq(rr),
+                data_u.eq(u_rd.data),
+                data_d.eq(d_rd.data),
+            ]
             # Per memory: `newest` = the request ahead (in C now, in U next) hits the row;
-            # `older`/`older_value` = the newest of the two after it (in U and W1 now, in W1 and
-            # W2 next) that hits it, and its vector.
+            # `base` = the vector of the newest of the three after it (in U, W1 and W2 now, in
+            # W1, W2 and W3 next) that hits the row, else the memory row.
             cur = {}
             for name, addr, row, new_field in (("u", "s", "ws", "nu"), ("d", "d", "wd", "nd")):
-                newest = Signal(name=f"newest_{name}{h}")
-                older = Signal(name=f"older_{name}{h}")
-                older_value = Signal(w, name=f"older_{name}{h}_value", reset_less=True)
-                hit_u = u.we & (u[row] == mm[addr])
-                hit_w1 = w1.we & (w1[row] == mm[addr])
+                hit = [Signal(name=f"hit_{name}{h}_{k}") for k in range(3)]  # U, W1, W2 in R
                 m.d.sync += [
-                    newest.eq(c_we & (c[addr] == mm[addr])),
-                    older.eq(hit_u | hit_w1),
-                    older_value.eq(Mux(hit_u, u[new_field], w1[new_field])),
+                    hit[0].eq(c_we & (c[addr] == mm[addr])),
+                    hit[1].eq(u.we & (u[row] == mm[addr])),
+                    hit[2].eq(w1.we & (w1[row] == mm[addr])),
                 ]
-                base = Mux(older, older_value, data_u if name == "u" else data_d)
+                newest = Signal(name=f"newest_{name}{h}")
+                base = Signal(w, name=f"base_{name}{h}", reset_less=True)
+                memory_row = data_u if name == "u" else data_d
+                m.d.sync += [
+                    newest.eq(c_we & (c[addr] == rr[addr])),
+                    base.eq(
+                        Mux(
+                            hit[0],
+                            u[new_field],
+                            Mux(hit[1], w1[new_field], Mux(hit[2], w2[new_field], memory_row)),
+                        )
+                    ),
+                ]
                 cur[name] = Signal(w, name=f"cur_{name}{h}")
                 m.d.comb += cur[name].eq(Mux(newest, u[new_field], base))
             cur_u, cur_d = cur["u"], cur["d"]
@@ -355,16 +380,16 @@ class LevelWiseScheduler(wiring.Component):
                 m.d.comb += [lowest.eq(avail & ~below), none.eq(~avail.any())]
 
             # What the request does at this level is known from its slot alone, so decide it
-            # in M and register it: `act` = the level is on its path (it will write back),
+            # in R and register it: `act` = the level is on its path (it will write back),
             # `sched` = it takes the lowest free port, `release` = the port bit it gives back.
             act = Signal(name=f"act{h}")
             sched = Signal(name=f"sched{h}")
             release = Signal(w, name=f"release{h}")
-            m_act = mm.valid & mm.alive & (mm.height > h)
+            r_act = rr.valid & rr.alive & (rr.height > h)
             m.d.sync += [
-                act.eq(m_act),
-                sched.eq(m_act & (mm.op == Op.SCHEDULE)),
-                release.eq(Mux(m_act & (mm.op == Op.RELEASE), Const(1, w) << mm.ports[h], 0)),
+                act.eq(r_act),
+                sched.eq(r_act & (rr.op == Op.SCHEDULE)),
+                release.eq(Mux(r_act & (rr.op == Op.RELEASE), Const(1, w) << rr.ports[h], 0)),
             ]
             m.d.comb += c_we.eq(act)
 
@@ -403,9 +428,10 @@ class LevelWiseScheduler(wiring.Component):
                 w1.wd.eq(u.wd),
                 w1.nu.eq(u.nu),
                 w1.nd.eq(u.nd),
+                w2.eq(w1),
             ]
             with m.If(clearing):
-                m.d.sync += w1.we.eq(0)
+                m.d.sync += [w1.we.eq(0), w2.we.eq(0)]
 
             port = Signal(b, name=f"port{h}")
             for k in range(b):

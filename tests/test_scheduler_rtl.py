@@ -202,6 +202,31 @@ def test_lowest_port_first_on_one_row(w):
     assert results == expected
 
 
+@pytest.mark.parametrize("gap", [1, 2, 3, 4, 5])
+def test_same_row_at_every_distance(gap):
+    # The forwarding covers the writes of the four requests ahead of a request in compute (U,
+    # W1, W2, W3). Leaf switch 0 -> leaf switch 1 of FT(2, 8) again and again, `gap` commands
+    # apart, with requests between them that touch other rows only (switches 2..7): the k-th
+    # takes port k whatever the distance, the ninth is refused.
+    levels, w = 2, 8
+    fillers = [(2 * w + i % 3, (5 + i % 3) * w + i % w) for i in range(8 * gap)]
+    commands, hand = [], []
+    for k in range(w + 1):
+        commands.append((Op.SCHEDULE, 0, w, ()))
+        hand.append((k, 1, (k,)) if k < w else (k, 0, (0,)))
+        for src, dst in fillers[k * (gap - 1) : (k + 1) * (gap - 1)]:
+            commands.append((Op.SCHEDULE, src, dst, ()))
+    model, expected = SchedulerModel(FatTree(levels, w)), []
+    for op, src, dst, _ in commands:
+        g = model.request(src, dst)
+        expected.append((op, src, dst, int(g.granted), g.port_vector(levels)))
+    hot = [r for r in expected if (r[1], r[2]) == (0, w)]
+    assert [(k, r[3], r[4]) for k, r in enumerate(hot)] == hand
+    results, accepted_at, *_ = run_rtl(levels, w, commands)
+    assert accepted_at == list(range(len(commands)))
+    assert results == expected
+
+
 @pytest.mark.parametrize("levels, w", [(2, 4), (3, 4), (4, 2)])
 def test_initiation_interval_one(levels, w):
     # N requests, always valid and always ready: one accepted per clock, and the last result
@@ -212,7 +237,7 @@ def test_initiation_interval_one(levels, w):
     assert results == expected
     assert accepted_at == list(range(len(commands)))
     assert produced_at == [dut.latency + k for k in range(len(commands))]
-    assert dut.latency == 3 * (levels - 1) + 3
+    assert dut.latency == 4 * (levels - 1) + 3  # input register, M R C U per level, FIFO
 
 
 def test_clear_takes_one_cycle_per_row():
