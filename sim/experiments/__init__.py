@@ -13,7 +13,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Experiment", "Result", "registry"]
+__all__ = ["Experiment", "Result", "registry", "int_list", "lg_sizes", "positive_int"]
 
 
 @dataclass
@@ -73,3 +73,48 @@ def registry() -> dict[str, Experiment]:
                 raise RuntimeError(f"experiment {experiment.name!r} is defined twice")
             found[experiment.name] = experiment
     return dict(sorted(found.items()))
+
+
+# -- option types shared by the experiments' argparse parsers ----------------------------------
+
+
+def int_list(text: str) -> list[int]:
+    """``"4..12"`` (inclusive) or ``"4,8,20"`` -> a non-empty list of positive integers."""
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+            values = list(range(lo, hi + 1))
+        else:
+            values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected A..B or a comma list, not {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, not {text!r}")
+    return values
+
+
+def lg_sizes(lo: int, hi: int) -> Callable[[str], list[int]]:
+    """An argparse type for lg n values in ``lo .. hi``, written as :func:`int_list` takes."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            values = int_list(text)
+        except argparse.ArgumentTypeError:
+            values = []
+        if not values or any(not lo <= v <= hi for v in values):
+            raise argparse.ArgumentTypeError(
+                f"sizes must be lg n values in {lo}..{hi}, not {text!r}"
+            )
+        return values
+
+    return parse
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value

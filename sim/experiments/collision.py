@@ -32,36 +32,10 @@ from ..models.collision import (
     pr_c2_exact,
     pr_c2_monte_carlo,
 )
-from . import Experiment, Result
+from . import Experiment, Result, lg_sizes, positive_int
 
 MAX_LG = 24
-
-
-def _lg_range(text: str) -> list[int]:
-    """``"4..12"`` or ``"4,8,20"`` -> list of lg n values."""
-    try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-            values = list(range(lo, hi + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"sizes wants lg n as A..B or a comma list, not {text!r}"
-        ) from None
-    if not values or any(not 1 <= v <= MAX_LG for v in values):
-        raise argparse.ArgumentTypeError(f"sizes must be lg n values in 1..{MAX_LG}, not {text!r}")
-    return values
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
+_sizes = lg_sizes(1, MAX_LG)
 
 
 def _stats(values: list[int]) -> tuple[int, float, int]:
@@ -94,7 +68,7 @@ def _cycle_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--length",
-        type=_positive,
+        type=positive_int,
         default=2,
         help="data words per message in the cycle-exact runs (default 2)",
     )
@@ -111,8 +85,8 @@ def paper_fit(n: int, m: int) -> float:
 def _cp_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sizes",
-        type=_lg_range,
-        default=_lg_range("2..12"),
+        type=_sizes,
+        default=_sizes("2..12"),
         help="lg n values, A..B or a comma list (default 2..12; up to 20 is quick)",
     )
     p.add_argument(
@@ -124,7 +98,7 @@ def _cp_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--samples",
-        type=_positive,
+        type=positive_int,
         default=200_000,
         help="Monte Carlo pairs per size (default 200000)",
     )
@@ -225,8 +199,8 @@ def _cp_plot(result: Result, path: str) -> None:
 def _dr_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sizes",
-        type=_lg_range,
-        default=_lg_range("4..12"),
+        type=_sizes,
+        default=_sizes("4..12"),
         help="lg n values (default 4..12; the paper goes to 20)",
     )
     p.add_argument(
@@ -242,10 +216,10 @@ def _dr_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="instead: fixed n = 2^LG, m = 2, 4, .., n (Fig. 5)",
     )
-    p.add_argument("--trials", type=_positive, default=10, help="trials per point (default 10)")
+    p.add_argument("--trials", type=positive_int, default=10, help="trials per point (default 10)")
     p.add_argument(
         "--payload",
-        type=_positive,
+        type=positive_int,
         default=None,
         help="data words per message in the network (default: circuits held to "
         "the end of the round)",
@@ -391,23 +365,23 @@ def _dr_plot(result: Result, path: str) -> None:
 
 def _pt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--sizes", type=_lg_range, default=_lg_range("4..12"), help="lg n values (default 4..12)"
+        "--sizes", type=_sizes, default=_sizes("4..12"), help="lg n values (default 4..12)"
     )
     p.add_argument(
         "--trials",
-        type=_positive,
+        type=positive_int,
         default=10,
         help="trials per pattern (random up ports) (default 10)",
     )
     p.add_argument(
         "--shifts",
-        type=_positive,
+        type=positive_int,
         default=16,
         help="cyclic shifts k sampled per n, evenly spread (default 16; all when n-1 is smaller)",
     )
     p.add_argument(
         "--payload",
-        type=_positive,
+        type=positive_int,
         default=None,
         help="data words per message (default: circuits held to the end of round)",
     )

@@ -31,40 +31,10 @@ from ..models.leiserson_schedule import (
     schedule_theorem1,
     theorem1_bound,
 )
-from . import Experiment, Result
+from . import Experiment, Result, int_list, lg_sizes, positive_int
 
 MAX_LG = 12
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-            values = list(range(lo, hi + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected A..B or a comma list, not {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, not {text!r}")
-    return values
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
-
-
-def _sizes(text: str) -> list[int]:
-    values = _int_list(text)
-    if any(not 2 <= v <= MAX_LG for v in values):
-        raise argparse.ArgumentTypeError(f"sizes must be lg n values in 2..{MAX_LG}, not {text!r}")
-    return values
+_sizes = lg_sizes(2, MAX_LG)
 
 
 # -- concentrator ----------------------------------------------------------------------------
@@ -73,16 +43,16 @@ def _sizes(text: str) -> list[int]:
 def _c_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--r",
-        type=_int_list,
-        default=_int_list("12,15,18,20,24,30,48,96"),
+        type=int_list,
+        default=int_list("12,15,18,20,24,30,48,96"),
         metavar="LIST",
         help="input counts r (A..B or comma list; default 12,15,18,20,24,30,48,96); "
         f"exhaustive Hall check up to r = {EXHAUSTIVE_MAX_INPUTS}, sampled above",
     )
-    p.add_argument("--seeds", type=_positive, default=10, help="graphs per r (default 10)")
+    p.add_argument("--seeds", type=positive_int, default=10, help="graphs per r (default 10)")
     p.add_argument(
         "--samples",
-        type=_positive,
+        type=positive_int,
         default=200,
         help="adversarial starts and random sets per sampled check (default 200)",
     )
@@ -173,11 +143,11 @@ def _s_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--per-leaf",
-        type=_positive,
+        type=positive_int,
         default=4,
         help="messages per leaf in the random sets (default 4)",
     )
-    p.add_argument("--trials", type=_positive, default=1, help="message sets per point")
+    p.add_argument("--trials", type=positive_int, default=1, help="message sets per point")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
 
