@@ -26,29 +26,13 @@ from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
     load_factor,
+    message_set,
     schedule_theorem1,
     theorem1_bound,
 )
 from fattree.sim.models.leiserson_tree import delivery_waves
 
 DATA_BITS = 8
-
-
-def message_set(kind: str, n: int, rng: random.Random) -> list[tuple[int, int]]:
-    if kind == "random":
-        out = []
-        while len(out) < 3 * n:
-            a, b = rng.randrange(n), rng.randrange(n)
-            if a != b:
-                out.append((a, b))
-        return out
-    if kind == "permutation":
-        p = list(range(n))
-        rng.shuffle(p)
-        return [(i, p[i]) for i in range(n) if p[i] != i]
-    bits = n.bit_length() - 1
-    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
-    return [(i, rev[i]) for i in range(n) if rev[i] != i]
 
 
 @cocotb.test()

@@ -27,6 +27,7 @@ from ..models.leiserson_schedule import (
     ideal_capacities,
     is_one_cycle,
     load_factor,
+    message_set,
     schedule_corollary2,
     schedule_theorem1,
     theorem1_bound,
@@ -151,23 +152,6 @@ def _s_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
 
-def _message_set(pattern: str, n: int, per_leaf: int, rng: random.Random):
-    if pattern == "random":
-        out = []
-        while len(out) < per_leaf * n:
-            a, b = rng.randrange(n), rng.randrange(n)
-            if a != b:
-                out.append((a, b))
-        return out
-    if pattern == "permutation":
-        p = list(range(n))
-        rng.shuffle(p)
-        return [(i, p[i]) for i in range(n) if p[i] != i]
-    bits = n.bit_length() - 1
-    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
-    return [(i, rev[i]) for i in range(n) if rev[i] != i]
-
-
 def _s_run(args, progress) -> Result:
     patterns = [p.strip() for p in args.patterns.split(",") if p.strip()]
     for p in patterns:
@@ -184,7 +168,7 @@ def _s_run(args, progress) -> Result:
         ]
         for pattern in patterns:
             for trial in range(args.trials):
-                messages = _message_set(pattern, n, args.per_leaf, rng)
+                messages = message_set(pattern, n, rng, args.per_leaf)
                 for name, profile in profiles:
                     start = time.time()
                     caps = ideal_capacities(n, profile)

@@ -461,3 +461,22 @@ def plan_cycle(layout: TreeLayout, messages, cycle: list[int]) -> CyclePlan:
 def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
     """What the source leaf puts on its wire: M bit, header, data (MSB first)."""
     return [1] + plan.header + _bits(data, data_bits)
+
+
+def message_set(pattern: str, n: int, rng, per_leaf: int = 3) -> list[tuple[int, int]]:
+    """Test traffic on ``n`` leaves: ``random`` (``per_leaf * n`` messages, no self-messages),
+    ``permutation`` or ``bit-reversal`` (fixed points left out: they use no channel)."""
+    if pattern == "random":
+        out = []
+        while len(out) < per_leaf * n:
+            a, b = rng.randrange(n), rng.randrange(n)
+            if a != b:
+                out.append((a, b))
+        return out
+    if pattern == "permutation":
+        p = list(range(n))
+        rng.shuffle(p)
+        return [(i, p[i]) for i in range(n) if p[i] != i]
+    bits = n.bit_length() - 1
+    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
+    return [(i, rev[i]) for i in range(n) if rev[i] != i]
