@@ -6,6 +6,7 @@ import random
 import pytest
 from amaranth import ResetInserter, Signal
 from amaranth.sim import Simulator
+
 from fattree.hdl import Selector
 from fattree.sim.models.selector import SelectorModel, select_message
 
