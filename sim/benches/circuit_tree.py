@@ -25,7 +25,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.cocotb_runner import bench_config, write_summary
+from fattree.sim.cocotb_runner import TwoCheckScoreboard, bench_config, write_summary
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, traffic
 
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
@@ -51,17 +51,10 @@ class Ports:
         return [[int(s.value) for s in self.signals[name]] for name in OUTPUTS]
 
 
-class Scoreboard:
+class Scoreboard(TwoCheckScoreboard):
     def __init__(self, model: CircuitTreeModel):
+        super().__init__()
         self.model = model
-        self.cycle_mismatches = 0
-        self.message_mismatches = 0
-        self.messages_checked = 0
-        self.first_mismatch: str | None = None
-
-    def _report(self, text: str) -> None:
-        if self.first_mismatch is None:
-            self.first_mismatch = text
 
     def check_cycle(self, cycle: int, inputs, seen: list[list[int]]) -> None:
         want = self.model.step(*inputs)
@@ -151,19 +144,13 @@ async def traffic_phases(dut):
         )
     seconds = time.perf_counter() - started
 
-    mismatches = scoreboard.cycle_mismatches + scoreboard.message_mismatches
+    mismatches = scoreboard.mismatches
     write_summary(
         config,
         {
             "cycles": cycle,
             "messages": counts,
-            "messages_checked": scoreboard.messages_checked,
-            "checked": scoreboard.messages_checked,
-            "unit": "messages",
-            "cycle_mismatches": scoreboard.cycle_mismatches,
-            "message_mismatches": scoreboard.message_mismatches,
-            "mismatches": mismatches,
-            "first_mismatch": scoreboard.first_mismatch,
+            **scoreboard.summary(),
             "seconds": round(seconds, 3),
             "cycles_per_second": round(cycle / seconds, 1) if seconds else None,
         },

@@ -19,7 +19,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.cocotb_runner import bench_config, write_summary
+from fattree.sim.cocotb_runner import TwoCheckScoreboard, bench_config, write_summary
 from fattree.sim.models.selector import SelectorModel, select_message
 
 
@@ -74,18 +74,11 @@ class SelectorMonitor:
         return start_o, one, zero
 
 
-class SelectorScoreboard:
+class SelectorScoreboard(TwoCheckScoreboard):
     def __init__(self, width: int, mutation: bool):
+        super().__init__()
         self.width = width
         self.model = SelectorModel(width, mutation=mutation)
-        self.cycle_mismatches = 0
-        self.message_mismatches = 0
-        self.messages_checked = 0
-        self.first_mismatch: str | None = None
-
-    def _report(self, text: str) -> None:
-        if self.first_mismatch is None:
-            self.first_mismatch = text
 
     def check_cycle(self, cycle: int, inputs: tuple[int, int], seen: tuple[int, int, int]):
         expected = self.model.step(*inputs)
@@ -143,18 +136,13 @@ async def random_messages(dut):
         scoreboard.check_cycle(cycle, inputs, seen)
     scoreboard.check_messages(frames, monitor.frames)
 
-    mismatches = scoreboard.cycle_mismatches + scoreboard.message_mismatches
+    mismatches = scoreboard.mismatches
     write_summary(
         config,
         {
             "cycles": len(driver.cycles),
             "frames": len(frames),
-            "checked": scoreboard.messages_checked,
-            "unit": "messages",
-            "cycle_mismatches": scoreboard.cycle_mismatches,
-            "message_mismatches": scoreboard.message_mismatches,
-            "mismatches": mismatches,
-            "first_mismatch": scoreboard.first_mismatch,
+            **scoreboard.summary(),
         },
     )
     assert mismatches == 0, f"{mismatches} mismatches; first: {scoreboard.first_mismatch}"
