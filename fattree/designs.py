@@ -141,11 +141,19 @@ def build_dir(kind: str, design: Design, params: dict[str, int], root: Path | No
     return (root or Path("build")) / kind / design.name / param_slug(params)
 
 
-def elaborate_verilog(design: Design, params: dict[str, int]) -> str:
-    """Verilog text of the design, top module named after it."""
+def elaborate_verilog(design: Design, params: dict[str, int], family: str | None = None) -> str:
+    """Verilog text of the design, top module named after it.
+
+    ``family`` (``"ecp5"``, ``"ice40"``) lets components use that family's primitives where
+    they have a faster form (see :mod:`fattree.hdl.target`); None gives portable Verilog.
+    """
     from amaranth.back import verilog
 
     from . import toolchain
+    from .hdl.target import SynthesisTarget
 
     toolchain.setup_environment()
-    return verilog.convert(design.build(params), name=design.name.replace("-", "_"))
+    platform = SynthesisTarget(family) if family else None
+    return verilog.convert(
+        design.build(params), name=design.name.replace("-", "_"), platform=platform
+    )

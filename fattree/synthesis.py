@@ -34,6 +34,7 @@ from pathlib import Path
 
 from . import toolchain
 from .designs import Design, build_dir
+from .hdl.target import SynthesisTarget
 
 __all__ = [
     "Family",
@@ -547,10 +548,12 @@ def synthesise(
     seconds = {}
 
     t0 = time.monotonic()
-    (out / f"{top}.il").write_text(rtlil.convert(design.build(params), name=top))
+    # Components that have a faster vendor-specific form choose it from the family.
+    target = SynthesisTarget(fam.name)
+    (out / f"{top}.il").write_text(rtlil.convert(design.build(params), name=top, platform=target))
     harness = make_harness(design.build(params))
     (out / f"{HARNESS_TOP}.il").write_text(
-        rtlil.convert(harness, name=HARNESS_TOP, ports=harness.ports())
+        rtlil.convert(harness, name=HARNESS_TOP, ports=harness.ports(), platform=target)
     )
     ys = out / "synth.ys"
     ys.write_text(_yosys_script(fam, top))
