@@ -24,14 +24,27 @@ forwards the rest through one output register, so a message advances one hop per
   the next cycle: one hop per cycle.
 """
 
-from amaranth import Module, Signal
+import functools
+
+from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_positive_int
 from ._validation import validates_parameters
 
-__all__ = ["A", "B", "C", "D", "PORTS", "link_signature", "port_signature", "CircuitRouter"]
+__all__ = [
+    "A",
+    "B",
+    "C",
+    "D",
+    "PORTS",
+    "SHARED_SEED",
+    "link_signature",
+    "port_signature",
+    "lfsr_mask",
+    "CircuitRouter",
+]
 
 A, B, C, D = 0, 1, 2, 3
 PORTS = "abcd"
@@ -62,6 +75,48 @@ def router_seed(seed: int, level: int, switch: int) -> int:
     return x % ((1 << LFSR_WIDTH) - 1) + 1
 
 
+#: Seed of the LFSR that :class:`CircuitRouter` s with ``shared_lfsr`` read.
+SHARED_SEED = 1
+
+
+@functools.cache
+def lfsr_mask(seed: int) -> int:
+    """The bits of the shared LFSR (seed :data:`SHARED_SEED`) whose XOR is, in every cycle,
+    bit 0 of an LFSR seeded with ``seed``.
+
+    All nonzero states of a maximal LFSR lie on one cycle, so the ``seed`` register is the
+    shared one some fixed number of steps ahead, and bit 0 of a linear map of the state is a
+    linear function of the shared state. Both sequences satisfy the recurrence of the
+    feedback polynomial, so agreeing on the first 16 cycles makes them agree forever: solve
+    for the mask over GF(2) from 16 cycles.
+    """
+    from ..boards.lfsr import LFSRModel
+
+    check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+    shared = LFSRModel(LFSR_WIDTH, seed=SHARED_SEED)
+    own = LFSRModel(LFSR_WIDTH, seed=seed)
+    rows = []  # (shared state, wanted bit) with the state as a row of 16 coefficients
+    for _ in range(LFSR_WIDTH):
+        rows.append((shared.state, own.state & 1))
+        shared.clock()
+        own.clock()
+    # Gauss-Jordan elimination on [state | bit]; the 16 states are linearly independent.
+    pivots = []  # (pivot bit, row state, row bit)
+    for state, want in rows:
+        for bit_, pstate, pwant in pivots:
+            if state >> bit_ & 1:
+                state, want = state ^ pstate, want ^ pwant
+        if state == 0:
+            raise AssertionError("16 consecutive LFSR states are not independent")
+        bit_ = state.bit_length() - 1
+        pivots = [
+            (b, ps ^ state, pw ^ want) if ps >> bit_ & 1 else (b, ps, pw) for b, ps, pw in pivots
+        ]
+        pivots.append((bit_, state, want))
+    # Reduced rows are unit vectors: row for pivot b says mask bit b = its wanted bit.
+    return sum(pw << b for b, ps, pw in pivots)
+
+
 class CircuitRouter(wiring.Component):
     """One four-port router.
 
@@ -71,6 +126,10 @@ class CircuitRouter(wiring.Component):
         Data wires per link direction (1 = bit-serial), at least 1.
     seed : int
         Seed of the router's 16-bit LFSR, ``1 .. 65535``.
+    shared_lfsr : bool
+        Take the LFSR bit from the ``lfsr`` input (the state of one LFSR seeded with
+        :data:`SHARED_SEED`, shared by many routers) instead of an LFSR of its own. The bit,
+        and so the router's behaviour, is the same; the 16 flip-flops are saved.
 
     Attributes
     ----------
@@ -78,136 +137,139 @@ class CircuitRouter(wiring.Component):
         Downstream ports (left and right subtree).
     c, d : port_signature(width)
         Upstream ports.
+    lfsr : In(16)
+        With ``shared_lfsr``: the shared LFSR's state.
     """
 
     @validates_parameters
-    def __init__(self, width: int = 1, seed: int = 1):
+    def __init__(self, width: int = 1, seed: int = 1, shared_lfsr: bool = False):
         self.width = check_positive_int("width", width)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.shared_lfsr = bool(shared_lfsr)
         port = port_signature(width)
-        super().__init__({"a": Out(port), "b": Out(port), "c": Out(port), "d": Out(port)})
+        members = {"a": Out(port), "b": Out(port), "c": Out(port), "d": Out(port)}
+        if self.shared_lfsr:
+            members["lfsr"] = In(LFSR_WIDTH)
+        super().__init__(members)
 
     def elaborate(self, platform):
         from ..boards.lfsr import LFSR
 
         m = Module()
-        m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+        if self.shared_lfsr:
+            # Bit 0 of this router's own LFSR, taken from the shared register's state: the
+            # same bit every cycle (see :func:`lfsr_mask`), without 16 flip-flops per router.
+            r = Signal()
+            m.d.comb += r.eq((self.lfsr & lfsr_mask(self.seed)).xor())
+        else:
+            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+            r = lfsr.value[0]
         ports = [self.a, self.b, self.c, self.d]
         inp = [p.i for p in ports]
         out = [p.o for p in ports]
 
-        state = [Signal(2, name=f"state_{n}") for n in PORTS]
-        route = [Signal(2, name=f"route_{n}") for n in PORTS]
+        # The circuits: conn[i][o] is high while input i holds output o. An output has at
+        # most one owner and an input at most one output, so these bits are the whole
+        # (input state FWD + route, output busy + owner) of section 3's router; up ports are
+        # only ever claimed from a or b, and no input claims its own port's output.
+        conn = {
+            (i, o): Signal(name=f"conn_{PORTS[i]}{PORTS[o]}")
+            for i in range(4)
+            for o in range(4)
+            if i != o and not (i in (C, D) and o in (C, D))
+        }
+        owners = [[i for i in range(4) if (i, o) in conn] for o in range(4)]
+        routes = [[o for o in range(4) if (i, o) in conn] for i in range(4)]
+        # DEAD: rejected or released, ignoring the rest of the burst until valid falls.
+        dead = [Signal(name=f"dead_{n}") for n in PORTS]
+        fwd = [Signal(name=f"fwd_{n}") for n in PORTS]
         busy = [Signal(name=f"busy_{n}") for n in PORTS]
-        owner = [Signal(2, name=f"owner_{n}") for n in PORTS]
+        for i in range(4):
+            m.d.comb += fwd[i].eq(_any(conn[i, o] for o in routes[i]))
+        for o in range(4):
+            m.d.comb += busy[o].eq(_any(conn[i, o] for i in owners[o]))
 
         header = [Signal(name=f"header_{n}") for n in PORTS]
         bit = [inp[i].data[0] for i in range(4)]
         for i in range(4):
-            m.d.comb += header[i].eq((state[i] == IDLE) & inp[i].valid)
+            m.d.comb += header[i].eq(~fwd[i] & ~dead[i] & inp[i].valid)
 
         # Release: reject or ack on an outgoing link frees it and goes back to the owner.
-        release = [Signal(name=f"release_{n}") for n in PORTS]
+        ends = [Signal(name=f"end_{n}") for n in PORTS]
         for o in range(4):
-            m.d.comb += release[o].eq(busy[o] & (out[o].reject | out[o].ack))
+            m.d.comb += ends[o].eq(out[o].reject | out[o].ack)
 
-        # Decisions of this cycle, per input: granted output (or rejected).
-        grant = [Signal(name=f"grant_{n}") for n in PORTS]
-        grant_to = [Signal(2, name=f"grant_to_{n}") for n in PORTS]
+        # Decisions of this cycle: claim[i, o] (input i wins output o) and reject[i].
+        claim = {key: Signal(name=f"claim_{PORTS[key[0]]}{PORTS[key[1]]}") for key in conn}
         reject = [Signal(name=f"reject_{n}") for n in PORTS]
 
         # Up: from a prefer r, from b prefer not r; the other port if the preferred is busy.
-        r = lfsr.value[0]
+        # Both up ports are never busy while a or b has a header (only a and b own them).
         up_a = header[A] & ~bit[A]
         up_b = header[B] & ~bit[B]
-        pref_a = Signal()
-        pref_b = Signal()
-        port_a = Signal()
-        port_b = Signal()
-        busy_up = [busy[C], busy[D]]
+        a_to_d = Signal()
+        b_to_d = Signal()
+        # a: port r, or the other one if port r is busy (then the other is free).
+        m.d.comb += a_to_d.eq(Mux(r, ~busy[D], busy[C]))
+        # b: port not r, or the other if that is busy or a takes it in this cycle.
+        m.d.comb += b_to_d.eq(Mux(r, busy[C] | (up_a & ~a_to_d), ~(busy[D] | (up_a & a_to_d))))
         m.d.comb += [
-            pref_a.eq(r),
-            pref_b.eq(~r),
-            port_a.eq(pref_a ^ _pick(busy_up, pref_a)),
+            claim[A, C].eq(up_a & ~a_to_d),
+            claim[A, D].eq(up_a & a_to_d),
+            claim[B, C].eq(up_b & ~b_to_d),
+            claim[B, D].eq(up_b & b_to_d),
         ]
-        taken_by_a = Signal()
-        m.d.comb += taken_by_a.eq(up_a & (port_a == pref_b))
-        m.d.comb += port_b.eq(pref_b ^ (_pick(busy_up, pref_b) | taken_by_a))
-        m.d.comb += [
-            grant[A].eq(up_a),
-            grant_to[A].eq(C + port_a),
-        ]
-        # Turns and downstream claims, per downstream output.
-        turn_req = {A: header[B] & bit[B], B: header[A] & bit[A]}  # into output A / B
+        # Turns and downstream claims, per downstream output: the turn wins, then c, then d.
         for o in (A, B):
             other = B if o == A else A
-            t_req = turn_req[o]
-            c_req = header[C] & (bit[C] == (o == B))
-            d_req = header[D] & (bit[D] == (o == B))
+            want = 1 if o == B else 0
+            t_req = header[other] & bit[other]
+            c_req = header[C] & (bit[C] == want)
+            d_req = header[D] & (bit[D] == want)
             free = ~busy[o]
-            with m.If(t_req):
-                m.d.comb += [grant[other].eq(free), grant_to[other].eq(o)]
-                m.d.comb += reject[other].eq(~free)
-            with m.If(c_req):
-                win = free & ~t_req
-                m.d.comb += reject[C].eq(~win)
-                with m.If(win):
-                    m.d.comb += [grant[C].eq(1), grant_to[C].eq(o)]
-            with m.If(d_req):
-                win = free & ~t_req & ~c_req
-                m.d.comb += reject[D].eq(~win)
-                with m.If(win):
-                    m.d.comb += [grant[D].eq(1), grant_to[D].eq(o)]
-        # The up request of b (a's is above; it is never rejected).
-        with m.If(up_b):
-            m.d.comb += [grant[B].eq(1), grant_to[B].eq(C + port_b)]
-
-        # Registered backward signals: pulses, one cycle after the event.
-        for i in range(4):
-            m.d.sync += [inp[i].reject.eq(reject[i]), inp[i].ack.eq(0)]
-
-        # Per input: state and route.
-        for i in range(4):
-            rel_rej = Signal(name=f"rel_rej_{PORTS[i]}")
-            rel_ack = Signal(name=f"rel_ack_{PORTS[i]}")
             m.d.comb += [
-                rel_rej.eq((state[i] == FWD) & _pick([o.reject for o in out], route[i])),
-                rel_ack.eq((state[i] == FWD) & _pick([o.ack for o in out], route[i])),
+                claim[other, o].eq(t_req & free),
+                claim[C, o].eq(c_req & free & ~t_req),
+                claim[D, o].eq(d_req & free & ~t_req & ~c_req),
             ]
-            with m.If(grant[i]):
-                m.d.sync += [state[i].eq(FWD), route[i].eq(grant_to[i])]
-            with m.Elif(reject[i]):
-                m.d.sync += state[i].eq(DEAD)
-            with m.Elif(rel_rej | rel_ack):
-                m.d.sync += [
-                    state[i].eq(DEAD),
-                    inp[i].reject.eq(rel_rej),
-                    inp[i].ack.eq(rel_ack),
-                ]
-            with m.Elif((state[i] == DEAD) & ~inp[i].valid):
-                m.d.sync += state[i].eq(IDLE)
+        for i in range(4):
+            # A header is either granted or rejected (up requests always find a port).
+            granted = _any(claim[i, o] for o in routes[i])
+            m.d.comb += reject[i].eq(header[i] & ~granted & (bit[i] if i in (A, B) else 1))
 
-        # Per output: claim, release, and the forward register.
+        for key in conn:
+            i, o = key
+            with m.If(claim[key]):
+                m.d.sync += conn[key].eq(1)
+            with m.Elif(ends[o]):
+                m.d.sync += conn[key].eq(0)
+
+        # Per input: backward pulses (registered) and the dead flag.
+        for i in range(4):
+            rel_rej = _any(conn[i, o] & out[o].reject for o in routes[i])
+            rel_ack = _any(conn[i, o] & out[o].ack for o in routes[i])
+            m.d.sync += [
+                inp[i].reject.eq(reject[i] | rel_rej),
+                inp[i].ack.eq(rel_ack),
+                dead[i].eq(reject[i] | rel_rej | rel_ack | (dead[i] & inp[i].valid)),
+            ]
+
+        # Per output: the forward register, fed by its owner while the circuit holds.
         for o in range(4):
-            claimers = [i for i in range(4) if i != o]
-            claim = Signal(name=f"claim_{PORTS[o]}")
-            claim_by = Signal(2, name=f"claim_by_{PORTS[o]}")
-            for i in claimers:
-                with m.If(grant[i] & (grant_to[i] == o)):
-                    m.d.comb += [claim.eq(1), claim_by.eq(i)]
-            with m.If(claim):
-                m.d.sync += [busy[o].eq(1), owner[o].eq(claim_by)]
-            with m.Elif(release[o]):
-                m.d.sync += busy[o].eq(0)
-            src_valid = _pick([inp[i].valid for i in range(4)], owner[o])
-            src_data = _pick([inp[i].data for i in range(4)], owner[o])
-            src_fwd = _pick([state[i] == FWD for i in range(4)], owner[o])
             go = Signal(name=f"forward_{PORTS[o]}")
-            m.d.comb += go.eq(busy[o] & ~release[o] & src_fwd & src_valid)
-            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(0)]
-            with m.If(go):
-                m.d.sync += out[o].data.eq(src_data)
+            m.d.comb += go.eq(_any(conn[i, o] & inp[i].valid for i in owners[o]) & ~ends[o])
+            data = 0
+            for i in owners[o]:
+                data = data | Mux(conn[i, o], inp[i].data, 0)
+            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(Mux(go, data, 0))]
         return m
+
+
+def _any(values):
+    result = 0
+    for v in values:
+        result = result | v
+    return result
 
 
 def _pick(values, index):

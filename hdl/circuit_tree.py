@@ -6,6 +6,9 @@ wiring is :class:`fattree.hdl.topology.FatTree` with ``w = 2`` (levels ``h``): s
 ``SW(l, t)`` is a router, its down ports 0 and 1 are ``a`` and ``b``, its up ports 0 and 1
 are ``c`` and ``d``; node ``n`` hangs on down port ``n mod 2`` of ``SW(0, n div 2)``.
 
+Every router's random bit comes from one shared LFSR (``shared_lfsr``, the same bits as a
+register per router, in far fewer flip-flops).
+
 For ``retry="round"`` the tree raises every interface's ``go`` one cycle after no interface
 has a message in flight, so all pending messages start together: delivery rounds.
 """
@@ -16,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_power_of_two
 from ._validation import validates_parameters
-from .circuit_router import CircuitRouter, router_seed
+from .circuit_router import LFSR_WIDTH, SHARED_SEED, CircuitRouter, router_seed
 from .network_interface import NetworkInterface, check_retry
 from .topology import FatTree
 
@@ -73,12 +76,18 @@ class CircuitFatTree(wiring.Component):
         )
 
     def elaborate(self, platform):
+        from ..boards.lfsr import LFSR
+
         m = Module()
         tree, h = self.topology, self.h
+        # One LFSR for all routers: each takes its own LFSR's bit as a parity of this state.
+        m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
         routers = {}
         for level in range(h):
             for t in range(self.leaves // 2):
-                router = CircuitRouter(self.width, router_seed(self.seed, level, t))
+                seed = router_seed(self.seed, level, t)
+                router = CircuitRouter(self.width, seed, shared_lfsr=True)
+                m.d.comb += router.lfsr.eq(lfsr.value)
                 routers[level, t] = router
                 m.submodules[f"r{level}_{t}"] = router
         nis = []

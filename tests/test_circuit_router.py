@@ -3,23 +3,47 @@
 import random
 
 import pytest
-from amaranth import ResetInserter, Signal
+from amaranth import Elaboratable, Module, ResetInserter, Signal
 from amaranth.sim import Simulator
 
-from fattree.boards.lfsr import LFSRModel
-from fattree.hdl.circuit_router import LFSR_WIDTH, A, B, C, CircuitRouter, D
+from fattree.boards.lfsr import LFSR, LFSRModel
+from fattree.hdl.circuit_router import (
+    LFSR_WIDTH,
+    SHARED_SEED,
+    A,
+    B,
+    C,
+    CircuitRouter,
+    D,
+    lfsr_mask,
+)
 from fattree.sim.models.circuit import RouterModel
 
 SEED = 0x1D3
 
 
-def run(stimulus, seed=SEED, width=4):
+class WithSharedLFSR(Elaboratable):
+    """A ``shared_lfsr`` router fed by its own copy of the shared LFSR, as in the tree."""
+
+    def __init__(self, router):
+        self.router = router
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.router = self.router
+        m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
+        m.d.comb += self.router.lfsr.eq(lfsr.value)
+        return m
+
+
+def run(stimulus, seed=SEED, width=4, shared=False):
     """``stimulus``: per cycle a dict with optional ``valid``/``data``/``reject``/``ack``
     (dicts port -> value) and ``rst``. Returns the RTL's outputs per cycle after checking
-    they equal the model's in every cycle."""
-    router = CircuitRouter(width, seed)
+    they equal the model's in every cycle. ``shared``: the router takes its LFSR bit from a
+    shared LFSR (the model keeps its own)."""
+    router = CircuitRouter(width, seed, shared_lfsr=shared)
     rst = Signal()
-    dut = ResetInserter(rst)(router)
+    dut = ResetInserter(rst)(WithSharedLFSR(router) if shared else router)
     model = RouterModel(seed)
     ports = [router.a, router.b, router.c, router.d]
     seen = []
@@ -204,7 +228,8 @@ def test_reset_mid_circuit():
     assert outputs_on(seen, A)[-2:] == [(12, 0x6), (13, 0x6)]
 
 
-def test_random_stimulus_matches_model():
+@pytest.mark.parametrize("shared", [False, True])
+def test_random_stimulus_matches_model(shared):
     rng = random.Random(3)
     stimulus = []
     for _ in range(1500):
@@ -217,7 +242,19 @@ def test_random_stimulus_matches_model():
         if rng.random() < 0.01:
             step["rst"] = 1
         stimulus.append(step)
-    run(stimulus)
+    run(stimulus, shared=shared)
+
+
+@pytest.mark.parametrize("seed", [1, SHARED_SEED, SEED, 0x8000, 0xFFFF, 12345])
+def test_lfsr_mask_gives_the_routers_own_bit(seed):
+    shared = LFSRModel(LFSR_WIDTH, seed=SHARED_SEED)
+    own = LFSRModel(LFSR_WIDTH, seed=seed)
+    mask = lfsr_mask(seed)
+    # Both are linear recurrences, so equal on 16 cycles means equal forever; check more.
+    for cycle in range(5000):
+        assert bin(shared.state & mask).count("1") % 2 == own.state & 1, cycle
+        shared.clock()
+        own.clock()
 
 
 @pytest.mark.parametrize(
