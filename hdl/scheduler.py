@@ -62,12 +62,12 @@ level (the depth of each memory).
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..params import check_int_range, check_power_of_two
 from ._validation import validates_parameters
+from .registered_memory import RegisteredReadMemory
 from .topology import FatTree
 
 __all__ = ["Op", "LevelWiseScheduler", "request_layout", "result_layout"]
@@ -284,17 +284,16 @@ class LevelWiseScheduler(wiring.Component):
             mm, rr, c, u = mem_stage[h], read_stage[h], comp[h], upd[h]
             w1, w2 = hist1[h], hist2[h]
 
-            mems = {}
-            for name in ("ulink", "dlink"):
-                mem = Memory(shape=w, depth=depth, init=[full] * depth)
-                m.submodules[f"{name}{h}"] = mem
-                mems[name] = (mem.read_port(), mem.write_port())
-            (u_rd, u_wr), (d_rd, d_wr) = mems["ulink"], mems["dlink"]
+            # The read data arrives registered (on ECP5 in the block RAM's own output
+            # register) two cycles after the address: at the start of R.
+            u_mem = RegisteredReadMemory(w, depth, init=full)
+            d_mem = RegisteredReadMemory(w, depth, init=full)
+            m.submodules[f"ulink{h}"], m.submodules[f"dlink{h}"] = u_mem, d_mem
 
             # load: address the memories with the switches of the slot entering M.
             m.d.comb += [
-                u_rd.addr.eq(load.s),
-                d_rd.addr.eq(load.d),
+                u_mem.read_addr.eq(load.s),
+                d_mem.read_addr.eq(load.d),
             ]
 
             # The request in C works on the rows the memory had when it was in load. The
@@ -306,17 +305,10 @@ class LevelWiseScheduler(wiring.Component):
             # only the request ahead (in C, in U next) is compared, so compute has a
             # registered 2:1 select ahead of its AND.
             c_we = Signal(name=f"c_we{h}")  # the request in C will write (set below)
-            # The memory output, registered right behind the block RAM (no reset: a reset
-            # would put a LUT behind the RAM; nothing else reads it, so the register can sit
-            # next to the RAM).
-            data_u = Signal(w, name=f"data_u{h}", reset_less=True)
-            data_d = Signal(w, name=f"data_d{h}", reset_less=True)
             m.d.sync += [
                 mm.eq(load),
                 rr.eq(mm),
                 c.eq(rr),
-                data_u.eq(u_rd.data),
-                data_d.eq(d_rd.data),
             ]
             # Per memory: `newest` = the request ahead (in C now, in U next) hits the row;
             # `base` = the vector of the newest of the three after it (in U, W1 and W2 now, in
@@ -331,7 +323,7 @@ class LevelWiseScheduler(wiring.Component):
                 ]
                 newest = Signal(name=f"newest_{name}{h}")
                 base = Signal(w, name=f"base_{name}{h}", reset_less=True)
-                memory_row = data_u if name == "u" else data_d
+                memory_row = (u_mem if name == "u" else d_mem).read_data
                 m.d.sync += [
                     newest.eq(c_we & (c[addr] == rr[addr])),
                     base.eq(
@@ -444,23 +436,11 @@ class LevelWiseScheduler(wiring.Component):
             ]
 
             # update: write back (or, while clearing, free row after row).
-            with m.If(clearing):
+            for mem, row, vector in ((u_mem, u.ws, u.nu), (d_mem, u.wd, u.nd)):
                 m.d.comb += [
-                    u_wr.addr.eq(clear_row),
-                    d_wr.addr.eq(clear_row),
-                    u_wr.data.eq(full),
-                    d_wr.data.eq(full),
-                    u_wr.en.eq(1),
-                    d_wr.en.eq(1),
-                ]
-            with m.Else():
-                m.d.comb += [
-                    u_wr.addr.eq(u.ws),
-                    d_wr.addr.eq(u.wd),
-                    u_wr.data.eq(u.nu),
-                    d_wr.data.eq(u.nd),
-                    u_wr.en.eq(u.we),
-                    d_wr.en.eq(u.we),
+                    mem.write_addr.eq(Mux(clearing, clear_row, row)),
+                    mem.write_data.eq(Mux(clearing, full, vector)),
+                    mem.write_en.eq(clearing | u.we),
                 ]
 
         # -- results -------------------------------------------------------------------------

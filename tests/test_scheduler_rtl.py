@@ -1,5 +1,6 @@
 """LevelWiseScheduler (amaranth.sim) against the sequential reference, bit for bit."""
 
+import functools
 import random
 import shutil
 
@@ -125,6 +126,22 @@ def test_back_to_back_equals_model(levels, w):
     results, *_ = run_rtl(levels, w, hot_commands, rng=rng)
     assert results == hot_expected
     check_no_link_granted_twice(tree, results)
+
+
+@pytest.mark.parametrize("levels, w", [(2, 4), (3, 4)])
+def test_never_uses_a_read_of_the_row_being_written(levels, w, monkeypatch):
+    # A block RAM read of the row written in the same cycle is undefined (the DP16KD does not
+    # define it); the pipeline forwards that write (W3) instead. Memories that return such
+    # reads inverted must not change a single result.
+    import fattree.hdl.scheduler as scheduler
+
+    poisoned = functools.partial(scheduler.RegisteredReadMemory, poison_collisions=True)
+    monkeypatch.setattr(scheduler, "RegisteredReadMemory", poisoned)
+    tree = FatTree(levels, w)
+    rng = random.Random(5)
+    commands, expected = make_commands(tree, rng, 600, hot=2, clears=0.01)
+    results, *_ = run_rtl(levels, w, commands, rng=rng)
+    assert results == expected
 
 
 @pytest.mark.parametrize("levels, w", [(2, 4), (3, 2), (3, 4)])
