@@ -316,6 +316,12 @@ def test_verilog_from_the_command_line(capsys, tmp_path):
     assert code == 0
     text = target.read_text()
     assert "module scheduler(" in text and "requests__payload" in text
+    assert "DP16KD" not in text
+    # For ECP5 the 256-row link memories of FT(3, 16) are block RAMs with the output register.
+    code = main(["verilog", "scheduler", "-p", "w=16", "--family", "ecp5", "-o", str(target)])
+    assert code == 0
+    text = target.read_text()
+    assert text.count("DP16KD #(") == 4 and text.count('.REGMODE_B("OUTREG")') == 4
     code = main(["verilog", "scheduler", "-p", "w=6", "-o", str(target)])
     assert code == 2
     assert capsys.readouterr().err.strip() == (
