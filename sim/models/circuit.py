@@ -10,10 +10,11 @@ the outputs visible in that cycle (before the clock edge), then advances one clo
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from ...boards.lfsr import LFSRModel
-from ...hdl.circuit_router import LFSR_WIDTH, router_seed
+from ...hdl.circuit_router import LFSR_WIDTH, SHARED_SEED, lfsr_mask, router_seed
 from ...hdl.network_interface import BACKOFF_CAP, BACKOFF_SLOT, check_retry, route_bits
 from ...hdl.topology import FatTree
 from ...params import check_int_range, check_power_of_two
@@ -34,19 +35,37 @@ IDLE, FWD, DEAD = 0, 1, 2
 N_IDLE, N_PEND, N_SEND, N_WAIT = 0, 1, 2, 3
 
 
+@functools.cache
+def _shared_states() -> tuple[int, ...]:
+    """One period of the shared LFSR's states (seed ``SHARED_SEED``), cycle by cycle."""
+    lfsr = LFSRModel(LFSR_WIDTH, seed=SHARED_SEED)
+    states = []
+    for _ in range((1 << LFSR_WIDTH) - 1):
+        states.append(lfsr.state)
+        lfsr.clock()
+    return tuple(states)
+
+
 class RouterModel:
     """Registers of one :class:`~fattree.hdl.circuit_router.CircuitRouter`.
 
     Outputs (registered): ``out_valid[o]``, ``out_data[o]`` forward on each port's outgoing
     link, ``bk_reject[i]``, ``bk_ack[i]`` backward on each port's incoming link.
+
+    The LFSR bit of cycle ``t`` is bit 0 of the router's own LFSR (seed ``seed``), read as
+    the parity of the shared LFSR's state under :func:`lfsr_mask` (the same bit, and what
+    the tree's hardware does); a router with nothing to do in a cycle only counts it.
     """
 
     def __init__(self, seed: int = 1):
         self.seed = seed
+        self.mask = lfsr_mask(seed)
+        self.states = _shared_states()
         self.reset()
 
     def reset(self) -> None:
-        self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed)
+        self.cycle = 0
+        self.quiet = True  # idle, nothing held, every output 0
         self.state = [IDLE] * 4
         self.route = [0] * 4
         self.busy = [0] * 4
@@ -59,12 +78,23 @@ class RouterModel:
         self.decisions: list = [None] * 4
         self.up_bit = None
 
+    @property
+    def lfsr_bit(self) -> int:
+        """Bit 0 of the router's LFSR in the current cycle."""
+        return (self.states[self.cycle % len(self.states)] & self.mask).bit_count() & 1
+
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
+        if self.quiet and not (any(in_valid) or any(out_reject) or any(out_ack)):
+            # Nothing arrives and nothing is held: every register keeps its idle value.
+            self.decisions = [None] * 4
+            self.up_bit = None
+            self.cycle += 1
+            return
         state, busy = self.state, self.busy
         header = [state[i] == IDLE and bool(in_valid[i]) for i in range(4)]
         bit = [in_data[i] & 1 for i in range(4)]
         release = [busy[o] and bool(out_reject[o] or out_ack[o]) for o in range(4)]
-        r = self.lfsr.state & 1
+        r = self.lfsr_bit
         grant, grant_to, reject = [False] * 4, [0] * 4, [False] * 4
 
         up_a = header[A] and not bit[A]
@@ -135,7 +165,10 @@ class RouterModel:
         self.state, self.route, self.busy, self.owner = n_state, n_route, n_busy, n_owner
         self.out_valid, self.out_data = n_valid, n_data
         self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
-        self.lfsr.clock()
+        self.quiet = not (
+            any(n_busy) or any(n_state) or any(n_valid) or any(n_bk_reject) or any(n_bk_ack)
+        )
+        self.cycle += 1
 
 
 class InterfaceModel:
@@ -295,6 +328,20 @@ class CircuitTreeModel:
                     self.peer[(lv, t), C + up] = ("router", (lv + 1, parent), down)
                     self.peer[(lv + 1, parent), down] = ("router", (lv, t), C + up)
         self.ni_port = {n: ((0, n // 2), n % 2) for n in range(leaves)}
+        # The same wiring as direct references, for step: each router's input lists
+        # (in_valid, in_data, out_reject, out_ack), and where each block's outputs go.
+        self._router_list = list(self.routers.values())
+        inputs = {key: ([0] * 4, [0] * 4, [0] * 4, [0] * 4) for key in self.routers}
+        self._inputs = [inputs[key] for key in self.routers]
+        self._fanout = {id(r): [] for r in self._router_list}
+        self._ni_fanout = [None] * leaves
+        for (key, p), peer in self.peer.items():
+            # Router `key` port p is fed by `peer`.
+            if peer[0] == "ni":
+                self._ni_fanout[peer[1]] = (*inputs[key], p)
+            else:
+                self._fanout[id(self.routers[peer[1]])].append((peer[2], *inputs[key], p))
+        self._ni_router = [(self.routers[key], p) for key, p in self.ni_port.values()]
         self.go = 0
         self.cycle = 0
 
@@ -303,11 +350,14 @@ class CircuitTreeModel:
             r.reset()
         for ni in self.nis:
             ni.reset()
+        for lists in self._inputs:
+            for values in lists:
+                values[:] = [0] * 4
         self.go = 0
         self.cycle = 0
 
     def step(self, tx_valid, tx_dest, tx_data) -> TreeOutputs:
-        nis, routers = self.nis, self.routers
+        nis = self.nis
         out = TreeOutputs(
             tx_ready=[ni.tx_ready for ni in nis],
             tx_done=[ni.tx_done for ni in nis],
@@ -315,35 +365,29 @@ class CircuitTreeModel:
             rx_valid=[ni.rx_valid for ni in nis],
             rx_data=[ni.rx_data for ni in nis],
         )
-        # Inputs of every block from the registers of its neighbours (all outputs are
-        # registered, so the order of evaluation does not matter).
-        router_inputs = {}
-        for key in routers:
-            iv, idata, orej, oack = [0] * 4, [0] * 4, [0] * 4, [0] * 4
-            for p in range(4):
-                peer = self.peer.get((key, p))
-                if peer is None:
-                    continue
-                if peer[0] == "ni":
-                    ni = nis[peer[1]]
-                    iv[p], idata[p] = ni.up_valid, ni.up_data
-                    orej[p], oack[p] = 0, ni.down_ack
-                else:
-                    other, q = routers[peer[1]], peer[2]
-                    iv[p], idata[p] = other.out_valid[q], other.out_data[q]
-                    orej[p], oack[p] = other.bk_reject[q], other.bk_ack[q]
-            router_inputs[key] = (iv, idata, orej, oack)
-        ni_inputs = []
-        for n in range(len(nis)):
-            key, p = self.ni_port[n]
-            r = routers[key]
-            ni_inputs.append((r.bk_reject[p], r.bk_ack[p], r.out_valid[p], r.out_data[p]))
+        # Every block's inputs are its neighbours' registers of this cycle (all outputs are
+        # registered): the interfaces' are read now, the routers' were written into their
+        # input lists at the end of the previous step.
+        ni_inputs = [
+            (r.bk_reject[p], r.bk_ack[p], r.out_valid[p], r.out_data[p]) for r, p in self._ni_router
+        ]
         go = self.go
         self.go = int(not any(ni.busy for ni in nis))
-        for key, router in routers.items():
-            router.step(*router_inputs[key])
+        changed = []
+        for router, inputs in zip(self._router_list, self._inputs, strict=True):
+            was_quiet = router.quiet
+            router.step(*inputs)
+            if not (was_quiet and router.quiet):
+                changed.append(router)
         for n, ni in enumerate(nis):
             ni.step(tx_valid[n], tx_dest[n], tx_data[n], go, *ni_inputs[n])
+        # Next cycle's router inputs (a quiet router's outputs stay 0: nothing to write).
+        for router in changed:
+            for p, iv, idata, orej, oack, q in self._fanout[id(router)]:
+                iv[q], idata[q] = router.out_valid[p], router.out_data[p]
+                orej[q], oack[q] = router.bk_reject[p], router.bk_ack[p]
+        for ni, (iv, idata, _orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
+            iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
         self.cycle += 1
         if self.mutation:
             self._mutate()
