@@ -49,6 +49,7 @@ __all__ = [
     "parse_nextpnr_report",
     "parse_nextpnr_log",
     "parse_nextpnr_utilisation",
+    "failed_in_abc9",
     "synthesise",
 ]
 
@@ -79,6 +80,10 @@ class Family:
     clock_pin: str
     #: Default ``--freq`` target in MHz.
     default_freq: float
+    #: The synthesis script's LUT mapping with ``abc`` instead of ``abc9``: Yosys commands
+    #: run between ``-run :map_luts`` and ``-run map_cells:`` of :attr:`synth`. Used when
+    #: ABC9 fails (YoWASP's Yosys stops inside it, without a message, on large designs).
+    map_luts_abc: tuple[str, ...] = ()
 
     def constraint_text(self) -> str:
         if self.name == "ice40":
@@ -101,6 +106,14 @@ FAMILIES: dict[str, Family] = {
             # iCEBreaker's 12 MHz oscillator is on pin 35, a global buffer input.
             clock_pin="35",
             default_freq=100.0,
+            map_luts_abc=(
+                "techmap -map +/ice40/latches_map.v",
+                "abc -dress -lut 4",
+                "ice40_wrapcarry -unwrap",
+                "techmap -map +/ice40/ff_map.v",
+                "clean",
+                "opt_lut -tech ice40",
+            ),
         ),
         Family(
             name="ecp5",
@@ -115,6 +128,13 @@ FAMILIES: dict[str, Family] = {
             # ULX3S's 25 MHz oscillator (clk_25mhz) is on ball G2.
             clock_pin="G2",
             default_freq=150.0,
+            # What synth_ecp5 -noabc9 did before synth_lattice replaced it (Yosys 0.70 has
+            # no such option): LUT4 .. LUT7, the wide ones from PFU multiplexers.
+            map_luts_abc=(
+                "techmap -map +/lattice/latches_map.v",
+                "abc -dress -lut 4:7",
+                "clean",
+            ),
         ),
     ]
 }
@@ -426,6 +446,10 @@ class SynthResult:
     pnr_error: str | None = None
     #: nextpnr's "Device utilisation" table, read from its log (also when it failed).
     placed: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Which synthesis ran: the family's script, or it with ``abc`` mapping the LUTs.
+    synth_script: str = ""
+    #: Why ABC9 was given up (Yosys's failure), when ``abc`` mapped the LUTs instead.
+    abc9_error: str | None = None
 
     def as_dict(self) -> dict:
         f = self.family
@@ -453,30 +477,64 @@ class SynthResult:
             "critical_path": t.critical_path if t else None,
             "fmax_source": t.source if t else None,
             "pnr_error": self.pnr_error,
+            "synth_script": self.synth_script,
+            "abc9_error": self.abc9_error,
             "directory": str(self.directory),
             "files": {k: str(v) for k, v in self.files.items()},
             "seconds": self.seconds,
         }
 
 
-def _yosys_script(family: Family, top: str) -> str:
+def _synth_commands(family: Family, top: str, abc9: bool, json_out: str = "") -> list[str]:
+    """The synthesis of ``top``: the family's script, or with ``abc9=False`` the same script
+    around :attr:`Family.map_luts_abc` in place of its ``map_luts`` step."""
+    json_flag = f" -json {json_out}" if json_out else ""
+    if abc9:
+        return [f"{family.synth} -top {top}{json_flag}"]
+    if not family.map_luts_abc:
+        raise ValueError(f"family {family.name} has no LUT mapping without ABC9")
+    return [
+        f"{family.synth} -top {top} -run :map_luts",
+        *family.map_luts_abc,
+        f"{family.synth} -top {top}{json_flag} -run map_cells:",
+    ]
+
+
+def _yosys_script(family: Family, top: str, abc9: bool = True) -> str:
     # stat -json goes to a file through `tee -q -o`, so the log keeps only the human text.
     return "\n".join(
         [
             "# core: the component alone, as a user would drop it into a design",
             f"read_rtlil {top}.il",
             f"hierarchy -top {top}",
-            f"{family.synth} -top {top}",
+            *_synth_commands(family, top, abc9),
             "tee -q -o core.stat.json stat -json",
             "tee -o core.stat.txt stat",
             "design -reset",
             "# harness: the component between shift chains, for place and route",
             f"read_rtlil {HARNESS_TOP}.il",
             f"hierarchy -top {HARNESS_TOP}",
-            f"{family.synth} -top {HARNESS_TOP} -json {HARNESS_TOP}.json",
+            *_synth_commands(family, HARNESS_TOP, abc9, f"{HARNESS_TOP}.json"),
             "tee -q -o harness.stat.json stat -json",
             "",
         ]
+    )
+
+
+_HEADER = re.compile(r"^((?:\d+\.)+) Executing (.+?)\.?$")
+
+
+def failed_in_abc9(log: str) -> bool:
+    """Whether a Yosys log ends inside an ABC9 pass (the last section header, or one of the
+    headers it is nested in, says ``Executing ABC9 pass``)."""
+    headers = [m.groups() for m in map(_HEADER.match, log.splitlines()) if m]
+    if not headers:
+        return False
+    last = headers[-1][0]
+    # The enclosing sections of "3.46.3." are "3.46." and "3.".
+    enclosing = {last[: i + 1] for i, ch in enumerate(last) if ch == "."}
+    return any(
+        number in enclosing and text.upper().startswith("ABC9 PASS") for number, text in headers
     )
 
 
@@ -503,8 +561,14 @@ def _run(argv: list[str], cwd: Path, tool: str, log: Path) -> None:
         raise toolchain.ToolMissing(f"{argv[0]} not found")
     proc = subprocess.run([exe, *argv[1:]], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
-        lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if "ERROR" in ln]
-        reason = lines[-1].strip() if lines else f"exit status {proc.returncode}"
+        output = (proc.stderr + proc.stdout).splitlines()
+        lines = [ln for ln in output if "ERROR" in ln]
+        if lines:
+            reason = lines[-1].strip()
+        else:
+            # A WebAssembly trap (memory, stack) prints no ERROR line: give its last words.
+            tail = " / ".join(ln.strip() for ln in output[-3:] if ln.strip())
+            reason = f"exit status {proc.returncode}" + (f": {tail}" if tail else "")
         raise SynthError(f"{tool} failed: {reason} (log: {log})")
 
 
@@ -574,16 +638,38 @@ def synthesise(
     }
     for key in ("core_stat", "harness_stat", "harness_netlist", "nextpnr_log", "nextpnr_report"):
         files[key].unlink(missing_ok=True)  # a stale file must not pass for this run's
+    (out / "yosys.abc9.log").unlink(missing_ok=True)
 
     yosys = toolchain.TOOLS["yosys"].exe
     say(f"yosys {fam.synth}: {design.name} and its harness ({files['yosys_log']}){_cold(yosys)}")
     t0 = time.monotonic()
-    _run(
-        [yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"],
-        out,
-        "yosys",
-        files["yosys_log"],
-    )
+    script = fam.synth
+    abc9_error = None
+    try:
+        _run(
+            [yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"],
+            out,
+            "yosys",
+            files["yosys_log"],
+        )
+    except SynthError as exc:
+        log = files["yosys_log"].read_text() if files["yosys_log"].exists() else ""
+        if not (fam.map_luts_abc and failed_in_abc9(log)):
+            raise
+        # Map LUTs with ABC instead; keep the failed log next to the new one.
+        abc9_error = str(exc)
+        files["yosys_log"].replace(out / "yosys.abc9.log")
+        files["yosys_abc9_log"] = out / "yosys.abc9.log"
+        script = f"{fam.synth}, abc instead of abc9"
+        ys = files["yosys_script"] = out / "synth_abc.ys"
+        ys.write_text(_yosys_script(fam, top, abc9=False))
+        say(f"yosys stopped inside ABC9; again with abc ({files['yosys_log']})")
+        _run(
+            [yosys, "-q", "-l", "yosys.log", "-s", ys.name],
+            out,
+            "yosys",
+            files["yosys_log"],
+        )
     seconds["yosys"] = round(time.monotonic() - t0, 2)
     core = parse_stat(files["core_stat"].read_text(), top)
     harness_res = parse_stat(files["harness_stat"].read_text(), HARNESS_TOP)
@@ -651,4 +737,6 @@ def synthesise(
         seconds=seconds,
         pnr_error=pnr_error,
         placed=parse_nextpnr_utilisation(log),
+        synth_script=script,
+        abc9_error=abc9_error,
     )
