@@ -20,7 +20,7 @@ Receiving: data words are collected while ``valid`` is high on the eject link; w
 back (both registered: one cycle later).
 """
 
-from amaranth import Cat, Module, Signal
+from amaranth import C, Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -128,9 +128,15 @@ class NetworkInterface(wiring.Component):
         h, width, length = self.h, self.width, self.length
         state = Signal(2)
         data = Signal(width * length)
-        route = Signal(2 * h - 1)  # route bit of word j in bit j
+        # The route, reversed: word 2L - e of the route is bit e of `target`, which is the
+        # destination's low L bits with a 1 above them (L zeros up, the turn, the bits
+        # down); bits above L are the zeros of the way up.
+        target = Signal(h)
+        first = Signal()  # route word 0: 1 when the message turns at the leaf router (L = 0)
         last = Signal(range(2 * h + length + 1))  # index of the last word: 2L + length
-        index = Signal(range(2 * h + length + 1))
+        # Words still to send after the current one; the next word's number is last - left
+        # + 1, so `left` indexes `words` below directly, and 0 means the message is out.
+        left = Signal(range(2 * h + length + 1))
         attempts = Signal(range(BACKOFF_CAP + 1))
         wait = Signal(BACKOFF_SLOT.bit_length() + BACKOFF_CAP + 1)
 
@@ -139,37 +145,30 @@ class NetworkInterface(wiring.Component):
             self.busy.eq((state == SEND) | (state == WAIT)),
         ]
 
-        # Route bits of the offered message, for every possible turn level.
-        offered = Signal.like(route)
+        # Route of the offered message, for every possible turn level.
+        offered = Signal(h)
         offered_last = Signal.like(last)
         diff = Signal(max(h, 1))
         m.d.comb += diff.eq(self.tx_dest ^ self.node)
         for level in range(h):
-            bits = [0] * level + [1]
             with m.If((diff >> level) == 1):
                 m.d.comb += offered_last.eq(2 * level + length)
-                value = Cat(
-                    *[int(b) for b in bits], *[self.tx_dest[v] for v in reversed(range(level))]
-                )
-                m.d.comb += offered.eq(value)
+                m.d.comb += offered.eq(Cat(self.tx_dest[:level], 1))
 
         if self.retry == "backoff":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
 
-        # The word on the inject link next cycle, for word `index`.
-        def load_word(j):
-            word = Signal(width, name="word")
-            if length > 1:
-                which = Signal(range(length), name="which")
-                m.d.comb += which.eq(j - (last - length + 1))
-                payload = data.word_select(which, width)
-            else:
-                payload = data
-            with m.If(j <= last - length):
-                m.d.comb += word.eq(route.bit_select(j, 1))
-            with m.Else():
-                m.d.comb += word.eq(payload)
-            return [self.up.valid.eq(1), self.up.data.eq(word)]
+        # The word sent when `left` words remain: data word length - left for left = 1 ..
+        # length, route word last - left + 1 (bit left - length - 1 of `target`) above.
+        route_words = [Cat(target[e], C(0, width - 1)) for e in range(h)]
+        route_words += [C(0, width)] * (h - 1)  # the zeros of the way up, above L
+        words = Cat(
+            C(0, width),
+            *[data.word_select(length - k, width) for k in range(1, length + 1)],
+            *route_words,
+        )
+        word = Signal(width)
+        m.d.comb += word.eq(words.word_select(left, width))
 
         m.d.sync += [self.tx_done.eq(0), self.tx_reject.eq(0)]
         rejected = self.up.reject
@@ -178,7 +177,8 @@ class NetworkInterface(wiring.Component):
                 with m.If(self.tx_valid):
                     m.d.sync += [
                         data.eq(self.tx_data),
-                        route.eq(offered),
+                        target.eq(offered),
+                        first.eq(diff == 1),
                         last.eq(offered_last),
                         attempts.eq(0),
                         wait.eq(0),
@@ -194,8 +194,8 @@ class NetworkInterface(wiring.Component):
                     with m.If(wait != 0):
                         m.d.sync += wait.eq(wait - 1)
                 with m.If(go):
-                    m.d.sync += load_word(0)
-                    m.d.sync += [index.eq(1), state.eq(SEND)]
+                    m.d.sync += [self.up.valid.eq(1), self.up.data.eq(first)]
+                    m.d.sync += [left.eq(last), state.eq(SEND)]
             with m.Case(SEND, WAIT):
                 with m.If(rejected):
                     m.d.sync += [
@@ -217,9 +217,9 @@ class NetworkInterface(wiring.Component):
                 with m.Elif((state == WAIT) & self.up.ack):
                     m.d.sync += [self.tx_done.eq(1), state.eq(IDLE)]
                 with m.Elif(state == SEND):
-                    with m.If(index <= last):
-                        m.d.sync += load_word(index)
-                        m.d.sync += index.eq(index + 1)
+                    with m.If(left != 0):
+                        m.d.sync += [self.up.valid.eq(1), self.up.data.eq(word)]
+                        m.d.sync += left.eq(left - 1)
                     with m.Else():
                         m.d.sync += [self.up.valid.eq(0), self.up.data.eq(0), state.eq(WAIT)]
 

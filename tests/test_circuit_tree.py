@@ -72,6 +72,16 @@ def test_tree_matches_model(retry, pattern):
     check_delivery(result)
 
 
+@pytest.mark.parametrize("leaves, width, length", [(2, 1, 1), (4, 2, 1), (8, 1, 4)])
+def test_tree_matches_model_small_and_odd_shapes(leaves, width, length):
+    # One-word messages, a single router, longer bursts: every word position the interface
+    # can send from (route words at every level, each data word).
+    queues = traffic("random", leaves, width, length, random.Random(leaves), messages=4)
+    result = run_lockstep(leaves, width, length, 2, "immediate", queues)
+    assert result["mismatches"] == 0, result["first"]
+    check_delivery(result)
+
+
 @pytest.mark.parametrize("pattern", ["transpose", "bit-reversal", "shift"])
 def test_tree_permutations(pattern):
     queues = traffic(pattern, 16, 1, 3, random.Random(2), shift=5)
