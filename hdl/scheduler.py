@@ -2,8 +2,9 @@
 
 One P_h block per link level ``h = 0 .. l-2``. Each block keeps the availability vectors
 ``Ulink(h, t)`` and ``Dlink(h, t)`` (``w`` bits, 1 = free) of its level in two memories
-(:class:`amaranth.lib.memory.Memory`, one row per switch, so they map to block RAM) and
-runs the paper's three steps:
+(:class:`~fattree.hdl.registered_memory.RegisteredReadMemory`, one row per switch: an
+``amaranth.lib.memory.Memory`` that maps to block RAM, or on ECP5 a ``DP16KD`` with its
+output register) and runs the paper's three steps:
 
 * **load**: address the two memories with the request's switches ``s_h`` and ``d_h``;
 * **compute**: ``Ulink(h, s_h) AND Dlink(h, d_h)``, select the lowest free port ``P_h`` with a
@@ -16,10 +17,11 @@ The priority select yields the port one-hot (a carry chain, ``avail & ~(avail - 
 update register, out of the compute cycle.
 
 A block-RAM read has a long clock-to-output time, so the read data is registered right behind
-the memory and used one cycle later: a request spends four cycles per level (M: read in
-flight, R: read data registered, forwarding pre-selected, C: compute, U: update), and the
-update of level ``h`` is the load of level ``h+1``. With the input register and two cycles
-through the output FIFO the latency is ``4 * (l - 1) + 3`` cycles (``latency``).
+the memory (on ECP5 in the block RAM's own output register) and used one cycle later: a
+request spends four cycles per level (M: read in flight, R: read data registered, forwarding
+pre-selected, C: compute, U: update), and the update of level ``h`` is the load of level
+``h+1``. With the input register and two cycles through the output FIFO the latency is
+``4 * (l - 1) + 3`` cycles (``latency``).
 
 One request per clock (initiation interval 1)
 ---------------------------------------------
