@@ -10,6 +10,7 @@ from amaranth.sim import Simulator
 from fattree.hdl.scheduler import LevelWiseScheduler, Op
 from fattree.hdl.topology import FatTree
 from fattree.sim.models.scheduler import SchedulerModel
+from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
 
 
 def make_commands(tree, rng, count, *, hot=None, releases=0.2, clears=0.0):
@@ -17,34 +18,10 @@ def make_commands(tree, rng, count, *, hot=None, releases=0.2, clears=0.0):
 
     ``hot`` limits sources and destinations to a few leaf switches, so back-to-back requests
     keep hitting the same memory rows (the forwarding paths)."""
-    model = SchedulerModel(tree, "level-wise", "keep")
-    established = []
-    commands, expected = [], []
-    nodes = list(tree.nodes())
-    if hot is not None:
-        switches = rng.sample(range(tree.num_switches), hot)
-        nodes = [s * tree.w + p for s in switches for p in range(tree.w)]
-    for _ in range(count):
-        roll = rng.random()
-        if roll < clears:
-            model.clear()
-            established.clear()
-            commands.append((Op.CLEAR, 0, 0, ()))
-            expected.append((Op.CLEAR, 0, 0, 1, (0,) * (tree.levels - 1)))
-        elif roll < clears + releases and established:
-            src, dst, ports = established.pop(rng.randrange(len(established)))
-            model.release(src, dst, ports)
-            vector = ports + (0,) * (tree.levels - 1 - len(ports))
-            commands.append((Op.RELEASE, src, dst, vector))
-            expected.append((Op.RELEASE, src, dst, 1, vector))
-        else:
-            src, dst = rng.choice(nodes), rng.choice(nodes)
-            g = model.request(src, dst)
-            if g.granted and g.height:
-                established.append((src, dst, g.ports))
-            commands.append((Op.SCHEDULE, src, dst, (0,) * (tree.levels - 1)))
-            expected.append((Op.SCHEDULE, src, dst, int(g.granted), g.port_vector(tree.levels)))
-    return commands, expected
+    stream = CommandStream(tree)
+    nodes = stream.hot_nodes(rng, hot) if hot is not None else None
+    stream.random(rng, count, nodes=nodes, releases=releases, clears=clears)
+    return stream.commands, stream.expected
 
 
 def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycles=None):
@@ -97,18 +74,22 @@ def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycl
 
 def check_no_link_granted_twice(tree, results):
     """Scoreboard independent of the model: established connections never share a link."""
-    held = {}
-    for op, src, dst, granted, ports in results:
-        height = tree.common_level(src, dst)
-        if op == Op.CLEAR:
-            held.clear()
-        elif op == Op.RELEASE:
-            for link in tree.route(src, dst, ports[:height])[1:-1]:
-                assert held.pop(link) == (src, dst)
-        elif granted:
-            for link in tree.route(src, dst, ports[:height])[1:-1]:
-                assert link not in held, f"{link} granted to {(src, dst)} and {held[link]}"
-                held[link] = (src, dst)
+    ledger = LinkLedger(tree)
+    problems = [p for result in results for p in ledger.apply(result)]
+    assert not problems, problems[:3]
+
+
+def test_link_ledger_catches_double_grants_and_foreign_releases():
+    tree = FatTree(2, 4)
+    ledger = LinkLedger(tree)
+    assert ledger.apply((Op.SCHEDULE, 0, 4, 1, (2,))) == []
+    # Another connection through the same up link (leaf switch 0, port 2).
+    assert ledger.apply((Op.SCHEDULE, 1, 8, 1, (2,))) == [
+        f"{tree.route(1, 8, (2,))[1]} granted to (1, 8) and (0, 4)"
+    ]
+    assert ledger.apply((Op.SCHEDULE, 2, 12, 0, (2,))) == []  # refused: holds nothing
+    assert len(ledger.apply((Op.RELEASE, 3, 12, 1, (1,)))) == 2  # holds neither link
+    assert ledger.apply((Op.CLEAR, 0, 0, 1, (0,))) == [] and ledger.held == {}
 
 
 SIZES = [(2, 2), (2, 4), (3, 2), (3, 4), (4, 2)]
@@ -159,19 +140,11 @@ def test_bubbles_and_backpressure(levels, w):
 def test_random_permutations(levels, w):
     tree = FatTree(levels, w)
     rng = random.Random(99)
-    commands, expected = [], []
+    stream = CommandStream(tree)
     for _ in range(3):
-        dst = list(tree.nodes())
-        rng.shuffle(dst)
-        model = SchedulerModel(tree)
-        commands.append((Op.CLEAR, 0, 0, ()))
-        expected.append((Op.CLEAR, 0, 0, 1, (0,) * (levels - 1)))
-        for src, d in zip(tree.nodes(), dst, strict=True):
-            g = model.request(src, d)
-            commands.append((Op.SCHEDULE, src, d, ()))
-            expected.append((Op.SCHEDULE, src, d, int(g.granted), g.port_vector(levels)))
-    results, *_ = run_rtl(levels, w, commands, rng=rng)
-    assert results == expected
+        stream.permutation(rng)
+    results, *_ = run_rtl(levels, w, stream.commands, rng=rng)
+    assert results == stream.expected
     check_no_link_granted_twice(tree, results)
 
 

@@ -24,7 +24,7 @@ from cocotb.triggers import FallingEdge, ReadOnly
 from fattree.hdl.scheduler import Op, request_layout, result_layout
 from fattree.hdl.topology import FatTree
 from fattree.sim.cocotb_runner import bench_config, write_summary
-from fattree.sim.models.scheduler import SchedulerModel
+from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
 
 BURST = 20
 
@@ -64,45 +64,14 @@ class Packer:
 
 
 def make_commands(tree: FatTree, rng: random.Random, bursts: int, mutation: bool):
-    """Commands and the results the sequential reference expects for them."""
-    model = SchedulerModel(tree, "level-wise", "keep")
-    established, commands, expected = [], [], []
-    zeros = (0,) * (tree.levels - 1)
+    """Commands and the results the sequential reference expects for them: bursts from all
+    nodes and from two hot leaf switches in turn, then a clear and a random permutation."""
+    stream = CommandStream(tree)
     for burst in range(bursts):
-        nodes = list(tree.nodes())
-        if burst % 2:
-            switches = rng.sample(range(tree.num_switches), min(2, tree.num_switches))
-            nodes = [s * tree.w + p for s in switches for p in range(tree.w)]
-        for _ in range(BURST):
-            roll = rng.random()
-            if roll < 0.01:
-                model.clear()
-                established.clear()
-                commands.append((Op.CLEAR, 0, 0, zeros))
-                expected.append((Op.CLEAR, 0, 0, 1, zeros))
-            elif roll < 0.25 and established:
-                src, dst, ports = established.pop(rng.randrange(len(established)))
-                model.release(src, dst, ports)
-                vector = ports + zeros[len(ports) :]
-                commands.append((Op.RELEASE, src, dst, vector))
-                expected.append((Op.RELEASE, src, dst, 1, vector))
-            else:
-                src, dst = rng.choice(nodes), rng.choice(nodes)
-                g = model.request(src, dst)
-                if g.granted and g.height:
-                    established.append((src, dst, g.ports))
-                commands.append((Op.SCHEDULE, src, dst, zeros))
-                expected.append((Op.SCHEDULE, src, dst, int(g.granted), g.port_vector(tree.levels)))
-    # Then a clear and a random permutation of all nodes, the paper's workload.
-    model.clear()
-    commands.append((Op.CLEAR, 0, 0, zeros))
-    expected.append((Op.CLEAR, 0, 0, 1, zeros))
-    targets = list(tree.nodes())
-    rng.shuffle(targets)
-    for src, dst in zip(tree.nodes(), targets, strict=True):
-        g = model.request(src, dst)
-        commands.append((Op.SCHEDULE, src, dst, zeros))
-        expected.append((Op.SCHEDULE, src, dst, int(g.granted), g.port_vector(tree.levels)))
+        nodes = stream.hot_nodes(rng) if burst % 2 else None
+        stream.random(rng, BURST, nodes=nodes, releases=0.24, clears=0.01)
+    stream.permutation(rng)
+    commands, expected = stream.commands, stream.expected
     if mutation and expected:
         # A wrong reference: the first scheduled result claims the opposite grant.
         k = next(i for i, e in enumerate(expected) if e[0] == Op.SCHEDULE)
@@ -113,14 +82,13 @@ def make_commands(tree: FatTree, rng: random.Random, bursts: int, mutation: bool
 
 class Scoreboard:
     def __init__(self, tree: FatTree, expected: list[tuple]):
-        self.tree = tree
         self.expected = expected
+        self.ledger = LinkLedger(tree)
         self.checked = 0
         self.mismatches = 0
-        self.double_grants = 0
+        self.double_grants = 0  # and releases of links the connection does not hold
         self.granted = 0
         self.first_mismatch: str | None = None
-        self.held: dict = {}
 
     def _report(self, text: str) -> None:
         self.first_mismatch = self.first_mismatch or text
@@ -132,21 +100,11 @@ class Scoreboard:
         if seen != want:
             self.mismatches += 1
             self._report(f"result {k}: {seen}, reference says {want}")
-        op, src, dst, granted, ports = seen
-        height = self.tree.common_level(src, dst)
-        links = self.tree.route(src, dst, ports[:height])[1:-1]
-        if op == Op.CLEAR:
-            self.held.clear()
-        elif op == Op.RELEASE:
-            for link in links:
-                self.held.pop(link, None)
-        elif granted:
+        if seen[0] == Op.SCHEDULE and seen[3]:
             self.granted += 1
-            for link in links:
-                if link in self.held:
-                    self.double_grants += 1
-                    self._report(f"result {k}: {link} already held by {self.held[link]}")
-                self.held[link] = (src, dst)
+        for problem in self.ledger.apply(seen):
+            self.double_grants += 1
+            self._report(f"result {k}: {problem}")
 
 
 @cocotb.test()
