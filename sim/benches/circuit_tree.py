@@ -40,12 +40,19 @@ class Ports:
             name: [getattr(dut, f"{name}__{n}") for n in range(leaves)]
             for name in OUTPUTS + ("tx_valid", "tx_dest", "tx_data")
         }
+        self.inputs = [self.signals[name] for name in ("tx_valid", "tx_dest", "tx_data")]
+        self.driven = None
 
     def drive(self, valid, dest, data) -> None:
-        for n in range(self.leaves):
-            self.signals["tx_valid"][n].value = valid[n]
-            self.signals["tx_dest"][n].value = dest[n]
-            self.signals["tx_data"][n].value = data[n]
+        """Set the inputs; only those that change are written (each write is a VPI call)."""
+        values = (valid, dest, data)
+        last = self.driven
+        for k, (handles, new) in enumerate(zip(self.inputs, values, strict=True)):
+            old = last[k] if last is not None else None
+            for n in range(self.leaves):
+                if old is None or old[n] != new[n]:
+                    handles[n].value = new[n]
+        self.driven = tuple(list(v) for v in values)
 
     def sample(self) -> list[list[int]]:
         return [[int(s.value) for s in self.signals[name]] for name in OUTPUTS]
