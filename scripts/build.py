@@ -15,7 +15,7 @@ from .. import toolchain
 from ..boards import SELFTESTS, get_selftest
 from ..boards.platforms import BOARDS, BuildFailed, blink_log2_for, build_bitstream, get_board
 from ..designs import build_dir, get_design, param_slug, parse_params
-from .common import CliError, emit, progress, writable_dir
+from .common import CliError, add_param_argument, emit, progress, writable_dir
 
 NAME = "build"
 HELP = "build a self-testing bitstream for an FPGA board"
@@ -41,14 +41,7 @@ def add_arguments(parser) -> None:
         default="icebreaker",
         help="target board: " + ", ".join(BOARDS) + " (default icebreaker)",
     )
-    parser.add_argument(
-        "--param",
-        "-p",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set a design parameter (repeatable), e.g. --param width=8",
-    )
+    add_param_argument(parser)
     parser.add_argument(
         "--inject-fault",
         action="store_true",

@@ -28,6 +28,11 @@ class CliError(Exception):
 
 def add_design_arguments(parser, *, designs: list[str] | None = None) -> None:
     parser.add_argument("design", help="design name: " + ", ".join(designs or []))
+    add_param_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def add_param_argument(parser) -> None:
     parser.add_argument(
         "--param",
         "-p",
@@ -36,7 +41,6 @@ def add_design_arguments(parser, *, designs: list[str] | None = None) -> None:
         metavar="NAME=VALUE",
         help="set a design parameter (repeatable), e.g. --param width=8",
     )
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
 def resolve_design(args) -> tuple[Design, dict[str, int]]:
