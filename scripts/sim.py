@@ -33,6 +33,12 @@ def add_arguments(parser) -> None:
         help="self-check: break the reference model on purpose; the run must fail",
     )
     parser.add_argument("--waves", action="store_true", help="dump waveforms in the build folder")
+    parser.add_argument(
+        "--family",
+        choices=["ecp5", "ice40"],
+        help="simulate the Verilog built for this FPGA family (fattree verilog --family), "
+        "its vendor primitives replaced by behavioural models; default: portable Verilog",
+    )
 
 
 def run(args) -> int:
@@ -50,6 +56,7 @@ def run(args) -> int:
         seed=args.seed,
         bench={"frames": args.frames, "mutation": args.mutate_model},
         waves=args.waves,
+        family=args.family,
     )
     text = describe(design.name, args.simulator, result)
     text += "\nPASS" if result.passed else "\nFAIL"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import toolchain
 from ..designs import Design, build_dir, elaborate_verilog
+from .primitives import models_for
 
 __all__ = [
     "SIMULATORS",
@@ -112,8 +113,13 @@ def run_bench(
     bench: dict | None = None,
     root: Path | None = None,
     waves: bool = False,
+    family: str | None = None,
 ) -> BenchResult:
-    """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation)."""
+    """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation).
+
+    ``family`` simulates the Verilog built for that FPGA family (``fattree verilog
+    --family``), its vendor primitives replaced by the models of :mod:`fattree.sim.primitives`.
+    """
     if simulator not in SIMULATORS:
         raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
     if design.bench is None:
@@ -123,10 +129,12 @@ def run_bench(
 
     top = design.name.replace("-", "_")
     # Absolute: cocotb runs the simulator from inside the build folder.
-    where = (build_dir(f"sim/{simulator}", design, params, root)).resolve()
+    kind = f"sim/{simulator}" + (f"-{family}" if family else "")
+    where = (build_dir(kind, design, params, root)).resolve()
     where.mkdir(parents=True, exist_ok=True)
     source = where / f"{top}.v"
-    text = elaborate_verilog(design, params)
+    text = elaborate_verilog(design, params, family)
+    text += models_for(family, text)
     # Rewrite only on change so Verilator's build is reused across runs.
     if not source.exists() or source.read_text() != text:
         source.write_text(text)
@@ -155,6 +163,7 @@ def run_bench(
         "design": design.name,
         "params": params,
         "simulator": simulator,
+        "family": family,
         "seed": seed,
         "bench": bench or {},
         "summary": str(summary_path),
