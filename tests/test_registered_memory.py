@@ -173,3 +173,14 @@ def test_ecp5_instance_is_yosys_mapping_plus_the_output_register(tmp_path, width
     assert all(our_outputs[f"DOB{k}"] == ("read_data", k) for k in range(width))
     # Yosys's form has a fabric register (and the collision bypass) behind the RAM; ours none.
     assert "TRELLIS_FF" not in {c["type"] for c in ours["cells"].values()}
+
+
+def test_primitive_models_only_for_what_is_instantiated():
+    from fattree.sim.primitives import models_for
+
+    instance = '  DP16KD #(\n    .REGMODE_B("OUTREG")\n  ) ram (\n'
+    assert models_for(None, instance) == ""
+    assert models_for("ice40", instance) == ""
+    assert models_for("ecp5", "module top(); endmodule") == ""
+    model = models_for("ecp5", instance)
+    assert model.count("module DP16KD(") == 1 and "INITVAL_3F" in model
