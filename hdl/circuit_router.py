@@ -237,12 +237,12 @@ class CircuitRouter(wiring.Component):
             granted = _any(claim[i, o] for o in routes[i])
             m.d.comb += reject[i].eq(header[i] & ~granted & (bit[i] if i in (A, B) else 1))
 
-        for key in conn:
-            i, o = key
-            with m.If(claim[key]):
-                m.d.sync += conn[key].eq(1)
-            with m.Elif(ends[o]):
-                m.d.sync += conn[key].eq(0)
+        # Next-state logic as plain gates, not If/Else: Yosys would turn the multiplexers into
+        # a clock enable or synchronous reset of every flip-flop's own, and iCE40 logic blocks
+        # share one enable and reset among their 8 cells (placement then fails long before
+        # the cells run out).
+        for (i, o), held in conn.items():
+            m.d.sync += held.eq(claim[i, o] | (held & ~ends[o]))
 
         # Per input: backward pulses (registered) and the dead flag.
         for i in range(4):
@@ -260,8 +260,8 @@ class CircuitRouter(wiring.Component):
             m.d.comb += go.eq(_any(conn[i, o] & inp[i].valid for i in owners[o]) & ~ends[o])
             data = 0
             for i in owners[o]:
-                data = data | Mux(conn[i, o], inp[i].data, 0)
-            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(Mux(go, data, 0))]
+                data = data | (inp[i].data & (conn[i, o] & go).replicate(self.width))
+            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(data)]
         return m
 
 
