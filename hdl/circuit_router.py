@@ -260,8 +260,8 @@ class CircuitRouter(wiring.Component):
             m.d.comb += go.eq(_any(conn[i, o] & inp[i].valid for i in owners[o]) & ~ends[o])
             data = 0
             for i in owners[o]:
-                data = data | (inp[i].data & (conn[i, o] & go).replicate(self.width))
-            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(data)]
+                data = data | (inp[i].data & conn[i, o].replicate(self.width))
+            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(data & go.replicate(self.width))]
         return m
 
 
