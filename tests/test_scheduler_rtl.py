@@ -386,18 +386,18 @@ def test_cocotb_broken_reference_is_caught(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.cocotb
-@needs_icarus
+@pytest.mark.parametrize("simulator", [pytest.param("icarus", marks=needs_icarus), "verilator"])
 @pytest.mark.parametrize("levels", [2, 3, 4])
 @pytest.mark.parametrize("w", [2, 4, 8, 16])
-def test_cocotb_sweep(levels, w, tmp_path):
-    # Thousands of commands and a full permutation per size, FT(2..4, 2..16), on Icarus.
+def test_cocotb_sweep(simulator, levels, w, tmp_path):
+    # Thousands of commands and a full permutation per size, FT(2..4, 2..16).
     from fattree.designs import get_design
     from fattree.sim.cocotb_runner import run_bench
 
     result = run_bench(
         get_design("scheduler"),
         {"levels": levels, "w": w},
-        "icarus",
+        simulator,
         seed=levels * 100 + w,
         bench={"frames": 100},
         root=tmp_path,
