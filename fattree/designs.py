@@ -79,6 +79,15 @@ DESIGNS: dict[str, Design] = {
             bench="fattree.sim.benches.circuit_tree",
         ),
         Design(
+            name="circuit-router",
+            summary="one four-port router of the circuit tree (its cost per router)",
+            component="fattree.hdl.circuit_router:CircuitRouter",
+            params=(
+                Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
+                Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
+            ),
+        ),
+        Design(
             name="scheduler",
             summary="Ding's pipelined level-wise P_h scheduler for FT(l, w), one request/clock",
             component="fattree.hdl.scheduler:LevelWiseScheduler",

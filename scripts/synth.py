@@ -63,6 +63,8 @@ def _summary(data: dict) -> str:
         f"{r['dsps']} DSPs",
         f"    cells: {cells}",
     ]
+    if data.get("abc9_error"):
+        lines.append(f"  synthesis: {data['synth_script']} (ABC9 failed: {data['abc9_error']})")
     if data["fmax_mhz"] is None:
         lines.append(f"  no Fmax: place and route failed: {data['pnr_error']}")
     else:

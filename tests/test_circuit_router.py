@@ -269,3 +269,13 @@ def test_parameter_errors(kwargs, message):
     with pytest.raises(ValueError) as info:
         CircuitRouter(**kwargs)
     assert str(info.value) == message
+
+
+def test_one_router_is_a_design_of_its_own():
+    # `fattree synth circuit-router` gives the cost of one router (the issue asks per router).
+    from fattree.designs import DESIGNS, elaborate_verilog
+
+    design = DESIGNS["circuit-router"]
+    assert design.defaults() == {"width": 8, "seed": 1}
+    text = elaborate_verilog(design, {"width": 1, "seed": 5})
+    assert "module circuit_router(" in text and "a__o__valid" in text.replace(" ", "")
