@@ -15,34 +15,15 @@ from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
     load_factor,
     loads,
+    message_set,
     plan_cycle,
+    random_messages,
     schedule_corollary2,
     schedule_theorem1,
     split_matching_tracing,
     theorem1_bound,
 )
 from fattree.sim.models.leiserson_tree import deliver
-
-
-def random_set(n, m, rng):
-    out = []
-    while len(out) < m:
-        a, b = rng.randrange(n), rng.randrange(n)
-        if a != b:
-            out.append((a, b))
-    return out
-
-
-def permutation(n, rng):
-    p = list(range(n))
-    rng.shuffle(p)
-    return [(i, p[i]) for i in range(n) if p[i] != i]
-
-
-def bit_reversal(n):
-    bits = n.bit_length() - 1
-    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
-    return [(i, rev[i]) for i in range(n) if rev[i] != i]
 
 
 def test_loads_and_load_factor_by_hand():
@@ -87,9 +68,9 @@ def cases():
         lo = next(w for w in range(1, n + 1) if w**3 >= n * n)
         for w in (n, lo):
             caps = ideal_capacities(n, universal_capacities(n, w))
-            yield f"random-{n}-{w}", n, caps, random_set(n, 3 * n, rng)
-            yield f"perm-{n}-{w}", n, caps, permutation(n, rng)
-            yield f"bitrev-{n}-{w}", n, caps, bit_reversal(n)
+            yield f"random-{n}-{w}", n, caps, random_messages(n, 3 * n, rng)
+            yield f"perm-{n}-{w}", n, caps, message_set("permutation", n, rng)
+            yield f"bitrev-{n}-{w}", n, caps, message_set("bit-reversal", n, None)
 
 
 @pytest.mark.parametrize(("name", "n", "caps", "messages"), list(cases()), ids=lambda x: "")
@@ -108,7 +89,7 @@ def test_theorem1(name, n, caps, messages):
 def test_corollary2(n):
     rng = random.Random(n)
     caps = ideal_capacities(n, [c + 2 * lg(n) for c in universal_capacities(n)])
-    messages = random_set(n, 8 * n, rng)
+    messages = random_messages(n, 8 * n, rng)
     cycles = schedule_corollary2(n, messages, caps)
     assert sorted(i for c in cycles for i in c) == list(range(len(messages)))
     for cycle in cycles:
@@ -127,7 +108,7 @@ def test_hardware_schedule_headers_deliver(leaves, w):
     layout = TreeLayout.universal(leaves, w)
     caps = layout_capacities(layout)
     rng = random.Random(leaves * w)
-    messages = random_set(leaves, 3 * leaves, rng) + permutation(leaves, rng)
+    messages = random_messages(leaves, 3 * leaves, rng) + message_set("permutation", leaves, rng)
     cycles = schedule_theorem1(leaves, messages, caps)
     assert load_factor(leaves, messages, caps) > 1
     seen = []
@@ -195,7 +176,7 @@ def test_compact_keeps_every_message_and_capacity():
     rng = random.Random(4)
     n = 32
     caps = ideal_capacities(n, universal_capacities(n))
-    messages = permutation(n, rng)
+    messages = message_set("permutation", n, rng)
     cycles = schedule_theorem1(n, messages, caps)
     packed = compact(n, messages, cycles, caps)
     assert sorted(i for c in packed for i in c) == list(range(len(messages)))

@@ -10,21 +10,13 @@ from fattree.hdl.leiserson_tree import LeisersonFatTree
 from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
     load_factor,
+    random_messages,
     schedule_theorem1,
     theorem1_bound,
 )
 from fattree.sim.models.leiserson_tree import delivery_waves
 
 DATA_BITS = 8
-
-
-def random_set(n, m, rng):
-    out = []
-    while len(out) < m:
-        a, b = rng.randrange(n), rng.randrange(n)
-        if a != b:
-            out.append((a, b))
-    return out
 
 
 def run_schedule(dut, messages, seed):
@@ -73,7 +65,7 @@ def test_tree_delivers_schedule(w, seed):
     rng = random.Random(seed)
     perm = list(range(8))
     rng.shuffle(perm)
-    messages = random_set(8, 12, rng) + [(i, perm[i]) for i in range(8) if perm[i] != i]
+    messages = random_messages(8, 12, rng) + [(i, perm[i]) for i in range(8) if perm[i] != i]
     assert load_factor(8, messages, layout_capacities(dut.layout)) > 1
     cycles, delivered = run_schedule(dut, messages, seed)
     assert sorted(delivered) == list(range(len(messages)))  # each exactly once, data intact

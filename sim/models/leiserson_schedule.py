@@ -40,6 +40,7 @@ from ...hdl.capacities import TreeLayout, lg
 from ...params import check_power_of_two
 
 __all__ = [
+    "random_messages",
     "Capacities",
     "ideal_capacities",
     "layout_capacities",
@@ -463,16 +464,21 @@ def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
     return [1] + plan.header + _bits(data, data_bits)
 
 
+def random_messages(n: int, count: int, rng) -> list[tuple[int, int]]:
+    """``count`` messages between random leaves of ``n``, none to itself."""
+    out = []
+    while len(out) < count:
+        a, b = rng.randrange(n), rng.randrange(n)
+        if a != b:
+            out.append((a, b))
+    return out
+
+
 def message_set(pattern: str, n: int, rng, per_leaf: int = 3) -> list[tuple[int, int]]:
     """Test traffic on ``n`` leaves: ``random`` (``per_leaf * n`` messages, no self-messages),
     ``permutation`` or ``bit-reversal`` (fixed points left out: they use no channel)."""
     if pattern == "random":
-        out = []
-        while len(out) < per_leaf * n:
-            a, b = rng.randrange(n), rng.randrange(n)
-            if a != b:
-                out.append((a, b))
-        return out
+        return random_messages(n, per_leaf * n, rng)
     if pattern == "permutation":
         p = list(range(n))
         rng.shuffle(p)
