@@ -203,6 +203,22 @@ def run_bench(
     )
 
 
+async def clock_and_reset(dut, *idle) -> None:
+    """Inside a bench: start a 10 ns clock on ``dut.clk``, hold ``dut.rst`` for two cycles with
+    the ``idle`` inputs at 0, and return at the falling edge where reset is released (inputs
+    are driven on falling edges, half a cycle from the rising edge the design acts on)."""
+    from cocotb.clock import Clock
+    from cocotb.triggers import FallingEdge
+
+    Clock(dut.clk, 10, unit="ns").start()
+    dut.rst.value = 1
+    for handle in idle:
+        handle.value = 0
+    for _ in range(2):
+        await FallingEdge(dut.clk)
+    dut.rst.value = 0
+
+
 def bench_config() -> dict:
     """Inside a bench: the settings :func:`run_bench` passed in."""
     return json.loads(os.environ["FATTREE_BENCH"])

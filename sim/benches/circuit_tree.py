@@ -22,10 +22,14 @@ import time
 from collections import Counter
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.cocotb_runner import TwoCheckScoreboard, bench_config, write_summary
+from fattree.sim.cocotb_runner import (
+    TwoCheckScoreboard,
+    bench_config,
+    clock_and_reset,
+    write_summary,
+)
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, traffic
 
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
@@ -122,14 +126,10 @@ async def traffic_phases(dut):
     ports = Ports(dut, leaves)
     scoreboard = Scoreboard(model)
 
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.rst.value = 1
     ports.drive([0] * leaves, [0] * leaves, [0] * leaves)
-    for _ in range(2):
-        await FallingEdge(dut.clk)
-    # Cycle 0 of the model is this half cycle: reset state, and the next rising edge is the
-    # first one without reset (the LFSRs advance on it).
-    dut.rst.value = 0
+    # Cycle 0 of the model is the half cycle where this returns: reset state, and the next
+    # rising edge is the first one without reset (the LFSRs advance on it).
+    await clock_and_reset(dut)
 
     per_node = max(1, -(-frames // leaves))
     phases = [

@@ -18,11 +18,10 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
 from fattree.hdl.capacities import TreeLayout
-from fattree.sim.cocotb_runner import bench_config, write_summary
+from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
     load_factor,
@@ -48,15 +47,7 @@ async def scheduled_message_sets(dut):
     sends = [getattr(dut, f"send__{i}") for i in range(n)]
     recvs = [getattr(dut, f"recv__{i}") for i in range(n)]
 
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.rst.value = 1
-    dut.start.value = 0
-    dut.root_i.value = 0
-    for s in sends:
-        s.value = 0
-    for _ in range(2):
-        await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    await clock_and_reset(dut, dut.start, dut.root_i, *sends)
 
     cycles_run = checked = cycle_mismatches = message_mismatches = 0
     first: str | None = None

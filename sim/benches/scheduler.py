@@ -18,12 +18,11 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
 from fattree.hdl.scheduler import Op, request_layout, result_layout
 from fattree.hdl.topology import FatTree
-from fattree.sim.cocotb_runner import bench_config, write_summary
+from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
 
 BURST = 20
@@ -119,14 +118,7 @@ async def random_commands(dut):
     commands, expected = make_commands(tree, rng, bursts, mutation)
     scoreboard = Scoreboard(tree, expected)
 
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.rst.value = 1
-    dut.requests__valid.value = 0
-    dut.requests__payload.value = 0
-    dut.results__ready.value = 0
-    for _ in range(2):
-        await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    await clock_and_reset(dut, dut.requests__valid, dut.requests__payload, dut.results__ready)
 
     sent, cycles = 0, 0
     limit = 40 * len(commands) + 100 * tree.num_switches + 1000

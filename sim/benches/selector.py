@@ -16,10 +16,14 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.cocotb_runner import TwoCheckScoreboard, bench_config, write_summary
+from fattree.sim.cocotb_runner import (
+    TwoCheckScoreboard,
+    bench_config,
+    clock_and_reset,
+    write_summary,
+)
 from fattree.sim.models.selector import SelectorModel, select_message
 
 
@@ -117,13 +121,7 @@ async def random_messages(dut):
     mutation = bool(config["bench"].get("mutation", False))
     rng = random.Random(config["seed"])
 
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.rst.value = 1
-    dut.start.value = 0
-    dut.i.value = 0
-    for _ in range(2):
-        await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    await clock_and_reset(dut, dut.start, dut.i)
 
     frames = random_frames(rng, width, frames_count)
     driver = SelectorDriver(frames, width)
