@@ -9,7 +9,7 @@ on the first mismatch.
 Generator. A new frame starts as soon as the last one ends. Its length ``L`` is drawn
 uniformly from 2..9 cycles (M bit, address bit, 0..7 data bits), and every wire's M bit,
 address bit and data bits are pseudo-random fair coin flips, fresh every cycle, from a bank of
-31-bit Fibonacci LFSRs (:class:`fattree.boards.lfsr.LFSR`, 28 fresh bits per clock each).
+31-bit Fibonacci LFSRs (:class:`fattree.hdl.lfsr.LFSR`, 28 fresh bits per clock each).
 
 Checker. It does not look at how the selector works, only at the paper's rule applied to
 the frame the generator is sending. The generator knows each frame's M word before it drives
@@ -40,8 +40,9 @@ from amaranth.lib.wiring import Out
 
 from ..hdl import Selector
 from ..hdl._validation import validates_parameters
+from ..hdl.lfsr import LFSR
 from ..params import check_int_range, check_positive_int
-from .lfsr import LFSR, LFSRModel
+from ..spec.lfsr import LFSRModel, derive_seed
 
 __all__ = ["SelectorSelfTest", "traffic", "LENGTH_BITS", "MIN_LENGTH"]
 
@@ -58,11 +59,7 @@ _LFSR_STEPS = 28
 
 def _lfsr_seed(seed: int, index: int) -> int:
     """A distinct non-zero 31-bit seed per LFSR of the bank."""
-    x = (seed * 0x9E3779B1 + (index + 1) * 0x85EBCA77) & 0xFFFFFFFF
-    x ^= x >> 15
-    x = (x * 0x2C1B3C6D) & 0xFFFFFFFF
-    x ^= x >> 12
-    return x % ((1 << _LFSR_WIDTH) - 1) + 1
+    return derive_seed(_LFSR_WIDTH, seed, index + 1)
 
 
 def _bank(width: int) -> list[int]:
@@ -73,7 +70,7 @@ def _bank(width: int) -> list[int]:
 
 def traffic(width: int, seed: int = 1):
     """Python twin of the generator: yields ``(start, i)``, what the selector sees in each
-    cycle from reset on, computed with :class:`~fattree.boards.lfsr.LFSRModel`.
+    cycle from reset on, computed with :class:`~fattree.spec.lfsr.LFSRModel`.
 
     A host can replay exactly what a board checked, e.g. to feed the reference model.
     """

@@ -1,7 +1,7 @@
 """Amaranth components of the fat-tree networks, and the pure-Python structure they are
 built from (topology, capacities, concentrator graphs: no Amaranth import there).
 
-Components are imported on first use, so ``import fattree.hdl.topology`` stays free of
+Components are imported on first use, so ``import fattree.spec.topology`` stays free of
 Amaranth.
 """
 

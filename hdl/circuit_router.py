@@ -24,35 +24,16 @@ forwards the rest through one output register, so a message advances one hop per
   the next cycle: one hop per cycle.
 """
 
-import functools
-
 from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_positive_int
+from ..spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask
 from ._validation import validates_parameters
+from .lfsr import LFSR
 
-__all__ = [
-    "A",
-    "B",
-    "C",
-    "D",
-    "PORTS",
-    "SHARED_SEED",
-    "link_signature",
-    "port_signature",
-    "lfsr_mask",
-    "CircuitRouter",
-]
-
-A, B, C, D = 0, 1, 2, 3
-PORTS = "abcd"
-
-# Input port states.
-IDLE, FWD, DEAD = 0, 1, 2
-
-LFSR_WIDTH = 16
+__all__ = ["link_signature", "port_signature", "CircuitRouter"]
 
 
 def link_signature(width: int) -> wiring.Signature:
@@ -66,57 +47,6 @@ def port_signature(width: int) -> wiring.Signature:
     return wiring.Signature({"i": In(link), "o": Out(link)})
 
 
-def router_seed(seed: int, level: int, switch: int) -> int:
-    """LFSR seed of router ``SW(level, switch)`` for a network seed (never 0)."""
-    x = (seed * 0x9E3779B1 + level * 0x85EBCA77 + switch * 0xC2B2AE3D) & 0xFFFFFFFF
-    x ^= x >> 15
-    x = (x * 0x2C1B3C6D) & 0xFFFFFFFF
-    x ^= x >> 12
-    return x % ((1 << LFSR_WIDTH) - 1) + 1
-
-
-#: Seed of the LFSR that :class:`CircuitRouter` s with ``shared_lfsr`` read.
-SHARED_SEED = 1
-
-
-@functools.cache
-def lfsr_mask(seed: int) -> int:
-    """The bits of the shared LFSR (seed :data:`SHARED_SEED`) whose XOR is, in every cycle,
-    bit 0 of an LFSR seeded with ``seed``.
-
-    All nonzero states of a maximal LFSR lie on one cycle, so the ``seed`` register is the
-    shared one some fixed number of steps ahead, and bit 0 of a linear map of the state is a
-    linear function of the shared state. Both sequences satisfy the recurrence of the
-    feedback polynomial, so agreeing on the first 16 cycles makes them agree forever: solve
-    for the mask over GF(2) from 16 cycles.
-    """
-    from ..boards.lfsr import LFSRModel
-
-    check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
-    shared = LFSRModel(LFSR_WIDTH, seed=SHARED_SEED)
-    own = LFSRModel(LFSR_WIDTH, seed=seed)
-    rows = []  # (shared state, wanted bit) with the state as a row of 16 coefficients
-    for _ in range(LFSR_WIDTH):
-        rows.append((shared.state, own.state & 1))
-        shared.clock()
-        own.clock()
-    # Gauss-Jordan elimination on [state | bit]; the 16 states are linearly independent.
-    pivots = []  # (pivot bit, row state, row bit)
-    for state, want in rows:
-        for bit_, pstate, pwant in pivots:
-            if state >> bit_ & 1:
-                state, want = state ^ pstate, want ^ pwant
-        if state == 0:
-            raise AssertionError("16 consecutive LFSR states are not independent")
-        bit_ = state.bit_length() - 1
-        pivots = [
-            (b, ps ^ state, pw ^ want) if ps >> bit_ & 1 else (b, ps, pw) for b, ps, pw in pivots
-        ]
-        pivots.append((bit_, state, want))
-    # Reduced rows are unit vectors: row for pivot b says mask bit b = its wanted bit.
-    return sum(pw << b for b, ps, pw in pivots)
-
-
 class CircuitRouter(wiring.Component):
     """One four-port router.
 
@@ -128,8 +58,9 @@ class CircuitRouter(wiring.Component):
         Seed of the router's 16-bit LFSR, ``1 .. 65535``.
     shared_lfsr : bool
         Take the LFSR bit from the ``lfsr`` input (the state of one LFSR seeded with
-        :data:`SHARED_SEED`, shared by many routers) instead of an LFSR of its own. The bit,
-        and so the router's behaviour, is the same; the 16 flip-flops are saved.
+        :data:`~fattree.spec.circuit.SHARED_SEED`, shared by many routers) instead of an LFSR
+        of its own. The bit, and so the router's behaviour, is the same; the 16 flip-flops are
+        saved.
 
     Attributes
     ----------
@@ -153,12 +84,11 @@ class CircuitRouter(wiring.Component):
         super().__init__(members)
 
     def elaborate(self, platform):
-        from ..boards.lfsr import LFSR
-
         m = Module()
         if self.shared_lfsr:
             # Bit 0 of this router's own LFSR, taken from the shared register's state: the
-            # same bit every cycle (see :func:`lfsr_mask`), without 16 flip-flops per router.
+            # same bit every cycle (see fattree.spec.circuit.lfsr_mask), without 16 flip-flops
+            # per router.
             r = Signal()
             m.d.comb += r.eq((self.lfsr & lfsr_mask(self.seed)).xor())
         else:
@@ -269,14 +199,4 @@ def _any(values):
     result = 0
     for v in values:
         result = result | v
-    return result
-
-
-def _pick(values, index):
-    """``values[index]`` for a small list of values and a variable index (a mux chain)."""
-    from amaranth.hdl import Mux
-
-    result = values[0]
-    for n, v in enumerate(values[1:], start=1):
-        result = Mux(index == n, v, result)
     return result

@@ -2,7 +2,7 @@
 
 ``leaves = 2^h`` processing nodes, each with a :class:`NetworkInterface`; the router node at
 level ``l`` is ``2^l`` :class:`CircuitRouter` s (one per subtree of ``2^(l+1)`` nodes). The
-wiring is :class:`fattree.hdl.topology.FatTree` with ``w = 2`` (levels ``h``): switch
+wiring is :class:`fattree.spec.topology.FatTree` with ``w = 2`` (levels ``h``): switch
 ``SW(l, t)`` is a router, its down ports 0 and 1 are ``a`` and ``b``, its up ports 0 and 1
 are ``c`` and ``d``; node ``n`` hangs on down port ``n mod 2`` of ``SW(0, n div 2)``.
 
@@ -18,10 +18,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_power_of_two
+from ..spec.circuit import LFSR_WIDTH, SHARED_SEED, check_retry, router_seed
+from ..spec.topology import FatTree
 from ._validation import validates_parameters
-from .circuit_router import LFSR_WIDTH, SHARED_SEED, CircuitRouter, router_seed
-from .network_interface import NetworkInterface, check_retry
-from .topology import FatTree
+from .circuit_router import CircuitRouter
+from .lfsr import LFSR
+from .network_interface import NetworkInterface
 
 __all__ = ["CircuitFatTree", "MAX_LEAVES"]
 
@@ -76,8 +78,6 @@ class CircuitFatTree(wiring.Component):
         )
 
     def elaborate(self, platform):
-        from ..boards.lfsr import LFSR
-
         m = Module()
         tree, h = self.topology, self.h
         # One LFSR for all routers: each takes its own LFSR's bit as a parity of this state.

@@ -3,7 +3,7 @@
 "We simply make switching decisions at the inputs to each level. These decision bits can be
 interleaved with the address bits." A :class:`PartialConcentrator` is one level: every
 input wire has one switch with one position per edge of the graph
-(:mod:`fattree.hdl.concentrator_graph`); a :class:`ConcentratorSwitch` cascades levels.
+(:mod:`fattree.spec.concentrator_graph`); a :class:`ConcentratorSwitch` cascades levels.
 
 Every wire is timed on its own (messages reach a switch at different cycles, depending on
 the length of the path behind them). ``start`` begins a delivery cycle: it releases every
@@ -31,8 +31,8 @@ from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..spec.concentrator_graph import BipartiteGraph, Cascade
 from ._validation import validates_parameters
-from .concentrator_graph import BipartiteGraph, Cascade
 
 __all__ = ["PartialConcentrator", "ConcentratorSwitch"]
 
@@ -109,7 +109,7 @@ class ConcentratorSwitch(wiring.Component):
     Parameters
     ----------
     cascade : Cascade
-        The verified graphs (:func:`fattree.hdl.concentrator_graph.build_cascade`).
+        The verified graphs (:func:`fattree.spec.concentrator_graph.build_cascade`).
     """
 
     @validates_parameters

@@ -4,7 +4,7 @@ Every input wire is fanned out to the two opposite output ports by a
 :class:`~fattree.hdl.selector.Selector` (one per wire, so that every wire is timed by its own
 M bit), and every output port is a :class:`~fattree.hdl.concentrator.ConcentratorSwitch` fed
 by the selector branches of the two other inputs, in the order of
-:data:`fattree.hdl.capacities.PORT_GROUPS`. Address bits: on ``l_i`` and ``r_i``, 1 = up,
+:data:`fattree.spec.capacities.PORT_GROUPS`. Address bits: on ``l_i`` and ``r_i``, 1 = up,
 0 = across; on ``u_i``, 1 = right (``r_o``), 0 = left (``l_o``).
 
 ``start`` begins a delivery cycle. It arms each input wire's M-bit detector: the first 1 an
@@ -23,8 +23,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range
+from ..spec.capacities import PORT_GROUPS, TreeLayout
 from ._validation import validates_parameters
-from .capacities import PORT_GROUPS, TreeLayout
 from .concentrator import ConcentratorSwitch
 from .selector import Selector
 

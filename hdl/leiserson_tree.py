@@ -18,8 +18,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_power_of_two
+from ..spec.capacities import TreeLayout, check_capacity_profile, check_root_capacity
 from ._validation import validates_parameters
-from .capacities import TreeLayout, check_capacity_profile, check_root_capacity
 from .fat_tree_node import FatTreeNode
 
 __all__ = ["LeisersonFatTree", "leiserson_tree"]

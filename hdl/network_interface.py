@@ -25,35 +25,15 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_positive_int, check_power_of_two
+from ..spec.circuit import BACKOFF_CAP, BACKOFF_SLOT, LFSR_WIDTH, check_retry
 from ._validation import validates_parameters
-from .circuit_router import LFSR_WIDTH, link_signature
+from .circuit_router import link_signature
+from .lfsr import LFSR
 
-__all__ = ["RETRY", "NetworkInterface", "check_retry"]
-
-#: Retry strategies, by name and by the integer code the command line uses.
-RETRY = ("immediate", "round", "backoff")
-BACKOFF_CAP = 8
-BACKOFF_SLOT = 4
+__all__ = ["NetworkInterface"]
 
 # States.
 IDLE, PEND, SEND, WAIT = 0, 1, 2, 3
-
-
-def check_retry(retry) -> str:
-    """``"immediate"``/``"round"``/``"backoff"`` or their codes 0/1/2 -> the name."""
-    if isinstance(retry, int) and not isinstance(retry, bool) and 0 <= retry < len(RETRY):
-        return RETRY[retry]
-    if retry in RETRY:
-        return retry
-    raise ValueError(
-        f"retry must be one of 'immediate', 'round', 'backoff' (or 0, 1, 2), not {retry!r}"
-    )
-
-
-def route_bits(node: int, dest: int) -> list[int]:
-    """The route words' bit 0 for a message from ``node`` to ``dest`` (``node != dest``)."""
-    level = (node ^ dest).bit_length() - 1
-    return [0] * level + [1] + [(dest >> v) & 1 for v in reversed(range(level))]
 
 
 class NetworkInterface(wiring.Component):
@@ -122,8 +102,6 @@ class NetworkInterface(wiring.Component):
         )
 
     def elaborate(self, platform):
-        from ..boards.lfsr import LFSR
-
         m = Module()
         h, width, length = self.h, self.width, self.length
         state = Signal(2)

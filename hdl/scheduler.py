@@ -62,15 +62,16 @@ level (the depth of each memory).
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..params import check_int_range, check_power_of_two
+from ..spec.scheduler import Op, request_fields, result_fields
+from ..spec.topology import FatTree
 from ._validation import validates_parameters
 from .registered_memory import RegisteredReadMemory
-from .topology import FatTree
 
 __all__ = ["Op", "LevelWiseScheduler", "request_layout", "result_layout"]
 
@@ -80,37 +81,28 @@ MAX_SWITCHES = 1 << 16
 CARRY_CHAIN_MIN_W = 8
 
 
-class Op(enum.Enum, shape=2):
-    SCHEDULE = 0
-    RELEASE = 1
-    CLEAR = 2
+def _layout(fields) -> data.StructLayout:
+    """A :mod:`fattree.spec.scheduler` field list as a layout (``op`` typed as :class:`Op`)."""
+    return data.StructLayout(
+        {
+            name: Op
+            if name == "op"
+            else data.ArrayLayout(*size)
+            if isinstance(size, tuple)
+            else size
+            for name, size in fields
+        }
+    )
 
 
 def request_layout(levels: int, w: int) -> data.StructLayout:
     """``op``, ``src``, ``dst`` and ``ports`` (``P_0 .. P_{l-2}``, read by ``RELEASE`` only)."""
-    port_bits = ceil_log2(w)
-    return data.StructLayout(
-        {
-            "op": Op,
-            "src": levels * port_bits,
-            "dst": levels * port_bits,
-            "ports": data.ArrayLayout(port_bits, levels - 1),
-        }
-    )
+    return _layout(request_fields(levels, w))
 
 
 def result_layout(levels: int, w: int) -> data.StructLayout:
     """``op``, ``src``, ``dst``, ``granted`` and ``ports`` (``P_0 .. P_{l-2}``)."""
-    port_bits = ceil_log2(w)
-    return data.StructLayout(
-        {
-            "op": Op,
-            "src": levels * port_bits,
-            "dst": levels * port_bits,
-            "granted": 1,
-            "ports": data.ArrayLayout(port_bits, levels - 1),
-        }
-    )
+    return _layout(result_fields(levels, w))
 
 
 class LevelWiseScheduler(wiring.Component):

@@ -229,8 +229,8 @@ def check_requests(tree, requests: Requests, *, rounds: bool) -> None:
 
 
 def run(args) -> int:
-    from ..hdl.topology import FatTree
     from ..sim.models.scheduler import schedule
+    from ..spec.topology import FatTree
 
     tree = FatTree(args.levels, args.w)
     if tree.num_nodes > MAX_NODES:

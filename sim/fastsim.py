@@ -2,7 +2,7 @@
 
 Strumpen and Krishnamurthy (2005), sections 3 and 7: ``n = 2^h`` nodes, the router node at
 level ``l`` made of ``2^l`` four-port routers (the ``w = 2`` case of
-:class:`fattree.hdl.topology.FatTree`). In each delivery round every pending message is sent
+:class:`fattree.spec.topology.FatTree`). In each delivery round every pending message is sent
 at cycle 0; rejected messages are retried in the next round (all nodes together).
 
 Rules (the same as the hardware, see docs/circuit_tree.md):
@@ -24,7 +24,7 @@ Rules (the same as the hardware, see docs/circuit_tree.md):
   one hop per cycle); ``payload=None`` holds every circuit to the end of the round.
 
 :func:`round_reference` is a straightforward per-message implementation of the same rules
-that reads the wiring from :class:`~fattree.hdl.topology.FatTree`; tests check that both give
+that reads the wiring from :class:`~fattree.spec.topology.FatTree`; tests check that both give
 identical deliveries for identical random bits. :func:`round_fast` is the numpy one that
 scales to ``n = 2^20``.
 """
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..params import check_int_range, check_positive_int, check_power_of_two
+from ..spec import traffic
 
 __all__ = [
     "random_bits",
@@ -187,7 +188,7 @@ def round_fast(
 
 def round_reference(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -> list[bool]:
     """The same round, message by message, with the wiring of :class:`FatTree`."""
-    from ..hdl.topology import FatTree
+    from ..spec.topology import FatTree
 
     h = _h(n)
     src, dst = _check_messages(n, src, dst)
@@ -293,24 +294,17 @@ def _without_fixed_points(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray,
 
 
 def transpose(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Swap the high and low halves of the address (``lg n`` even)."""
+    """:func:`fattree.spec.traffic.transpose` of every node (fixed points dropped)."""
     h = _h(n)
-    if h % 2:
-        raise ValueError(f"transpose needs lg n even, not n = {n}")
-    half = h // 2
     p = np.arange(n, dtype=np.int64)
-    q = ((p & ((1 << half) - 1)) << half) | (p >> half)
-    return _without_fixed_points(p, q)
+    return _without_fixed_points(p, traffic.transpose(p, h))
 
 
 def bit_reversal(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Node ``p_1 .. p_h`` sends to ``p_h .. p_1``."""
+    """:func:`fattree.spec.traffic.bit_reversal` of every node (fixed points dropped)."""
     h = _h(n)
     p = np.arange(n, dtype=np.int64)
-    q = np.zeros(n, dtype=np.int64)
-    for b in range(h):
-        q |= ((p >> b) & 1) << (h - 1 - b)
-    return _without_fixed_points(p, q)
+    return _without_fixed_points(p, traffic.bit_reversal(p, h))
 
 
 def cyclic_shift(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -318,4 +312,4 @@ def cyclic_shift(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     _h(n)
     check_int_range("k", k, 1, n - 1)
     p = np.arange(n, dtype=np.int64)
-    return p, (p + k) % n
+    return p, traffic.cyclic_shift(p, n, k)

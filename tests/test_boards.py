@@ -14,14 +14,15 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from fattree.boards import SELFTESTS, get_selftest
-from fattree.boards.lfsr import LFSR, MAXIMAL_TAPS, LFSRModel
 from fattree.boards.platforms import BOARDS, blink_log2_for, get_board, parse_nextpnr_log
 from fattree.boards.selector_selftest import LENGTH_BITS, MIN_LENGTH, SelectorSelfTest, traffic
 from fattree.boards.uart import StatusReporter, UARTTx, status_line
 from fattree.designs import DESIGNS
 from fattree.hdl import Selector
+from fattree.hdl.lfsr import LFSR
 from fattree.scripts.main import main
 from fattree.sim.models.selector import SelectorModel
+from fattree.spec.lfsr import MAXIMAL_TAPS, LFSRModel
 
 # --- LFSR -----------------------------------------------------------------------------------
 

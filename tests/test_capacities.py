@@ -2,7 +2,7 @@
 
 import pytest
 
-from fattree.hdl.capacities import (
+from fattree.spec.capacities import (
     TreeLayout,
     ceil_cbrt,
     check_capacity_profile,
@@ -98,7 +98,7 @@ def test_layout_switch_plan():
 
 @pytest.mark.parametrize(("leaves", "w"), [(16, 16), (16, 7), (64, 16)])
 def test_component_count_matches_built_graphs(leaves, w):
-    from fattree.hdl.capacities import node_components
+    from fattree.spec.capacities import node_components
 
     layout = TreeLayout.universal(leaves, w)
     for level in range(layout.levels):

@@ -6,18 +6,11 @@ import pytest
 from amaranth import Elaboratable, Module, ResetInserter, Signal
 from amaranth.sim import Simulator
 
-from fattree.boards.lfsr import LFSR, LFSRModel
-from fattree.hdl.circuit_router import (
-    LFSR_WIDTH,
-    SHARED_SEED,
-    A,
-    B,
-    C,
-    CircuitRouter,
-    D,
-    lfsr_mask,
-)
+from fattree.hdl.circuit_router import CircuitRouter
+from fattree.hdl.lfsr import LFSR
 from fattree.sim.models.circuit import RouterModel
+from fattree.spec.circuit import LFSR_WIDTH, SHARED_SEED, A, B, C, D, lfsr_mask
+from fattree.spec.lfsr import LFSRModel
 
 SEED = 0x1D3
 

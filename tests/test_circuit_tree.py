@@ -8,8 +8,9 @@ import pytest
 from amaranth.sim import Simulator
 
 from fattree.hdl.circuit_tree import CircuitFatTree
-from fattree.hdl.network_interface import NetworkInterface, check_retry, route_bits
+from fattree.hdl.network_interface import NetworkInterface
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, run_model, traffic
+from fattree.spec.circuit import check_retry, route_bits
 
 
 def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000, mutation=False):

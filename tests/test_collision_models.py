@@ -1,6 +1,7 @@
 """Lemma 1, Models I and II, and the fast round-based simulator (Strumpen and Krishnamurthy)."""
 
 import itertools
+import random
 
 import numpy as np
 import pytest
@@ -215,12 +216,26 @@ def test_patterns():
     assert dict(zip(src.tolist(), dst.tolist(), strict=True))[0b001] == 0b100
     src, dst = fastsim.cyclic_shift(8, 3)
     assert dst.tolist() == [3, 4, 5, 6, 7, 0, 1, 2]
+    # Odd lg n: one rule everywhere, the address rotated by lg n // 2 bits (0b011 -> 0b110).
+    src, dst = fastsim.transpose(8)
+    assert dict(zip(src.tolist(), dst.tolist(), strict=True))[0b011] == 0b101
+
+
+@pytest.mark.parametrize("leaves", [8, 16, 32])
+@pytest.mark.parametrize("pattern", ["transpose", "bit-reversal"])
+def test_patterns_agree_between_fast_simulator_and_exact_model(leaves, pattern):
+    from fattree.sim.models.circuit import traffic
+
+    queues = traffic(pattern, leaves, 1, 1, random.Random(0))
+    exact = {p: q[0][0] for p, q in enumerate(queues) if q}
+    make = fastsim.transpose if pattern == "transpose" else fastsim.bit_reversal
+    src, dst = make(leaves)
+    assert dict(zip(src.tolist(), dst.tolist(), strict=True)) == exact
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: fastsim.transpose(8), "transpose needs lg n even, not n = 8"),
         (lambda: fastsim.cyclic_shift(8, 0), "k must be between 1 and 7, not 0"),
         (
             lambda: fastsim.round_fast(8, [1], [1], np.zeros((3, 4), np.uint8)),

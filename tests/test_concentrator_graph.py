@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from fattree.hdl.concentrator_graph import (
+from fattree.spec.concentrator_graph import (
     BipartiteGraph,
     build_cascade,
     build_partial_concentrator,

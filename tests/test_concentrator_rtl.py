@@ -6,7 +6,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from fattree.hdl.concentrator import ConcentratorSwitch, PartialConcentrator
-from fattree.hdl.concentrator_graph import BipartiteGraph, build_cascade
+from fattree.spec.concentrator_graph import BipartiteGraph, build_cascade
 
 
 def bits(value, width):

@@ -6,7 +6,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fattree.hdl.capacities import TreeLayout, lg, universal_capacities
 from fattree.sim.models.leiserson_schedule import (
     check_messages,
     frame_bits,
@@ -24,6 +23,8 @@ from fattree.sim.models.leiserson_schedule import (
     theorem1_bound,
 )
 from fattree.sim.models.leiserson_tree import deliver
+from fattree.spec.bits import lg
+from fattree.spec.capacities import TreeLayout, universal_capacities
 
 
 def test_loads_and_load_factor_by_hand():

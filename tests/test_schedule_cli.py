@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from fattree.hdl.topology import FatTree
 from fattree.scripts.main import main
 from fattree.sim.models.scheduler import schedule
+from fattree.spec.topology import FatTree
 
 
 def run(capsys, *argv):

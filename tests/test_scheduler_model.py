@@ -7,7 +7,6 @@ from collections import Counter
 
 import pytest
 
-from fattree.hdl.topology import FatTree, Link
 from fattree.sim.models.scheduler import (
     Grant,
     SchedulerModel,
@@ -17,6 +16,7 @@ from fattree.sim.models.scheduler import (
     optimal_rounds,
     schedule,
 )
+from fattree.spec.topology import FatTree, Link
 
 # -- the independent checker ----------------------------------------------------------------
 

@@ -7,10 +7,11 @@ import shutil
 import pytest
 from amaranth.sim import Simulator
 
-from fattree.hdl.scheduler import LevelWiseScheduler, Op
-from fattree.hdl.topology import FatTree
+from fattree.hdl.scheduler import LevelWiseScheduler
 from fattree.sim.models.scheduler import SchedulerModel
 from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
+from fattree.spec.scheduler import Op
+from fattree.spec.topology import FatTree
 
 
 def make_commands(tree, rng, count, *, hot=None, releases=0.2, clears=0.0):

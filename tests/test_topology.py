@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from fattree.hdl.topology import FatTree, Link
+from fattree.spec.topology import FatTree, Link
 
 SIZES = [(1, 2), (1, 3), (2, 2), (2, 3), (2, 4), (3, 2), (3, 3), (3, 4), (4, 2), (4, 3), (5, 2)]
 

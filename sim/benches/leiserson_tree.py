@@ -20,7 +20,6 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.hdl.capacities import TreeLayout
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
@@ -30,6 +29,7 @@ from fattree.sim.models.leiserson_schedule import (
     theorem1_bound,
 )
 from fattree.sim.models.leiserson_tree import delivery_waves
+from fattree.spec.capacities import TreeLayout
 
 DATA_BITS = 8
 

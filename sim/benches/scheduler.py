@@ -20,21 +20,21 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from fattree.hdl.scheduler import Op, request_layout, result_layout
-from fattree.hdl.topology import FatTree
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
+from fattree.spec.scheduler import Op, field_offsets, request_fields, result_fields
+from fattree.spec.topology import FatTree
 
 BURST = 20
 
 
 class Packer:
-    """Packs and unpacks the stream payloads by the offsets of their Amaranth layouts."""
+    """Packs and unpacks the stream payloads by the offsets of their fields."""
 
     def __init__(self, levels: int, w: int):
         self.levels, self.port_bits = levels, (w - 1).bit_length()
-        self.req = {name: field.offset for name, field in request_layout(levels, w)}
-        self.res = {name: field.offset for name, field in result_layout(levels, w)}
+        self.req = field_offsets(request_fields(levels, w))
+        self.res = field_offsets(result_fields(levels, w))
         self.node_mask = (1 << (levels * self.port_bits)) - 1
 
     def _ports(self, ports, offset: int) -> int:

@@ -15,8 +15,9 @@ import argparse
 import random
 import time
 
-from ...hdl.capacities import ceil_cbrt, lg, node_components, universal_capacities
-from ...hdl.concentrator_graph import (
+from ...spec.bits import lg
+from ...spec.capacities import ceil_cbrt, node_components, universal_capacities
+from ...spec.concentrator_graph import (
     EXHAUSTIVE_MAX_INPUTS,
     TARGET_ALPHA,
     random_partial_concentrator,

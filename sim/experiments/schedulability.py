@@ -68,8 +68,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args, progress) -> Result:
-    from ...hdl.topology import FatTree
     from ...sim.models.scheduler import ALGORITHMS, schedule
+    from ...spec.topology import FatTree
 
     if args.trials < 1:
         raise ValueError(f"--trials must be at least 1, not {args.trials}")

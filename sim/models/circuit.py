@@ -2,9 +2,9 @@
 
 :class:`RouterModel`, :class:`InterfaceModel` and :class:`CircuitTreeModel` step the same
 registers as :mod:`fattree.hdl.circuit_router`, :mod:`fattree.hdl.network_interface` and
-:mod:`fattree.hdl.circuit_tree`, with the same LFSRs (:class:`fattree.boards.lfsr.LFSRModel`),
+:mod:`fattree.hdl.circuit_tree`, with the same LFSRs (:class:`fattree.spec.lfsr.LFSRModel`),
 the same arbitration and the same interface state machines, wired from the same
-:class:`fattree.hdl.topology.FatTree`. Each ``step`` takes the inputs of one cycle, returns
+:class:`fattree.spec.topology.FatTree`. Each ``step`` takes the inputs of one cycle, returns
 the outputs visible in that cycle (before the clock edge), then advances one clock.
 """
 
@@ -13,11 +13,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ...boards.lfsr import LFSRModel
-from ...hdl.circuit_router import LFSR_WIDTH, SHARED_SEED, lfsr_mask, router_seed
-from ...hdl.network_interface import BACKOFF_CAP, BACKOFF_SLOT, check_retry, route_bits
-from ...hdl.topology import FatTree
 from ...params import check_int_range, check_power_of_two
+from ...spec.circuit import (
+    BACKOFF_CAP,
+    BACKOFF_SLOT,
+    LFSR_WIDTH,
+    SHARED_SEED,
+    check_retry,
+    lfsr_mask,
+    route_bits,
+    router_seed,
+)
+from ...spec.lfsr import LFSRModel
+from ...spec.topology import FatTree
+from ...spec.traffic import HOT_SPOT, PATTERNS, bit_reversal, cyclic_shift, transpose
 
 __all__ = [
     "RouterModel",
@@ -402,7 +411,12 @@ class CircuitTreeModel:
 
 # -- traffic and a model-only run ---------------------------------------------------------------
 
-PATTERNS = ("random", "transpose", "bit-reversal", "shift", "hotspot")
+
+_PERMUTATIONS = {
+    "transpose": lambda p, h, n, k: transpose(p, h),
+    "bit-reversal": lambda p, h, n, k: bit_reversal(p, h),
+    "shift": lambda p, h, n, k: cyclic_shift(p, n, k),
+}
 
 
 def traffic(
@@ -426,22 +440,13 @@ def traffic(
             for _ in range(messages):
                 q = rng.randrange(leaves - 1)
                 queues[p].append((q + (q >= p), data()))
-        elif pattern == "transpose":
-            half = h // 2
-            q = ((p & ((1 << half) - 1)) << (h - half)) | (p >> half)
-            if q != p:
-                queues[p].append((q, data()))
-        elif pattern == "bit-reversal":
-            q = int(f"{p:0{h}b}"[::-1], 2)
-            if q != p:
-                queues[p].append((q, data()))
-        elif pattern == "shift":
-            q = (p + shift) % leaves
+        elif pattern in _PERMUTATIONS:
+            q = _PERMUTATIONS[pattern](p, h, leaves, shift)
             if q != p:
                 queues[p].append((q, data()))
         elif pattern == "hotspot":
-            if p != 0:
-                queues[p].extend((0, data()) for _ in range(messages))
+            if p != HOT_SPOT:
+                queues[p].extend((HOT_SPOT, data()) for _ in range(messages))
         else:
             raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
     return queues

@@ -30,13 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...params import check_int_range, check_positive_int, check_power_of_two
+from ...spec.bits import common_level, lg
 
 __all__ = [
-    "lg",
     "pr_c2",
     "pr_c2_bounds",
     "bins",
-    "common_level",
     "collide",
     "pr_c2_exact",
     "pr_c2_monte_carlo",
@@ -44,12 +43,6 @@ __all__ = [
     "model_one_rounds",
     "model_two_rounds",
 ]
-
-
-def lg(n: int) -> int:
-    """``lg n`` of a power of two ``n >= 2``."""
-    check_power_of_two("n", n, 2)
-    return n.bit_length() - 1
 
 
 def pr_c2(n: int) -> float:
@@ -67,21 +60,6 @@ def pr_c2_bounds(n: int) -> tuple[float, float]:
 def bins(n: int) -> int:
     """Corollary 1: the number of collision bins ``b = 2n / lg n``, rounded, at least 1."""
     return max(1, round(2 * n / lg(n)))
-
-
-def common_level(src, dst):
-    """Level of the router where a message turns: the highest bit in which src and dst
-    differ (works on ints and numpy arrays)."""
-    x = np.bitwise_xor(src, dst)
-    if isinstance(x, np.ndarray):
-        out = np.zeros(x.shape, dtype=np.int64)
-        y = x.astype(np.int64)
-        while np.any(y > 1):
-            big = y > 1
-            out[big] += 1
-            y[big] >>= 1
-        return out
-    return int(x).bit_length() - 1
 
 
 def _down_wires(dst: int, level: int, ports: tuple[int, ...]) -> set[tuple[int, int, int]]:

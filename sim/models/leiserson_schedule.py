@@ -24,7 +24,7 @@ Header format (one wire, bit-serial; ``docs/leiserson.md`` has the timing)::
               |   ``decision_bits`` bits) | data bits
 
 The address bit is 1 = up and 0 = across on a node's L/R input, 1 = right and 0 = left on its
-U input (:mod:`fattree.hdl.capacities`). Every node strips what it used, so a leaf receives
+U input (:mod:`fattree.spec.capacities`). Every node strips what it used, so a leaf receives
 ``1`` followed by the data.
 """
 
@@ -36,8 +36,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...hdl.capacities import TreeLayout, lg
 from ...params import check_power_of_two
+from ...spec.bits import lg
+from ...spec.capacities import TreeLayout
 
 __all__ = [
     "random_messages",

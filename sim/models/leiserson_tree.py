@@ -2,7 +2,7 @@
 
 It reads each message's header exactly as the hardware does (address bit at every node, then
 the decision bits of each concentrator stage) and follows the graphs of the shared
-:class:`~fattree.hdl.capacities.TreeLayout`, so it checks the scheduler's headers
+:class:`~fattree.spec.capacities.TreeLayout`, so it checks the scheduler's headers
 independently of how they were computed. It also gives the cycle on which every message's M
 bit reaches its destination, using the latencies of the RTL:
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...hdl.capacities import TreeLayout
+from ...spec.capacities import TreeLayout
 
 __all__ = ["Arrival", "Delivery", "deliver", "SELECTOR_LATENCY", "Wave", "delivery_waves"]
 

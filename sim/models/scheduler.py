@@ -4,7 +4,7 @@ optimal off-line one.
 A *request* is a pair (source node, destination node); scheduling it means choosing the up
 ports ``P_0 .. P_{H-1}`` (``H`` = lowest common level of the two nodes) so that every link of
 its route is free, and then marking those links taken. By Theorem 2 the route is
-``Ulink(h, s_h, P_h)`` up and ``Dlink(h, d_h, P_h)`` down (see :mod:`fattree.hdl.topology`).
+``Ulink(h, s_h, P_h)`` up and ``Dlink(h, d_h, P_h)`` down (see :mod:`fattree.spec.topology`).
 Requests between nodes of one leaf switch (``H = 0``) use no inter-switch link and are always
 granted (the leaf crossbar connects them).
 
@@ -45,7 +45,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ...hdl.topology import FatTree, Link
+from ...spec.topology import FatTree, Link
 
 __all__ = [
     "ALGORITHMS",

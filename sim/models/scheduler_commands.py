@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 
-from ...hdl.scheduler import Op
-from ...hdl.topology import FatTree
+from ...spec.scheduler import Op
+from ...spec.topology import FatTree
 from .scheduler import SchedulerModel
 
 __all__ = ["CommandStream", "LinkLedger"]

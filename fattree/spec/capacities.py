@@ -33,7 +33,6 @@ from .concentrator_graph import Cascade, build_cascade
 
 __all__ = [
     "ceil_cbrt",
-    "lg",
     "universal_capacity",
     "universal_capacities",
     "check_root_capacity",
@@ -58,11 +57,6 @@ def ceil_cbrt(x: int) -> int:
         else:
             lo = mid + 1
     return lo
-
-
-def lg(n: int) -> int:
-    """The paper's lg n = max(1, log2 n), for n a power of two."""
-    return max(1, n.bit_length() - 1)
 
 
 def check_root_capacity(leaves: int, w) -> int:

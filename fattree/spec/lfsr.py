@@ -1,7 +1,8 @@
-"""Seedable linear-feedback shift registers: an Amaranth component and its Python twin.
+"""Linear-feedback shift registers as mathematics: taps, the step function, seeds, masks.
 
-Traffic generators in the board self-tests (and in benches that want the same pseudo-random
-traffic as the hardware) draw their bits from these. Both forms are supported:
+The hardware register is :class:`fattree.hdl.lfsr.LFSR`; :class:`LFSRModel` here is what the
+reference models, the traffic generators' Python twins and the board replay memories use.
+Both forms are defined:
 
 * **Fibonacci** (external XOR), shifting left: the new bit is the XOR of the tapped bits and
   enters at bit 0. After one clock with ``steps = k`` the ``k`` low bits of ``value`` are the
@@ -23,14 +24,18 @@ every new bit is the XOR of two register bits: one LUT per bit, no long XOR chai
 
 from __future__ import annotations
 
-from amaranth import Module, Signal
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+import functools
 
-from ..hdl._validation import validates_parameters
 from ..params import check_int_range
 
-__all__ = ["MAXIMAL_TAPS", "KINDS", "LFSR", "LFSRModel", "check_lfsr_parameters"]
+__all__ = [
+    "MAXIMAL_TAPS",
+    "KINDS",
+    "LFSRModel",
+    "check_lfsr_parameters",
+    "derive_seed",
+    "xor_mask",
+]
 
 #: Maximal-length feedback polynomials (Xilinx XAPP052, table 3), by register width.
 MAXIMAL_TAPS: dict[int, tuple[int, ...]] = {
@@ -158,57 +163,60 @@ class LFSRModel:
         raise RuntimeError(f"no repeat within {limit} steps")
 
 
-class LFSR(wiring.Component):
-    """A seedable LFSR that advances ``steps`` single steps per enabled clock.
+#: Odd 32-bit multipliers of :func:`derive_seed`, one per position (seed, then the path).
+_SEED_MULTIPLIERS = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1)
 
-    Parameters
-    ----------
-    width : int
-        Register bits, at least 2.
-    taps : sequence of int, optional
-        Feedback polynomial exponents, including ``width``; default :data:`MAXIMAL_TAPS`.
-    seed : int
-        Reset value, ``1 .. 2**width - 1`` (zero would lock the register up).
-    kind : str
-        ``"fibonacci"`` (default) or ``"galois"``.
-    steps : int
-        Single steps per clock, ``1 .. width``; for ``"fibonacci"``, ``value[:steps]`` is a
-        fresh word every clock.
 
-    Attributes
-    ----------
-    en : In(1)
-        Advance this clock; 1 if left unconnected.
-    value : Out(width)
-        The register (resets to ``seed``).
+def derive_seed(width: int, seed: int, *path: int) -> int:
+    """A non-zero ``width``-bit LFSR seed for the register at ``path`` of a design seeded
+    with ``seed`` (e.g. ``(level, switch)`` of a router, or an index in a bank).
+
+    A multiply-xorshift hash, so neighbouring paths get unrelated seeds; the same arguments
+    always give the same seed, which is how a model and the hardware agree.
     """
+    if len(path) >= len(_SEED_MULTIPLIERS):
+        raise ValueError(f"path must have at most {len(_SEED_MULTIPLIERS) - 1} parts")
+    x = 0
+    for part, k in zip((seed, *path), _SEED_MULTIPLIERS[: len(path) + 1], strict=True):
+        x += part * k
+    x &= 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x2C1B3C6D) & 0xFFFFFFFF
+    x ^= x >> 12
+    return x % ((1 << width) - 1) + 1
 
-    @validates_parameters
-    def __init__(self, width, *, taps=None, seed=1, kind="fibonacci", steps=1):
-        self.width, self.taps, self.seed = check_lfsr_parameters(width, taps, seed, kind, steps)
-        self.kind = kind
-        self.steps = steps
-        super().__init__({"en": In(1, init=1), "value": Out(self.width, init=self.seed)})
 
-    def elaborate(self, platform):
-        m = Module()
-        # Unroll the single steps into one combinational next-state function.
-        bits = [self.value[n] for n in range(self.width)]
-        for _ in range(self.steps):
-            if self.kind == "fibonacci":
-                feedback = bits[self.taps[0] - 1]
-                for t in self.taps[1:]:
-                    feedback = feedback ^ bits[t - 1]
-                bits = [feedback] + bits[:-1]
-            else:
-                # Bit 0 leaves; the top bit takes it (the width is always a tap) and the
-                # other tapped bits are toggled by it.
-                out = bits[0]
-                toggled = {t - 1 for t in self.taps[1:]}
-                bits = [b ^ out if n in toggled else b for n, b in enumerate(bits[1:])] + [out]
-        nxt = Signal(self.width)
-        for n, b in enumerate(bits):
-            m.d.comb += nxt[n].eq(b)
-        with m.If(self.en):
-            m.d.sync += self.value.eq(nxt)
-        return m
+@functools.cache
+def xor_mask(width: int, shared_seed: int, seed: int) -> int:
+    """The bits of an LFSR seeded with ``shared_seed`` whose XOR is, in every cycle, bit 0 of
+    an LFSR of the same (default, maximal) polynomial seeded with ``seed``.
+
+    All nonzero states of a maximal LFSR lie on one cycle, so the ``seed`` register is the
+    shared one some fixed number of steps ahead, and bit 0 of a linear map of the state is a
+    linear function of the shared state. Both sequences satisfy the recurrence of the
+    feedback polynomial, so agreeing on the first ``width`` cycles makes them agree forever:
+    solve for the mask over GF(2) from ``width`` cycles.
+    """
+    check_int_range("seed", seed, 1, (1 << width) - 1)
+    shared = LFSRModel(width, seed=shared_seed)
+    own = LFSRModel(width, seed=seed)
+    rows = []  # (shared state, wanted bit) with the state as a row of coefficients
+    for _ in range(width):
+        rows.append((shared.state, own.state & 1))
+        shared.clock()
+        own.clock()
+    # Gauss-Jordan elimination on [state | bit]; the states are linearly independent.
+    pivots = []  # (pivot bit, row state, row bit)
+    for state, want in rows:
+        for bit_, pstate, pwant in pivots:
+            if state >> bit_ & 1:
+                state, want = state ^ pstate, want ^ pwant
+        if state == 0:
+            raise AssertionError(f"{width} consecutive LFSR states are not independent")
+        bit_ = state.bit_length() - 1
+        pivots = [
+            (b, ps ^ state, pw ^ want) if ps >> bit_ & 1 else (b, ps, pw) for b, ps, pw in pivots
+        ]
+        pivots.append((bit_, state, want))
+    # Reduced rows are unit vectors: row for pivot b says mask bit b = its wanted bit.
+    return sum(pw << b for b, ps, pw in pivots)

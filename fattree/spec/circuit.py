@@ -1,0 +1,73 @@
+"""The circuit-switched fat tree's protocol as data (Strumpen and Krishnamurthy 2005).
+
+What the routers, the network interfaces and their reference model agree on: port numbers,
+the route words of a message, the retry strategies and their codes, the back-off constants,
+and how every router's and interface's LFSR is seeded. The protocol itself (timing, who
+answers what) is in docs/circuit_tree.md.
+"""
+
+from __future__ import annotations
+
+from .lfsr import derive_seed, xor_mask
+
+__all__ = [
+    "A",
+    "B",
+    "C",
+    "D",
+    "PORTS",
+    "LFSR_WIDTH",
+    "SHARED_SEED",
+    "RETRY",
+    "BACKOFF_CAP",
+    "BACKOFF_SLOT",
+    "check_retry",
+    "route_bits",
+    "router_seed",
+    "lfsr_mask",
+]
+
+#: Router ports: ``a``, ``b`` down (left and right subtree), ``c``, ``d`` up.
+A, B, C, D = 0, 1, 2, 3
+PORTS = "abcd"
+
+#: Every router and interface draws its random bits from a 16-bit LFSR (default taps).
+LFSR_WIDTH = 16
+#: Seed of the one LFSR that routers built with ``shared_lfsr`` read.
+SHARED_SEED = 1
+
+#: Retry strategies, by name; the index is the integer code the command line uses.
+RETRY = ("immediate", "round", "backoff")
+#: Binary exponential back-off: after the k-th reject in a row wait
+#: ``BACKOFF_SLOT * (x mod 2^min(k, BACKOFF_CAP))`` cycles, x from the interface's LFSR.
+BACKOFF_CAP = 8
+BACKOFF_SLOT = 4
+
+
+def check_retry(retry) -> str:
+    """``"immediate"``/``"round"``/``"backoff"`` or their codes 0/1/2 -> the name."""
+    if isinstance(retry, int) and not isinstance(retry, bool) and 0 <= retry < len(RETRY):
+        return RETRY[retry]
+    if retry in RETRY:
+        return retry
+    raise ValueError(
+        f"retry must be one of 'immediate', 'round', 'backoff' (or 0, 1, 2), not {retry!r}"
+    )
+
+
+def route_bits(node: int, dest: int) -> list[int]:
+    """Bit 0 of each route word of a message from ``node`` to ``dest`` (``node != dest``):
+    ``L`` zeros up, a one to turn at level ``L``, then the destination bits ``L-1 .. 0``."""
+    level = (node ^ dest).bit_length() - 1
+    return [0] * level + [1] + [(dest >> v) & 1 for v in reversed(range(level))]
+
+
+def router_seed(seed: int, level: int, switch: int) -> int:
+    """LFSR seed of router ``SW(level, switch)`` for a network seed (never 0)."""
+    return derive_seed(LFSR_WIDTH, seed, level, switch)
+
+
+def lfsr_mask(seed: int) -> int:
+    """The bits of the shared LFSR (seed :data:`SHARED_SEED`) whose XOR is, in every cycle,
+    bit 0 of a router LFSR seeded with ``seed`` (see :func:`fattree.spec.lfsr.xor_mask`)."""
+    return xor_mask(LFSR_WIDTH, SHARED_SEED, seed)
