@@ -201,31 +201,26 @@ def read_requests(path: str, fmt: str = "auto") -> Requests:
 
 
 def check_requests(tree, requests: Requests, *, rounds: bool) -> None:
-    """Nodes in range; without --rounds each node sends and receives at most once."""
+    """Nodes in range; without --rounds each node sends and receives at most once (the
+    model's :func:`~fattree.sim.models.scheduler.permutation_conflict`, reported by line)."""
+    from ..sim.models.scheduler import permutation_conflict
+
     top = tree.num_nodes - 1
-    sent: dict[int, int] = {}
-    received: dict[int, int] = {}
     for (src, dst), line in zip(requests, requests.lines, strict=True):
-        where = f"{requests.name} line {line}"
         for what, node in (("source", src), ("destination", dst)):
             if not 0 <= node <= top:
                 raise CliError(
-                    f"{where}: {what} {node} is not a node of FT({tree.levels}, {tree.w}) "
-                    f"(0..{top})"
+                    f"{requests.name} line {line}: {what} {node} is not a node of "
+                    f"FT({tree.levels}, {tree.w}) (0..{top})"
                 )
-        if rounds:
-            continue
-        if src in sent:
-            raise CliError(
-                f"{where}: source {src} already sends on line {sent[src]} "
-                "(give --rounds to schedule several rounds)"
-            )
-        if dst in received:
-            raise CliError(
-                f"{where}: destination {dst} already receives on line {received[dst]} "
-                "(give --rounds to schedule several rounds)"
-            )
-        sent[src], received[dst] = line, line
+    conflict = None if rounds else permutation_conflict(requests)
+    if conflict:
+        k, role, node, earlier = conflict
+        verb = "sends" if role == "source" else "receives"
+        raise CliError(
+            f"{requests.name} line {requests.lines[k]}: {role} {node} already {verb} on line "
+            f"{requests.lines[earlier]} (give --rounds to schedule several rounds)"
+        )
 
 
 def run(args) -> int:

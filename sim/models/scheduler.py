@@ -59,6 +59,7 @@ __all__ = [
     "optimal_rounds",
     "bipartite_edge_colouring",
     "check_partial_permutation",
+    "permutation_conflict",
 ]
 
 ALGORITHMS = ("level-wise", "greedy", "random", "optimal")
@@ -237,20 +238,34 @@ class SchedulerModel:
             self.state.give(link)
 
 
-def check_partial_permutation(tree: FatTree, requests: Sequence[tuple[int, int]]) -> None:
-    """Raise ``ValueError`` unless every node sends at most once and receives at most once
-    (in one round each node has one cable to its leaf switch)."""
+def permutation_conflict(
+    requests: Sequence[tuple[int, int]],
+) -> tuple[int, str, int, int] | None:
+    """The first request that makes ``requests`` not a partial permutation, as ``(k, role,
+    node, earlier)``: request ``k``'s ``role`` (``"source"`` or ``"destination"``) ``node``
+    already appears in request ``earlier``; None if every node sends and receives at most
+    once (in one round each node has one cable to its leaf switch)."""
     sources: dict[int, int] = {}
     destinations: dict[int, int] = {}
     for k, (src, dst) in enumerate(requests):
-        tree.common_level(src, dst)  # range checks with the parameter's name
         if src in sources:
-            raise ValueError(f"request {k}: source {src} already sends in request {sources[src]}")
+            return k, "source", src, sources[src]
         if dst in destinations:
-            raise ValueError(
-                f"request {k}: destination {dst} already receives in request {destinations[dst]}"
-            )
+            return k, "destination", dst, destinations[dst]
         sources[src], destinations[dst] = k, k
+    return None
+
+
+def check_partial_permutation(tree: FatTree, requests: Sequence[tuple[int, int]]) -> None:
+    """Raise ``ValueError`` unless the nodes exist and :func:`permutation_conflict` finds
+    nothing."""
+    for src, dst in requests:
+        tree.common_level(src, dst)  # range checks with the parameter's name
+    conflict = permutation_conflict(requests)
+    if conflict:
+        k, role, node, earlier = conflict
+        verb = "sends" if role == "source" else "receives"
+        raise ValueError(f"request {k}: {role} {node} already {verb} in request {earlier}")
 
 
 def level_wise_by_level(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[Grant]:
