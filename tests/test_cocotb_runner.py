@@ -1,0 +1,30 @@
+"""The cocotb runner's Verilator build: only the top module is visible to VPI.
+
+cocotb's runner passes ``--public-flat-rw`` (every signal of every module public, which
+costs Verilator most of its optimisations); ``run_bench`` turns it off with the documented
+``--no-public-flat-rw`` in the build arguments and a control file for the top module. If
+cocotb ever passes the flag after the user's arguments, or Verilator stops taking the
+``--no-`` form, inner modules show up in the symbol table again and this test fails.
+"""
+
+import re
+import shutil
+
+import pytest
+
+from fattree.designs import DESIGNS
+from fattree.sim.cocotb_runner import run_bench
+
+pytestmark = pytest.mark.cocotb
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler")
+def test_verilator_makes_only_the_top_module_public(tmp_path):
+    params = {"leaves": 2, "width": 1, "length": 1, "seed": 1, "retry": 0}
+    result = run_bench(DESIGNS["circuit-tree"], params, "verilator", root=tmp_path)
+    assert result.passed, result.summary
+    (syms,) = tmp_path.rglob("Vtop__Syms__Slow.cpp")
+    scopes = set(re.findall(r"__Vscopep_(\w+)->varInsert", syms.read_text()))
+    # TOP holds the ports, circuit_tree the top module's own signals; the routers and
+    # interfaces below it (public under --public-flat-rw) must not be there.
+    assert scopes == {"TOP", "circuit_tree"}
