@@ -152,17 +152,7 @@ class SelectorSelfTest(wiring.Component):
         width = self.width
         m.submodules.selector = sel = self.selector
 
-        # --- random bits: a data word and a frame length every cycle -----------------------
-        need = width + LENGTH_BITS
-        chunks = []
-        for k, steps in enumerate(_bank(width)):
-            lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.seed, k), steps=steps)
-            m.submodules[f"lfsr{k}"] = lfsr
-            chunks.append(lfsr.value[:steps])
-        rand = Signal(need)
-        m.d.comb += rand.eq(Cat(*chunks))
-        word = rand[:width]
-        extra_cycles = rand[width:]  # frame length is MIN_LENGTH + extra_cycles
+        word, extra_cycles = self._random_bits(m)
 
         # --- generator: drives the selector and registers what it must answer --------------
         left = Signal(LENGTH_BITS + 1)  # cycles of the current frame still to drive
@@ -247,11 +237,25 @@ class SelectorSelfTest(wiring.Component):
         with m.If(check_frame_end):
             m.d.sync += [self.frames.eq(self.frames + 1), checked_any.eq(1)]
 
-        # --- LEDs ---------------------------------------------------------------------------
+        self._leds(m, checked_any)
+        return m
+
+    def _random_bits(self, m):
+        """A data word and a frame length every cycle, from the LFSR bank."""
+        width = self.width
+        chunks = []
+        for k, steps in enumerate(_bank(width)):
+            lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.seed, k), steps=steps)
+            m.submodules[f"lfsr{k}"] = lfsr
+            chunks.append(lfsr.value[:steps])
+        rand = Signal(width + LENGTH_BITS)
+        m.d.comb += rand.eq(Cat(*chunks))
+        return rand[:width], rand[width:]  # frame length is MIN_LENGTH + the second
+
+    def _leds(self, m, checked_any):
         blink = Signal(self.blink_log2 + 1)
         m.d.sync += blink.eq(blink + 1)
         m.d.comb += [
             self.heartbeat.eq(blink[-1]),
             self.ok.eq(checked_any & ~self.error),
         ]
-        return m

@@ -129,6 +129,39 @@ class CircuitRouter(wiring.Component):
         for o in range(4):
             m.d.comb += ends[o].eq(out[o].reject | out[o].ack)
 
+        claim, reject = self._decide(m, r, header, bit, busy, conn, routes)
+
+        # Next-state logic as plain gates, not If/Else: Yosys would turn the multiplexers into
+        # a clock enable or synchronous reset of every flip-flop's own, and iCE40 logic blocks
+        # share one enable and reset among their 8 cells (placement then fails long before
+        # the cells run out).
+        for (i, o), held in conn.items():
+            m.d.sync += held.eq(claim[i, o] | (held & ~ends[o]))
+
+        # Per input: backward pulses (registered) and the dead flag.
+        for i in range(4):
+            rel_rej = _any(conn[i, o] & out[o].reject for o in routes[i])
+            rel_ack = _any(conn[i, o] & out[o].ack for o in routes[i])
+            m.d.sync += [
+                inp[i].reject.eq(reject[i] | rel_rej),
+                inp[i].ack.eq(rel_ack),
+                dead[i].eq(reject[i] | rel_rej | rel_ack | (dead[i] & inp[i].valid)),
+            ]
+
+        # Per output: the forward register, fed by its owner while the circuit holds.
+        for o in range(4):
+            go = Signal(name=f"forward_{PORTS[o]}")
+            m.d.comb += go.eq(_any(conn[i, o] & inp[i].valid for i in owners[o]) & ~ends[o])
+            data = 0
+            for i in owners[o]:
+                data = data | (inp[i].data & conn[i, o].replicate(self.width))
+            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(data & go.replicate(self.width))]
+        return m
+
+    @staticmethod
+    def _decide(m, r, header, bit, busy, conn, routes):
+        """This cycle's decisions: ``claim[i, o]`` (input i wins output o) and ``reject[i]``
+        (input i's new message is turned away), by the rules in the module docstring."""
         # Decisions of this cycle: claim[i, o] (input i wins output o) and reject[i].
         claim = {key: Signal(name=f"claim_{PORTS[key[0]]}{PORTS[key[1]]}") for key in conn}
         reject = [Signal(name=f"reject_{n}") for n in PORTS]
@@ -166,33 +199,7 @@ class CircuitRouter(wiring.Component):
             # A header is either granted or rejected (up requests always find a port).
             granted = _any(claim[i, o] for o in routes[i])
             m.d.comb += reject[i].eq(header[i] & ~granted & (bit[i] if i in (A, B) else 1))
-
-        # Next-state logic as plain gates, not If/Else: Yosys would turn the multiplexers into
-        # a clock enable or synchronous reset of every flip-flop's own, and iCE40 logic blocks
-        # share one enable and reset among their 8 cells (placement then fails long before
-        # the cells run out).
-        for (i, o), held in conn.items():
-            m.d.sync += held.eq(claim[i, o] | (held & ~ends[o]))
-
-        # Per input: backward pulses (registered) and the dead flag.
-        for i in range(4):
-            rel_rej = _any(conn[i, o] & out[o].reject for o in routes[i])
-            rel_ack = _any(conn[i, o] & out[o].ack for o in routes[i])
-            m.d.sync += [
-                inp[i].reject.eq(reject[i] | rel_rej),
-                inp[i].ack.eq(rel_ack),
-                dead[i].eq(reject[i] | rel_rej | rel_ack | (dead[i] & inp[i].valid)),
-            ]
-
-        # Per output: the forward register, fed by its owner while the circuit holds.
-        for o in range(4):
-            go = Signal(name=f"forward_{PORTS[o]}")
-            m.d.comb += go.eq(_any(conn[i, o] & inp[i].valid for i in owners[o]) & ~ends[o])
-            data = 0
-            for i in owners[o]:
-                data = data | (inp[i].data & conn[i, o].replicate(self.width))
-            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(data & go.replicate(self.width))]
-        return m
+        return claim, reject
 
 
 def _any(values):

@@ -185,13 +185,7 @@ class NetworkInterface(wiring.Component):
                     with m.If(attempts != BACKOFF_CAP):
                         m.d.sync += attempts.eq(attempts + 1)
                     if self.retry == "backoff":
-                        exp = Signal(range(BACKOFF_CAP + 1))
-                        m.d.comb += exp.eq(attempts + (attempts != BACKOFF_CAP))
-                        mask = Signal(BACKOFF_CAP)
-                        for k in range(1, BACKOFF_CAP + 1):
-                            with m.If(exp == k):
-                                m.d.comb += mask.eq((1 << k) - 1)
-                        m.d.sync += wait.eq((lfsr.value[:BACKOFF_CAP] & mask) * BACKOFF_SLOT)
+                        m.d.sync += wait.eq(self._backoff(m, attempts, lfsr))
                 with m.Elif((state == WAIT) & self.up.ack):
                     m.d.sync += [self.tx_done.eq(1), state.eq(IDLE)]
                 with m.Elif(state == SEND):
@@ -200,8 +194,24 @@ class NetworkInterface(wiring.Component):
                         m.d.sync += left.eq(left - 1)
                     with m.Else():
                         m.d.sync += [self.up.valid.eq(0), self.up.data.eq(0), state.eq(WAIT)]
+        self._receive(m)
+        return m
 
-        # Receive.
+    @staticmethod
+    def _backoff(m, attempts, lfsr):
+        """Cycles to wait after the reject that ends attempt ``attempts`` (counted from 0):
+        ``BACKOFF_SLOT * (x mod 2^min(attempts + 1, BACKOFF_CAP))``, x from the LFSR."""
+        exp = Signal(range(BACKOFF_CAP + 1))
+        m.d.comb += exp.eq(attempts + (attempts != BACKOFF_CAP))
+        mask = Signal(BACKOFF_CAP)
+        for k in range(1, BACKOFF_CAP + 1):
+            with m.If(exp == k):
+                m.d.comb += mask.eq((1 << k) - 1)
+        return (lfsr.value[:BACKOFF_CAP] & mask) * BACKOFF_SLOT
+
+    def _receive(self, m):
+        """Collect the words of the eject link; when valid falls, deliver and acknowledge."""
+        width, length = self.width, self.length
         was_valid = Signal()
         buffer = Signal(width * length)
         m.d.sync += [was_valid.eq(self.down.valid), self.rx_valid.eq(0), self.down.ack.eq(0)]
@@ -213,4 +223,3 @@ class NetworkInterface(wiring.Component):
                 m.d.sync += buffer.eq(Cat(buffer[width:], self.down.data))
         with m.Elif(was_valid):
             m.d.sync += [self.rx_valid.eq(1), self.rx_data.eq(buffer), self.down.ack.eq(1)]
-        return m

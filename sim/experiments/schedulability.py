@@ -67,8 +67,27 @@ def add_arguments(parser) -> None:
     )
 
 
+def _trials(tree, perms, algorithm: str, mode: str, *, with_rounds: bool):
+    """Per permutation: the granted ratio, the granted ratio of non-local requests (if any),
+    and (``with_rounds``) the rounds until all are granted."""
+    from ...sim.models.scheduler import schedule
+
+    ratios, nonlocal_ratios, rounds = [], [], []
+    for trial, requests in enumerate(perms):
+        kw = {"failure_mode": "keep" if mode == "-" else mode, "seed": trial}
+        grants = schedule(tree, requests, algorithm, **kw)
+        ratios.append(sum(g.granted for g in grants) / len(grants))
+        remote = [g for g in grants if g.height > 0]
+        if remote:
+            nonlocal_ratios.append(sum(g.granted for g in remote) / len(remote))
+        if with_rounds:
+            multi = schedule(tree, requests, algorithm, rounds=True, **kw)
+            rounds.append(1 + max(g.round for g in multi))
+    return ratios, nonlocal_ratios, rounds
+
+
 def run(args, progress) -> Result:
-    from ...sim.models.scheduler import ALGORITHMS, schedule
+    from ...sim.models.scheduler import ALGORITHMS
     from ...spec.topology import FatTree
 
     if args.trials < 1:
@@ -115,18 +134,9 @@ def run(args, progress) -> Result:
             # The optimal scheduler has no failures, so failure modes do not apply to it.
             for mode in ["-"] if algorithm == "optimal" else modes:
                 progress(f"{name} ({tree.num_nodes} nodes): {algorithm}, {mode} ...")
-                ratios, nonlocal_ratios, rounds = [], [], []
-                for trial, requests in enumerate(perms):
-                    kw = {"failure_mode": "keep" if mode == "-" else mode, "seed": trial}
-                    grants = schedule(tree, requests, algorithm, **kw)
-                    granted = sum(g.granted for g in grants)
-                    ratios.append(granted / len(grants))
-                    remote = [g for g in grants if g.height > 0]
-                    if remote:
-                        nonlocal_ratios.append(sum(g.granted for g in remote) / len(remote))
-                    if not args.no_rounds:
-                        multi = schedule(tree, requests, algorithm, rounds=True, **kw)
-                        rounds.append(1 + max(g.round for g in multi))
+                ratios, nonlocal_ratios, rounds = _trials(
+                    tree, perms, algorithm, mode, with_rounds=not args.no_rounds
+                )
                 row = [
                     name,
                     tree.num_nodes,
