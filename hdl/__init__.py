@@ -1,8 +1,7 @@
-"""Amaranth components of the fat-tree networks, and the pure-Python structure they are
-built from (topology, capacities, concentrator graphs: no Amaranth import there).
+"""Amaranth components of the fat-tree networks, built from the definitions in
+:mod:`fattree.spec` (topology, capacities, concentrator graphs, encodings).
 
-Components are imported on first use, so ``import fattree.spec.topology`` stays free of
-Amaranth.
+Components are imported on first use, so ``import fattree.hdl`` alone loads no Amaranth.
 """
 
 import importlib
