@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from ..registry import Registry
+
 __all__ = ["SelfTest", "SELFTESTS", "get_selftest"]
 
 
@@ -28,23 +30,20 @@ class SelfTest:
         return core(**params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2)
 
 
-SELFTESTS: dict[str, SelfTest] = {
-    s.design: s
-    for s in [
+SELFTESTS: Registry[SelfTest] = Registry(
+    "self-test",
+    [
         SelfTest(
             design="selector",
             core="fattree.boards.selector_selftest:SelectorSelfTest",
             summary="LFSR frames of random length and M bits; branch outputs checked every cycle",
         ),
-    ]
-}
+    ],
+    key="design",
+    message="design {name!r} has no board self-test; designs with one: {known}",
+)
 
 
 def get_selftest(design: str) -> SelfTest:
-    try:
-        return SELFTESTS[design]
-    except KeyError:
-        known = ", ".join(sorted(SELFTESTS))
-        raise ValueError(
-            f"design {design!r} has no board self-test; designs with one: {known}"
-        ) from None
+    """The self-test of ``design``; ``ValueError`` naming the designs with one if none."""
+    return SELFTESTS.get_or_raise(design)

@@ -7,7 +7,9 @@ requests those LEDs and wires them to the core, so the core simulates without a 
 This module imports no Amaranth at load time, so the command line starts fast.
 
 :func:`build_bitstream` runs Amaranth's build plan (Yosys, nextpnr, the packer, all from
-YoWASP) in the build folder and reads LUT/FF utilisation and Fmax from nextpnr's log.
+YoWASP) in the build folder and reads LUT/FF utilisation and Fmax from nextpnr's log with the
+synthesis flow's parser (:func:`fattree.synthesis.reports.parse_nextpnr_summary`). A board's
+``family`` is a key of the one family table, :data:`fattree.synthesis.families.FAMILIES`.
 Amaranth runs the plan from inside the build folder with relative paths, which is what
 YoWASP tools need (they cannot see absolute ``/tmp`` paths).
 """
@@ -17,11 +19,13 @@ from __future__ import annotations
 import importlib
 import math
 import os
-import re
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..registry import Registry
+from ..synthesis.reports import parse_nextpnr_summary
 
 __all__ = [
     "Board",
@@ -29,7 +33,7 @@ __all__ = [
     "get_board",
     "UART_BAUD",
     "blink_log2_for",
-    "parse_nextpnr_log",
+    "nextpnr_figures",
     "build_bitstream",
     "BuildFailed",
 ]
@@ -40,6 +44,7 @@ class Board:
     name: str
     #: ``"module:Class"`` of the amaranth-boards platform.
     platform: str
+    #: Key of :data:`fattree.synthesis.families.FAMILIES`.
     family: str
     device: str
     #: Status output of the self-test core -> ``(resource, number)`` of its LED.
@@ -65,9 +70,9 @@ class Board:
         return platform
 
 
-BOARDS: dict[str, Board] = {
-    b.name: b
-    for b in [
+BOARDS: Registry[Board] = Registry(
+    "board",
+    [
         Board(
             name="icebreaker",
             platform="amaranth_boards.icebreaker:ICEBreakerPlatform",
@@ -103,16 +108,13 @@ BOARDS: dict[str, Board] = {
                 "error": "LED 7 (the last of the row)",
             },
         ),
-    ]
-}
+    ],
+)
 
 
 def get_board(name: str) -> Board:
-    try:
-        return BOARDS[name]
-    except KeyError:
-        known = ", ".join(sorted(BOARDS))
-        raise ValueError(f"unknown board {name!r}; known boards: {known}") from None
+    """The board named ``name``; ``ValueError`` naming the known ones if there is none."""
+    return BOARDS.get_or_raise(name)
 
 
 #: Baud rate of the status line.
@@ -128,62 +130,31 @@ class BuildFailed(RuntimeError):
     """A tool of the build plan failed; the message names the log to read."""
 
 
-_UTIL_RE = re.compile(r"^Info:\s+([A-Za-z0-9_]+):\s+(\d+)\s*/\s*(\d+)\s+\d+%", re.M)
-_FMAX_RE = re.compile(
-    r"^Info: Max frequency for clock '([^']*)': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)",
-    re.M,
-)
-_ICE40_LC_RE = {
-    "lut_only": re.compile(r"^Info:\s+(\d+) LCs used as LUT4 only", re.M),
-    "lut_dff": re.compile(r"^Info:\s+(\d+) LCs used as LUT4 and DFF", re.M),
-    "dff_only": re.compile(r"^Info:\s+(\d+) LCs used as DFF only", re.M),
-}
-_ECP5_RE = {
-    "luts": re.compile(r"^Info:\s+Total LUT4s:\s+(\d+)\s*/\s*(\d+)", re.M),
-    "ffs": re.compile(r"^Info:\s+Total DFFs:\s+(\d+)\s*/\s*(\d+)", re.M),
-}
-
-
-def parse_nextpnr_log(text: str, family: str) -> dict:
-    """LUTs, flip-flops, device cells and Fmax from a nextpnr log (``--log``).
+def nextpnr_figures(text: str, family: str) -> dict:
+    """LUTs, flip-flops, device cells and Fmax of a build, from its nextpnr log (``--log``).
 
     Returns ``{"luts", "ffs", "lut_capacity", "cells", "fmax_mhz", "target_mhz",
-    "timing_pass"}``, ``cells`` being ``{kind: [used, total]}`` for the kinds in use; the
-    post-route (last) Fmax report wins. iCE40 LUT and FF
-    counts come from the LUT-FF packing report (a logic cell holds one LUT4 and one DFF);
-    ECP5 counts from the logic utilisation report before packing.
+    "timing_pass"}``, ``cells`` being ``{kind: [used, total]}`` for the kinds in use, the rest
+    as :func:`fattree.synthesis.reports.parse_nextpnr_summary` reads them (LUT and FF counts
+    from the family's packing report, the post-route Fmax, ``timing_pass`` being nextpnr's
+    PASS/FAIL verdict); None where the log does not say.
     """
-    every = {name: [int(used), int(total)] for name, used, total in _UTIL_RE.findall(text)}
-    # Only the cell kinds in use: the report lists every kind the device has.
-    cells = {name: counts for name, counts in every.items() if counts[0] > 0}
-    result: dict = {"cells": cells, "luts": None, "ffs": None, "lut_capacity": None}
-    if family == "ice40":
-        counts = {}
-        for key, regex in _ICE40_LC_RE.items():
-            found = regex.findall(text)
-            counts[key] = int(found[-1]) if found else 0
-        if any(_ICE40_LC_RE[k].search(text) for k in _ICE40_LC_RE):
-            result["luts"] = counts["lut_only"] + counts["lut_dff"]
-            result["ffs"] = counts["lut_dff"] + counts["dff_only"]
-        if "ICESTORM_LC" in every:
-            result["lut_capacity"] = every["ICESTORM_LC"][1]
-    elif family == "ecp5":
-        for key, regex in _ECP5_RE.items():
-            found = regex.findall(text)
-            if found:
-                used, total = found[-1]
-                result[key] = int(used)
-                if key == "luts":
-                    result["lut_capacity"] = int(total)
-    else:
-        raise ValueError(f"family must be 'ice40' or 'ecp5', not {family!r}")
-    fmax = _FMAX_RE.findall(text)
-    if fmax:
-        _, mhz, verdict, target = fmax[-1]
-        result.update(fmax_mhz=float(mhz), target_mhz=float(target), timing_pass=verdict == "PASS")
-    else:
-        result.update(fmax_mhz=None, target_mhz=None, timing_pass=None)
-    return result
+    summary = parse_nextpnr_summary(text, family)
+    timing = summary.timing
+    return {
+        # Only the cell kinds in use: the report lists every kind the device has.
+        "cells": {
+            bel: [row["used"], row["available"]]
+            for bel, row in summary.utilisation.items()
+            if row["used"] > 0
+        },
+        "luts": summary.luts,
+        "ffs": summary.ffs,
+        "lut_capacity": summary.lut_capacity,
+        "fmax_mhz": timing.fmax_mhz if timing else None,
+        "target_mhz": timing.target_mhz if timing else None,
+        "timing_pass": timing.passed if timing else None,
+    }
 
 
 def build_bitstream(top, board: Board, build_dir: Path, name: str) -> dict:
@@ -225,7 +196,7 @@ def build_bitstream(top, board: Board, build_dir: Path, name: str) -> dict:
     if not bitstream.is_file() or bitstream.stat().st_size == 0:
         raise BuildFailed(f"no bitstream was written; see {console}")
     log = root / f"{name}.tim"
-    report = parse_nextpnr_log(log.read_text(errors="replace"), board.family)
+    report = nextpnr_figures(log.read_text(errors="replace"), board.family)
     return {
         "bitstream": str(bitstream),
         "bytes": bitstream.stat().st_size,

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .registry import Registry
+
 __all__ = ["Param", "Design", "DESIGNS", "get_design", "parse_params", "build_dir"]
 
 
@@ -55,9 +57,9 @@ class Design:
         return getattr(importlib.import_module(module), cls)(**params)
 
 
-DESIGNS: dict[str, Design] = {
-    d.name: d
-    for d in [
+DESIGNS: Registry[Design] = Registry(
+    "design",
+    [
         Design(
             name="selector",
             summary="Leiserson's selector: per-wire branch M bits, address bit stripped",
@@ -108,16 +110,13 @@ DESIGNS: dict[str, Design] = {
             ),
             bench="fattree.sim.benches.leiserson_tree",
         ),
-    ]
-}
+    ],
+)
 
 
 def get_design(name: str) -> Design:
-    try:
-        return DESIGNS[name]
-    except KeyError:
-        known = ", ".join(sorted(DESIGNS))
-        raise ValueError(f"unknown design {name!r}; known designs: {known}") from None
+    """The design named ``name``; ``ValueError`` naming the known ones if there is none."""
+    return DESIGNS.get_or_raise(name)
 
 
 _PARAM_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")

@@ -14,7 +14,7 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from fattree.boards import SELFTESTS, get_selftest
-from fattree.boards.platforms import BOARDS, blink_log2_for, get_board, parse_nextpnr_log
+from fattree.boards.platforms import BOARDS, blink_log2_for, get_board, nextpnr_figures
 from fattree.boards.selector_selftest import LENGTH_BITS, MIN_LENGTH, SelectorSelfTest, traffic
 from fattree.boards.uart import StatusReporter, UARTTx, status_line
 from fattree.designs import DESIGNS
@@ -23,6 +23,7 @@ from fattree.hdl.lfsr import LFSR
 from fattree.scripts.main import main
 from fattree.sim.models.selector import SelectorModel
 from fattree.spec.lfsr import MAXIMAL_TAPS, LFSRModel
+from fattree.synthesis import FAMILIES, get_family, parse_nextpnr_summary
 
 # --- LFSR -----------------------------------------------------------------------------------
 
@@ -550,16 +551,35 @@ Info: Max frequency for clock '$glbnet$cd_sync.clk': 15.76 MHz (FAIL at 25.00 MH
 
 
 def test_parse_nextpnr_logs():
-    ice = parse_nextpnr_log(ICE40_LOG, "ice40")
+    ice = nextpnr_figures(ICE40_LOG, "ice40")
     assert (ice["luts"], ice["ffs"], ice["lut_capacity"]) == (38, 33, 5280)
     assert ice["cells"] == {"ICESTORM_LC": [43, 5280], "SB_IO": [2, 39]}
     assert (ice["fmax_mhz"], ice["target_mhz"], ice["timing_pass"]) == (79.74, 12.0, True)
-    ecp = parse_nextpnr_log(ECP5_LOG, "ecp5")
+    ecp = nextpnr_figures(ECP5_LOG, "ecp5")
     assert (ecp["luts"], ecp["ffs"], ecp["lut_capacity"]) == (25, 26, 83640)
     assert ecp["cells"]["TRELLIS_COMB"] == [31, 83640] and "TRELLIS_RAMW" not in ecp["cells"]
     assert (ecp["fmax_mhz"], ecp["timing_pass"]) == (15.76, False)
-    empty = parse_nextpnr_log("", "ice40")
+    empty = nextpnr_figures("", "ice40")
     assert empty["luts"] is None and empty["fmax_mhz"] is None
+
+
+def test_board_figures_are_the_synthesis_parsers():
+    # The board build reads its log with the synthesis flow's parsers: the full utilisation
+    # table (the board figures keep the kinds in use), the post-route Fmax and nextpnr's verdict.
+    ice = parse_nextpnr_summary(ICE40_LOG, "ice40")
+    assert (ice.luts, ice.ffs, ice.lut_capacity) == (38, 33, 5280)
+    assert ice.utilisation["ICESTORM_RAM"] == {"used": 0, "available": 30}
+    assert (ice.timing.fmax_mhz, ice.timing.target_mhz, ice.timing.passed) == (79.74, 12.0, True)
+    assert ice.timing.clock == "cd_sync.clk" and ice.timing.source == "log"
+    ecp = parse_nextpnr_summary(ECP5_LOG, get_family("ecp5"))
+    assert (ecp.luts, ecp.ffs, ecp.lut_capacity) == (25, 26, 83640)
+    assert (ecp.timing.fmax_mhz, ecp.timing.passed) == (15.76, False)
+    # Every family of the one family table has its packing report read; no other family does.
+    for family in FAMILIES:
+        empty = parse_nextpnr_summary("", family)
+        assert (empty.utilisation, empty.luts, empty.timing) == ({}, None, None)
+    with pytest.raises(ValueError, match="^unknown family 'xilinx'; known families: ice40, ecp5$"):
+        nextpnr_figures(ICE40_LOG, "xilinx")
 
 
 @pytest.mark.parametrize("name", sorted(BOARDS))
@@ -568,6 +588,8 @@ def test_board_table_matches_platforms(name):
     board = get_board(name)
     platform = board.make_platform()
     assert board.device.startswith(platform.device)
+    # The board's family is an entry of the one family table, with the same part.
+    assert board.device.startswith(get_family(board.family).device)
     assert platform.family.lower() == board.family
     assert set(board.leds) == {"heartbeat", "ok", "error"}
     pins = set()

@@ -96,3 +96,39 @@ def test_verilog_passes_verilator_lint(capsys, tmp_path):
         ["verilator", "--lint-only", str(target)], capture_output=True, text=True, check=False
     )
     assert lint.returncode == 0, lint.stderr
+
+
+def test_tables_are_registries():
+    # The design, family, board and self-test tables share fattree.registry.Registry: a
+    # read-only mapping whose failed lookups are the one-line errors the command line prints.
+    from dataclasses import dataclass
+
+    from fattree.boards import SELFTESTS
+    from fattree.boards.platforms import BOARDS
+    from fattree.registry import Registry, UnknownName
+    from fattree.synthesis import FAMILIES
+
+    for table in (DESIGNS, FAMILIES, BOARDS, SELFTESTS):
+        assert isinstance(table, Registry) and "nosuch" not in table
+        assert table.get("nosuch") is None and len(table) == len(list(table))
+        with pytest.raises(KeyError):
+            table["nosuch"]
+        with pytest.raises(TypeError):
+            table["nosuch"] = None
+    assert "selector" in DESIGNS and DESIGNS["selector"].name == "selector"
+    assert list(FAMILIES) == ["ice40", "ecp5"] and SELFTESTS["selector"].design == "selector"
+
+    @dataclass(frozen=True)
+    class Thing:
+        name: str
+
+    things = Registry("thing", [Thing("b"), Thing("a")])
+    assert list(things) == ["b", "a"] and things.get_or_raise("a") == Thing("a")
+    with pytest.raises(UnknownName) as info:
+        things.get_or_raise("c")
+    assert isinstance(info.value, ValueError) and isinstance(info.value, KeyError)
+    assert str(info.value) == "unknown thing 'c'; known things: a, b"
+    unsorted = Registry("thing", [Thing("b"), Thing("a")], sort_known=False)
+    assert unsorted.unknown("c") == "unknown thing 'c'; known things: b, a"
+    with pytest.raises(ValueError, match="^two things are named 'a'$"):
+        Registry("thing", [Thing("a"), Thing("a")])

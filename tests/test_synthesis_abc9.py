@@ -79,7 +79,8 @@ def test_trap_without_error_line_names_its_last_words(tmp_path):
 
 def _failing_first_yosys(monkeypatch, log_text):
     """Make the first Yosys run fail as if it had stopped where ``log_text`` ends."""
-    import fattree.synthesis as synthesis
+    # The flow calls the `_run` of its own module.
+    import fattree.synthesis.flow as synthesis
 
     real = synthesis._run
     calls = []

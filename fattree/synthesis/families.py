@@ -1,0 +1,102 @@
+"""The FPGA families ``fattree synth`` targets: part, package, tools and their flags.
+
+This is the one family table: the board table (:mod:`fattree.boards.platforms`) names its
+boards' families by the keys of :data:`FAMILIES`, and the nextpnr log parser
+(:func:`fattree.synthesis.reports.parse_nextpnr_summary`) reads each family's packing report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..registry import Registry
+
+__all__ = ["Family", "FAMILIES", "get_family"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """An FPGA family, the part and package we place and route on, and the tools for it."""
+
+    name: str
+    #: Yosys synthesis script.
+    synth: str
+    #: Key in :data:`fattree.toolchain.TOOLS`.
+    nextpnr: str
+    device: str
+    package: str
+    board: str
+    #: Device and package flags of nextpnr.
+    nextpnr_args: tuple[str, ...]
+    #: Pin-constraint flag, its "others may float" flag, and the file suffix.
+    constraints: tuple[str, str, str]
+    #: The board's clock pin, so ``clk`` arrives on a global clock input as it would there.
+    clock_pin: str
+    #: Default ``--freq`` target in MHz.
+    default_freq: float
+    #: The synthesis script's LUT mapping with ``abc`` instead of ``abc9``: Yosys commands
+    #: run between ``-run :map_luts`` and ``-run map_cells:`` of :attr:`synth`. Used when
+    #: ABC9 fails (YoWASP's Yosys stops inside it, without a message, on large designs).
+    map_luts_abc: tuple[str, ...] = ()
+
+    def constraint_text(self) -> str:
+        if self.name == "ice40":
+            return f"set_io clk {self.clock_pin}\n"
+        return f'LOCATE COMP "clk" SITE "{self.clock_pin}";\nIOBUF PORT "clk" IO_TYPE=LVCMOS33;\n'
+
+
+FAMILIES: Registry[Family] = Registry(
+    "family",
+    [
+        Family(
+            name="ice40",
+            synth="synth_ice40",
+            nextpnr="nextpnr-ice40",
+            device="iCE40UP5K",
+            package="SG48",
+            board="iCEBreaker",
+            nextpnr_args=("--up5k", "--package", "sg48"),
+            constraints=("--pcf", "--pcf-allow-unconstrained", "pcf"),
+            # iCEBreaker's 12 MHz oscillator is on pin 35, a global buffer input.
+            clock_pin="35",
+            default_freq=100.0,
+            map_luts_abc=(
+                "techmap -map +/ice40/latches_map.v",
+                "abc -dress -lut 4",
+                "ice40_wrapcarry -unwrap",
+                "techmap -map +/ice40/ff_map.v",
+                "clean",
+                "opt_lut -tech ice40",
+            ),
+        ),
+        Family(
+            name="ecp5",
+            synth="synth_ecp5",
+            nextpnr="nextpnr-ecp5",
+            device="LFE5U-85F",
+            package="CABGA381",
+            board="ULX3S 85F",
+            # ULX3S boards carry the slowest speed grade, -6.
+            nextpnr_args=("--85k", "--package", "CABGA381", "--speed", "6"),
+            constraints=("--lpf", "--lpf-allow-unconstrained", "lpf"),
+            # ULX3S's 25 MHz oscillator (clk_25mhz) is on ball G2.
+            clock_pin="G2",
+            default_freq=150.0,
+            # What synth_ecp5 -noabc9 did before synth_lattice replaced it (Yosys 0.70 has
+            # no such option): LUT4 .. LUT7, the wide ones from PFU multiplexers.
+            map_luts_abc=(
+                "techmap -map +/lattice/latches_map.v",
+                "abc -dress -lut 4:7",
+                "clean",
+            ),
+        ),
+    ],
+    plural="families",
+    # In table order: the one the command line defaults to first.
+    sort_known=False,
+)
+
+
+def get_family(name: str) -> Family:
+    """The family named ``name``; ``ValueError`` naming the known ones if there is none."""
+    return FAMILIES.get_or_raise(name)
