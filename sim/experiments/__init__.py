@@ -13,6 +13,8 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ...registry import Registry
+
 __all__ = ["Experiment", "Result", "registry", "int_list", "lg_sizes", "positive_int"]
 
 
@@ -64,15 +66,16 @@ class Experiment:
     plot: Callable[[Result, str], None] | None = None
 
 
-def registry() -> dict[str, Experiment]:
-    found: dict[str, Experiment] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for experiment in getattr(module, "EXPERIMENTS", []):
-            if experiment.name in found:
-                raise RuntimeError(f"experiment {experiment.name!r} is defined twice")
-            found[experiment.name] = experiment
-    return dict(sorted(found.items()))
+def registry() -> Registry[Experiment]:
+    """Every module's ``EXPERIMENTS``, by name (sorted); two with one name are an error."""
+    found = [
+        experiment
+        for info in pkgutil.iter_modules(__path__)
+        for experiment in getattr(
+            importlib.import_module(f"{__name__}.{info.name}"), "EXPERIMENTS", []
+        )
+    ]
+    return Registry("experiment", sorted(found, key=lambda e: e.name))
 
 
 # -- option types shared by the experiments' argparse parsers ----------------------------------
