@@ -30,7 +30,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--mutate-model",
         action="store_true",
-        help="self-check: break the reference model on purpose; the run must fail",
+        help="self-check: break the reference on purpose (one expected value, the same way "
+        "for every bench: docs/verification.md); the run must fail",
     )
     parser.add_argument("--waves", action="store_true", help="dump waveforms in the build folder")
     parser.add_argument(

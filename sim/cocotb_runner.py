@@ -7,7 +7,8 @@ file in the build folder. Used by ``fattree sim`` and by the tests.
 Every bench's summary holds at least ``cycles``, ``checked`` (how many items the scoreboard
 compared; ``unit`` names them, "messages" if absent), ``mismatches`` (all failures of every
 check together) and ``first_mismatch`` (text or None); other numeric keys are details that
-``fattree sim`` prints as they are.
+``fattree sim`` prints as they are. :meth:`fattree.sim.scoreboard.Scoreboard.summary` gives
+them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ __all__ = [
     "run_bench",
     "bench_config",
     "write_summary",
-    "TwoCheckScoreboard",
 ]
 
 SIMULATORS = ("verilator", "icarus")
@@ -226,34 +226,3 @@ def bench_config() -> dict:
 def write_summary(config: dict, summary: dict) -> None:
     """Inside a bench: hand the scoreboard summary back to :func:`run_bench`."""
     Path(config["summary"]).write_text(json.dumps(summary, indent=2, sort_keys=True))
-
-
-class TwoCheckScoreboard:
-    """Counters of a scoreboard that checks twice: every cycle against the cycle-exact model,
-    and every message end to end. Subclasses add the checks; :meth:`summary` gives the keys
-    every bench summary carries."""
-
-    def __init__(self):
-        self.cycle_mismatches = 0
-        self.message_mismatches = 0
-        self.messages_checked = 0
-        self.first_mismatch: str | None = None
-
-    def _report(self, text: str) -> None:
-        if self.first_mismatch is None:
-            self.first_mismatch = text
-
-    @property
-    def mismatches(self) -> int:
-        return self.cycle_mismatches + self.message_mismatches
-
-    def summary(self) -> dict:
-        return {
-            "checked": self.messages_checked,
-            "unit": "messages",
-            "messages_checked": self.messages_checked,
-            "cycle_mismatches": self.cycle_mismatches,
-            "message_mismatches": self.message_mismatches,
-            "mismatches": self.mismatches,
-            "first_mismatch": self.first_mismatch,
-        }

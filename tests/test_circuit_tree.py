@@ -9,68 +9,51 @@ from amaranth.sim import Simulator
 
 from fattree.hdl.circuit_tree import CircuitFatTree
 from fattree.hdl.network_interface import NetworkInterface
+from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, run_model, traffic
+from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.circuit import check_retry, route_bits
 
 
-def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000, mutation=False):
-    """Drive the RTL and the model with the same messages; compare every output every cycle.
-
-    Returns the number of mismatching cycles, the first mismatch, and what was delivered."""
+def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000, mutate=False):
+    """Drive the RTL and the model with the same messages, comparing every output every cycle,
+    until every message is acknowledged; then check what was delivered. Returns the
+    scoreboard."""
     dut = CircuitFatTree(leaves, width, length, seed, retry)
-    model = CircuitTreeModel(leaves, width, length, seed, retry, mutation=mutation)
-    driver = Driver(queues)
-    total = sum(len(q) for q in queues)
-    result = {"mismatches": 0, "first": None, "done": 0, "received": [], "cycles": 0}
+    model = CircuitTreeModel(leaves, width, length, seed, retry)
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
 
     async def bench(ctx):
-        for cycle in range(max_cycles):
-            valid, dest, data = driver.inputs()
-            for n in range(leaves):
-                ctx.set(dut.tx_valid[n], valid[n])
-                ctx.set(dut.tx_dest[n], dest[n])
-                ctx.set(dut.tx_data[n], data[n])
-            seen = [
-                [ctx.get(getattr(dut, name)[n]) for n in range(leaves)]
-                for name in ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
-            ]
-            want = model.step(valid, dest, data)
-            expected = [want.tx_ready, want.tx_done, want.tx_reject, want.rx_valid, want.rx_data]
-            if seen != expected:
-                result["mismatches"] += 1
-                if result["first"] is None:
-                    result["first"] = (cycle, seen, expected)
-            driver.taken(seen[0])
-            result["done"] += sum(seen[1])
-            result["received"] += [(n, seen[4][n]) for n in range(leaves) if seen[3][n]]
-            result["cycles"] = cycle + 1
-            await ctx.tick()
-            if result["done"] == total:
-                return
+        def read():
+            return [[ctx.get(getattr(dut, name)[n]) for n in range(leaves)] for name in OUTPUTS]
+
+        def drive(*values):
+            for name, value in zip(INPUTS, values, strict=True):
+                for n in range(leaves):
+                    ctx.set(getattr(dut, name)[n], value[n])
+
+        check = CircuitTreeCheck(model, scoreboard, read, drive, ctx.tick)
+        await check.phase("traffic", queues, max_cycles)
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    result["sent"] = driver.sent
-    result["total"] = total
-    return result
+    return scoreboard
 
 
-def check_delivery(result):
-    # Every message delivered exactly once, payload intact.
-    assert result["done"] == result["total"]
-    sent = Counter((dest, data) for _src, dest, data in result["sent"])
-    assert Counter(result["received"]) == sent
+def check_lockstep(scoreboard, queues):
+    # Every output every cycle as the model says; every message acknowledged and delivered
+    # exactly once, payload intact.
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert scoreboard.checked == sum(len(q) for q in queues)
 
 
 @pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
 @pytest.mark.parametrize("pattern", ["random", "hotspot"])
 def test_tree_matches_model(retry, pattern):
     queues = traffic(pattern, 8, 3, 2, random.Random(5), messages=2)
-    result = run_lockstep(8, 3, 2, 11, retry, queues)
-    assert result["mismatches"] == 0, result["first"]
-    check_delivery(result)
+    check_lockstep(run_lockstep(8, 3, 2, 11, retry, queues), queues)
 
 
 @pytest.mark.parametrize("leaves, width, length", [(2, 1, 1), (4, 2, 1), (8, 1, 4)])
@@ -78,39 +61,31 @@ def test_tree_matches_model_small_and_odd_shapes(leaves, width, length):
     # One-word messages, a single router, longer bursts: every word position the interface
     # can send from (route words at every level, each data word).
     queues = traffic("random", leaves, width, length, random.Random(leaves), messages=4)
-    result = run_lockstep(leaves, width, length, 2, "immediate", queues)
-    assert result["mismatches"] == 0, result["first"]
-    check_delivery(result)
+    check_lockstep(run_lockstep(leaves, width, length, 2, "immediate", queues), queues)
 
 
 @pytest.mark.parametrize("pattern", ["transpose", "bit-reversal", "shift"])
 def test_tree_permutations(pattern):
     queues = traffic(pattern, 16, 1, 3, random.Random(2), shift=5)
-    result = run_lockstep(16, 1, 3, 3, "immediate", queues)
-    assert result["mismatches"] == 0, result["first"]
-    check_delivery(result)
+    check_lockstep(run_lockstep(16, 1, 3, 3, "immediate", queues), queues)
 
 
 def test_two_leaves_bit_serial_one_word():
     queues = [[(1, 1), (1, 0)], [(0, 1)]]
-    result = run_lockstep(2, 1, 1, 0, "immediate", queues)
-    assert result["mismatches"] == 0, result["first"]
-    check_delivery(result)
+    check_lockstep(run_lockstep(2, 1, 1, 0, "immediate", queues), queues)
 
 
 def test_broken_model_is_caught():
     queues = traffic("random", 4, 4, 1, random.Random(1), messages=2)
-    result = run_lockstep(4, 4, 1, 1, "immediate", queues, mutation=True)
-    assert result["mismatches"] > 0
+    scoreboard = run_lockstep(4, 4, 1, 1, "immediate", queues, mutate=True)
+    assert scoreboard.failures["cycle_mismatches"] > 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
 def test_tree_matches_model_32(retry):
     queues = traffic("random", 32, 4, 2, random.Random(7), messages=3)
-    result = run_lockstep(32, 4, 2, 5, retry, queues, max_cycles=20000)
-    assert result["mismatches"] == 0, result["first"]
-    check_delivery(result)
+    check_lockstep(run_lockstep(32, 4, 2, 5, retry, queues, max_cycles=20000), queues)
 
 
 def test_model_hot_spot_is_sequential():

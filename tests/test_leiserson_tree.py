@@ -7,6 +7,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from fattree.hdl.leiserson_tree import LeisersonFatTree
+from fattree.sim.checks.leiserson_tree import CHECKS, LeisersonTreeCheck
 from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
     load_factor,
@@ -14,48 +15,39 @@ from fattree.sim.models.leiserson_schedule import (
     schedule_theorem1,
     theorem1_bound,
 )
-from fattree.sim.models.leiserson_tree import delivery_waves
-
-DATA_BITS = 8
+from fattree.sim.scoreboard import Scoreboard
 
 
 def run_schedule(dut, messages, seed):
     """Schedule ``messages`` off-line, drive every delivery cycle through the RTL, and compare
-    every leaf's receive wires cycle by cycle with the tree model. Returns what arrived."""
+    every leaf's receive wires cycle by cycle with the tree model and every arrival with what
+    was sent. Returns the schedule and the indices of the messages that arrived."""
     layout = dut.layout
     n = layout.leaves
     rng = random.Random(seed)
     caps = layout_capacities(layout)
     cycles = schedule_theorem1(n, messages, caps)
     assert len(cycles) <= theorem1_bound(n, messages, caps)
-    waves = delivery_waves(layout, messages, cycles, rng, DATA_BITS)
-    seen = []
+    scoreboard = Scoreboard(CHECKS)
+    delivered = []
 
     async def bench(ctx):
-        for wave in waves:
-            got = []
-            for t, row in enumerate(wave.drive):
-                ctx.set(dut.start, int(t == 0))
-                for leaf in range(n):
-                    ctx.set(dut.send[leaf], row[leaf])
-                got.append([ctx.get(dut.recv[leaf]) for leaf in range(n)])
-                assert ctx.get(dut.root_o) == 0
-                await ctx.tick()
-            seen.append(got)
+        def read():
+            return [ctx.get(dut.recv[leaf]) for leaf in range(n)], ctx.get(dut.root_o)
+
+        def drive(start, row):
+            ctx.set(dut.start, start)
+            for leaf in range(n):
+                ctx.set(dut.send[leaf], row[leaf])
+
+        check = LeisersonTreeCheck(layout, scoreboard, read, drive, ctx.tick)
+        delivered.extend(await check.deliver(messages, cycles, rng, "test"))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-
-    delivered = []
-    for wave, got in zip(waves, seen, strict=True):
-        assert got == wave.expect
-        for a in wave.delivery.arrivals:
-            index, data = wave.sent[(a.src, a.src_wire)]
-            assert a.where == ("leaf", messages[index][1])
-            assert a.bits == tuple([1] + [(data >> (DATA_BITS - 1 - b)) & 1 for b in range(8)])
-            delivered.append(index)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
     return cycles, delivered
 
 

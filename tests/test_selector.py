@@ -8,39 +8,38 @@ from amaranth import ResetInserter, Signal
 from amaranth.sim import Simulator
 
 from fattree.hdl import Selector
+from fattree.sim.checks.selector import (
+    CHECKS,
+    SelectorCheck,
+    SelectorMonitor,
+    check_messages,
+    stimulus,
+)
 from fattree.sim.models.selector import SelectorModel, select_message
+from fattree.sim.scoreboard import Scoreboard
 
 
-def run_against_model(width, stimulus):
-    """Drive ``stimulus`` [(start, i), ...]; compare every cycle's outputs with the model."""
+def run_against_model(width, frames, *, messages=True, mutate=False):
+    """Drive ``frames`` (word lists, then a closing frame) into the RTL; compare every cycle's
+    outputs with the model and (``messages``) every branch message with the paper's rule."""
     dut = Selector(width)
-    model = SelectorModel(width)
-    seen, expected = [], []
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
 
     async def bench(ctx):
-        for start, word in stimulus:
-            outputs = (ctx.get(dut.start_o), ctx.get(dut.one), ctx.get(dut.zero))
+        def read():
+            return ctx.get(dut.start_o), ctx.get(dut.one), ctx.get(dut.zero)
+
+        def drive(start, word):
             ctx.set(dut.start, start)
             ctx.set(dut.i, word)
-            want = model.step(start, word)
-            seen.append(outputs)
-            expected.append((want.start_o, want.one, want.zero))
-            await ctx.tick()
+
+        await SelectorCheck(width, scoreboard, read, drive, ctx.tick).run(frames, messages=messages)
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    return seen, expected
-
-
-def frames_to_stimulus(frames):
-    return [(int(k == 0), word) for frame in frames for k, word in enumerate(frame)] + [
-        (1, 0),
-        (0, 0),
-        (0, 0),
-        (0, 0),
-    ]
+    return scoreboard
 
 
 @pytest.mark.parametrize("width", [1, 2])
@@ -49,20 +48,22 @@ def test_exhaustive_frames(width, length):
     # Every frame of `length` cycles over `width` wires, back to back.
     words = range(1 << width)
     frames = [list(f) for f in itertools.product(words, repeat=length)]
-    seen, expected = run_against_model(width, frames_to_stimulus(frames))
-    assert seen == expected
+    scoreboard = run_against_model(width, frames)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert scoreboard.checked == len(frames) * width
 
 
 @pytest.mark.parametrize("width", [1, 3, 8, 33])
 def test_random_with_protocol_edges(width):
     # Random frames including one-cycle frames (a start right after a start) and idle gaps.
     rng = random.Random(width)
-    stimulus = []
+    frames = []
     for _ in range(300):
-        stimulus.append((1, rng.getrandbits(width)))
-        stimulus += [(0, rng.getrandbits(width)) for _ in range(rng.choice([0, 1, 2, 5, 9]))]
-    seen, expected = run_against_model(width, stimulus)
-    assert seen == expected
+        frame = [rng.getrandbits(width)]
+        frames.append(frame + [rng.getrandbits(width) for _ in range(rng.choice([0, 1, 2, 5, 9]))])
+    # One-cycle frames carry no whole message: the cycle check only.
+    scoreboard = run_against_model(width, frames, messages=False)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
 
 
 def test_model_matches_paper_rule_per_wire():
@@ -71,14 +72,14 @@ def test_model_matches_paper_rule_per_wire():
     width = 5
     frames = [[rng.getrandbits(width) for _ in range(rng.randint(2, 7))] for _ in range(100)]
     model = SelectorModel(width)
-    outs = [model.step(*cyc) for cyc in frames_to_stimulus(frames)]
-    starts = [n for n, o in enumerate(outs) if o.start_o]
-    assert len(starts) == len(frames) + 1
-    for frame, a, b in zip(frames, starts, starts[1:], strict=False):
-        for w in range(width):
-            one, zero = select_message([(x >> w) & 1 for x in frame])
-            assert [(o.one >> w) & 1 for o in outs[a:b]] == one + [0]
-            assert [(o.zero >> w) & 1 for o in outs[a:b]] == zero + [0]
+    monitor = SelectorMonitor()
+    for start, word in stimulus(frames):
+        out = model.step(start, word)
+        monitor.sample((out.start_o, out.one, out.zero))
+    scoreboard = Scoreboard(CHECKS)
+    check_messages(scoreboard, width, frames, monitor.frames)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert scoreboard.checked == len(frames) * width
 
 
 def test_select_message_rule():
@@ -87,11 +88,13 @@ def test_select_message_rule():
     assert select_message([0, 1, 1, 1]) == ([0, 0, 0], [0, 0, 0])
 
 
-def test_mutated_model_differs():
-    # The self-check mutation really changes the reference (so a bench using it must fail).
-    good, bad = SelectorModel(2), SelectorModel(2, mutation=True)
-    stim = [(1, 0b11), (0, 0b01), (0, 0b11), (0, 0)]
-    assert [good.step(*s) for s in stim] != [bad.step(*s) for s in stim]
+def test_broken_reference_is_caught():
+    # The self-check (`fattree sim --mutate-model`) really changes the reference: a run that
+    # passes fails with it, in the cycle-by-cycle check.
+    frames = [[0b11, 0b01, 0b11, 0]]
+    assert run_against_model(2, frames).mismatches == 0
+    scoreboard = run_against_model(2, frames, mutate=True)
+    assert scoreboard.failures["cycle_mismatches"] > 0
 
 
 def test_reset_mid_message():

@@ -301,20 +301,15 @@ class TreeOutputs:
 
 
 class CircuitTreeModel:
-    """The whole network, cycle by cycle (see :class:`fattree.hdl.circuit_tree.CircuitFatTree`).
+    """The whole network, cycle by cycle (see :class:`fattree.hdl.circuit_tree.CircuitFatTree`)."""
 
-    ``mutation`` breaks the model on purpose (bit 0 of every received message is flipped) so
-    a test can show the scoreboard catches a wrong reference.
-    """
-
-    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", *, mutation=False):
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate"):
         self.leaves = check_power_of_two("leaves", leaves, 2)
         self.width = check_int_range("width", width, 1, 64)
         self.length = check_int_range("length", length, 1, 64)
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
         self.h = leaves.bit_length() - 1
-        self.mutation = mutation
         tree = FatTree(self.h, 2)
         self.routers = {
             (lv, t): RouterModel(router_seed(seed, lv, t))
@@ -398,15 +393,7 @@ class CircuitTreeModel:
         for ni, (iv, idata, _orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
             iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
         self.cycle += 1
-        if self.mutation:
-            self._mutate()
         return out
-
-    def _mutate(self) -> None:
-        # A wrong reference: every rx_data word 0 has its low bit flipped.
-        for ni in self.nis:
-            if ni.rx_valid:
-                ni.rx_data ^= 1
 
 
 # -- traffic and a model-only run ---------------------------------------------------------------

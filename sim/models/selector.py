@@ -44,15 +44,11 @@ class SelectorModel:
     """Cycle-exact model of :class:`fattree.hdl.Selector`: call :meth:`step` once per clock
     with the inputs of that cycle; it returns the registered outputs visible in that cycle
     (before the clock edge), then advances.
-
-    ``mutation`` deliberately breaks the model (swaps the branches of wire 0) so a test can
-    prove the scoreboard catches a wrong reference.
     """
 
-    def __init__(self, width: int, *, mutation: bool = False):
+    def __init__(self, width: int):
         self.width = check_positive_int("width", width)
         self.mask = (1 << width) - 1
-        self.mutation = mutation
         self.reset()
 
     def reset(self) -> None:
@@ -72,16 +68,9 @@ class SelectorModel:
         elif self.address_cycle:
             self.live_one = self.m_bits & i
             self.live_zero = self.m_bits & ~i & self.mask
-            if self.mutation:
-                self.live_one, self.live_zero = self._swap_wire0(self.live_one, self.live_zero)
             one, zero = self.live_one, self.live_zero
         else:
             one, zero = i & self.live_one, i & self.live_zero
         self.address_cycle = int(bool(start))
         self.out = SelectorOutputs(start_o, one, zero)
         return current
-
-    @staticmethod
-    def _swap_wire0(one: int, zero: int) -> tuple[int, int]:
-        b1, b0 = one & 1, zero & 1
-        return (one & ~1) | b0, (zero & ~1) | b1
