@@ -3,8 +3,8 @@ against the portable form (Yosys's inference), side by side, seed by seed.
 
     .venv/bin/python benchmarks/memory_forms.py [--levels 3] [--w 16] [--seeds 1 2 3 4 5]
 
-Both forms are synthesised in one process, alternating per seed (the portable form by telling
-``RegisteredReadMemory`` that no shape fits a DP16KD); runs go under ``build/memory-forms/``.
+Both forms are synthesised in one process, alternating per seed (the scheduler's ``memory``
+parameter chooses the form); runs go under ``build/memory-forms/``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import argparse
 import statistics
 from pathlib import Path
 
-import fattree.hdl.registered_memory as registered_memory
 from fattree.designs import DESIGNS
 from fattree.synthesis import synthesise
 
@@ -25,16 +24,14 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     args = parser.parse_args()
 
-    fits = registered_memory.ecp5_block_ram_fits
-    forms = {"dp16kd": fits, "portable": lambda width, depth: False}
+    forms = ("dp16kd", "portable")
     fmax = {form: [] for form in forms}
     cost = {}
     for seed in args.seeds:
-        for form, rule in forms.items():
-            registered_memory.ecp5_block_ram_fits = rule
+        for form in forms:
             r = synthesise(
                 DESIGNS["scheduler"],
-                {"levels": args.levels, "w": args.w},
+                {"levels": args.levels, "w": args.w, "memory": form},
                 "ecp5",
                 seed=seed,
                 root=Path("build/memory-forms") / form,
@@ -47,7 +44,6 @@ def main() -> None:
                 f"{path.get('to')}",
                 flush=True,
             )
-    registered_memory.ecp5_block_ram_fits = fits
     print("| form | Fmax median | range | LUT4 | FF | block RAM |")
     print("|---|---|---|---|---|---|")
     for form, values in fmax.items():

@@ -6,20 +6,22 @@ in cycle ``t`` (``write_en``) lands at the end of ``t``. A read of the row being
 the same cycle returns an undefined value: users must not depend on it (the scheduler
 forwards that write instead).
 
-Two forms, chosen in ``elaborate`` from the target family (:mod:`fattree.hdl.target`):
+Two forms, chosen by the ``form`` parameter; ``"auto"`` picks one in ``elaborate`` from the
+target family (:mod:`fattree.hdl.target`):
 
-* **generic** (simulation, portable Verilog, iCE40): an :class:`amaranth.lib.memory.Memory`
-  with a synchronous read port, followed by a register.
-* **ECP5 block RAM** (family ``"ecp5"`` and a shape that fits one ``DP16KD`` in its 2048 x 9
-  or 1024 x 18 configuration: 5..18 bits, :data:`ECP5_MIN_ROWS` rows up): the ``DP16KD``
-  instantiated directly, write on port A, read on port B with ``REGMODE_B = "OUTREG"``, so
-  the register is the block RAM's own output register. Yosys's inference of the generic form
-  gives the same block RAM without that register (its ECP5 mapping never uses it), with the
-  write delayed a cycle and a LUT behind the RAM that emulates a read-before-write collision;
-  the RAM's 5.8 ns clock-to-output, routing and that LUT then end in a fabric register: the
-  path that limited the scheduler to 131 MHz. The instance is configured, initialised and
-  wired exactly as Yosys maps the generic form (``tests/test_registered_memory.py`` compares
-  the two netlists), apart from the output register and the write-side registers.
+* **portable** (simulation, portable Verilog, iCE40; ``"auto"`` everywhere but ECP5): an
+  :class:`amaranth.lib.memory.Memory` with a synchronous read port, followed by a register.
+* **dp16kd** (``"auto"`` for family ``"ecp5"`` and a shape that fits one ``DP16KD`` in its
+  2048 x 9 or 1024 x 18 configuration: 5..18 bits, :data:`ECP5_MIN_ROWS` rows up): the
+  ``DP16KD`` instantiated directly, write on port A, read on port B with
+  ``REGMODE_B = "OUTREG"``, so the register is the block RAM's own output register. Yosys's
+  inference of the portable form gives the same block RAM without that register (its ECP5
+  mapping never uses it), with the write delayed a cycle and a LUT behind the RAM that
+  emulates a read-before-write collision; the RAM's 5.8 ns clock-to-output, routing and that
+  LUT then end in a fabric register: the path that limited the scheduler to 131 MHz. The
+  instance is configured, initialised and wired exactly as Yosys maps the portable form
+  (``tests/test_registered_memory.py`` compares the two netlists), apart from the output
+  register and the write-side registers.
 """
 
 from amaranth import ClockSignal, Const, Instance, Module, Mux, Signal
@@ -30,16 +32,26 @@ from amaranth.lib.wiring import In, Out
 from ._validation import validates_parameters
 from .target import family_of
 
-__all__ = ["RegisteredReadMemory", "ECP5_MIN_ROWS", "ecp5_block_ram_fits"]
+__all__ = [
+    "RegisteredReadMemory",
+    "FORMS",
+    "ECP5_MIN_ROWS",
+    "DP16KD_SHAPES",
+    "check_form",
+    "ecp5_block_ram_fits",
+]
 
-#: The DP16KD configurations we instantiate, as Yosys picks them for the generic form:
+#: The values of ``form``: by the target family, or one form whatever the target.
+FORMS = ("auto", "portable", "dp16kd")
+
+#: The DP16KD configurations we instantiate, as Yosys picks them for the portable form:
 #: data width -> (rows, lowest address pin). 2K x 9 keeps the row address on AD[13:3]; 1K x 18
 #: on AD[13:4], with AD[1:0] the write byte enables. A 20-bit slot of INITVAL holds 18 bits:
 #: one 18-bit row or two 9-bit rows.
 DP16KD_FORMS = {9: (2048, 3), 18: (1024, 4)}
 DP16KD_SLOT_BITS = 18
 #: Below this many rows Yosys keeps such memories in LUT RAM on ECP5 (16 and 64 rows of the
-#: scheduler's FT(3, 4) and FT(3, 8)), which has no slow clock-to-output: leave them generic.
+#: scheduler's FT(3, 4) and FT(3, 8)), which has no slow clock-to-output: leave them portable.
 ECP5_MIN_ROWS = 256
 #: Narrower memories would take a 4K x 4 or narrower form, which is not written here.
 ECP5_MIN_WIDTH = 5
@@ -57,26 +69,80 @@ def ecp5_block_ram_fits(width: int, depth: int) -> bool:
     return form is not None and ECP5_MIN_ROWS <= depth <= DP16KD_FORMS[form][0]
 
 
+def _dp16kd_shapes() -> str:
+    """The shapes :func:`ecp5_block_ram_fits` accepts, in words."""
+    shapes, narrowest = [], ECP5_MIN_WIDTH
+    for form, (rows, _) in sorted(DP16KD_FORMS.items()):
+        shapes.append(f"{narrowest}..{form} bits x {ECP5_MIN_ROWS}..{rows} rows")
+        narrowest = form + 1
+    return " or ".join(shapes)
+
+
+#: "5..9 bits x 256..2048 rows or 10..18 bits x 256..1024 rows", for error messages.
+DP16KD_SHAPES = _dp16kd_shapes()
+
+
+def check_form(name: str, form) -> str:
+    """``form`` if it is one of :data:`FORMS`; messages name the parameter ``name``."""
+    if not isinstance(form, str):
+        raise TypeError(f"{name} must be a string, not {form!r}")
+    if form not in FORMS:
+        choices = ", ".join(map(repr, FORMS[:-1])) + f" or {FORMS[-1]!r}"
+        raise ValueError(f"{name} must be {choices}, not {form!r}")
+    return form
+
+
 class RegisteredReadMemory(wiring.Component):
     """``depth`` rows of ``width`` bits, all starting at ``init``; see the module docstring.
 
-    Ports: ``read_addr`` (in), ``read_data`` (out, registered), ``write_addr``,
-    ``write_data``, ``write_en`` (in). Clock domain ``sync``. ``poison_collisions`` (tests
-    only, generic form): a read of the row written in the same cycle returns it inverted.
+    Parameters
+    ----------
+    width, depth : int
+        Bits per row, rows.
+    init : int
+        The initial value of every row.
+    form : str
+        ``"auto"`` (``"dp16kd"`` when building for ECP5 and the shape fits one, else
+        ``"portable"``), ``"portable"`` or ``"dp16kd"`` (only for a shape that fits:
+        :data:`DP16KD_SHAPES`).
+    poison_collisions : bool
+        For tests, with ``form="portable"``: a read of the row written in the cycle its
+        address was sampled returns the row inverted, so that a user who depends on that
+        undefined read (which the block RAM does not define either) fails in simulation.
+
+    Attributes
+    ----------
+    read_addr, write_addr, write_data, write_en : In
+        The ports, in clock domain ``sync``.
+    read_data : Out
+        The row, from a register, two cycles after its address.
     """
 
     @validates_parameters
-    def __init__(self, width: int, depth: int, init: int = 0, *, poison_collisions=False):
+    def __init__(
+        self,
+        width: int,
+        depth: int,
+        init: int = 0,
+        *,
+        form: str = "auto",
+        poison_collisions=False,
+    ):
         if width < 1:
             raise ValueError(f"width must be at least 1, not {width}")
         if depth < 1:
             raise ValueError(f"depth must be at least 1, not {depth}")
         if not 0 <= init < 1 << width:
             raise ValueError(f"init must fit in {width} bits, not {init}")
+        check_form("form", form)
+        if form == "dp16kd" and not ecp5_block_ram_fits(width, depth):
+            raise ValueError(
+                f"form 'dp16kd' needs {DP16KD_SHAPES}, not {width} bits x {depth} rows"
+            )
+        if poison_collisions and form != "portable":
+            raise ValueError(f"poison_collisions needs form 'portable', not {form!r}")
         self.width, self.depth, self.init = width, depth, init
-        # For tests: the generic form returns the row inverted when it was written in the
-        # cycle its address was sampled, so that a user who depends on that undefined read
-        # (which the block RAM does not define either) fails in simulation.
+        self.form = form
         self.poison_collisions = poison_collisions
         super().__init__(
             {
@@ -88,12 +154,20 @@ class RegisteredReadMemory(wiring.Component):
             }
         )
 
-    def elaborate(self, platform):
+    def form_for(self, platform) -> str:
+        """The form ``elaborate(platform)`` builds: ``"portable"`` or ``"dp16kd"``."""
+        if self.form != "auto":
+            return self.form
         if family_of(platform) == "ecp5" and ecp5_block_ram_fits(self.width, self.depth):
-            return self._ecp5_dp16kd()
-        return self._generic()
+            return "dp16kd"
+        return "portable"
 
-    def _generic(self):
+    def elaborate(self, platform):
+        if self.form_for(platform) == "dp16kd":
+            return self._ecp5_dp16kd()
+        return self._portable()
+
+    def _portable(self):
         m = Module()
         m.submodules.memory = memory = Memory(
             shape=self.width, depth=self.depth, init=[self.init] * self.depth
@@ -177,7 +251,7 @@ class RegisteredReadMemory(wiring.Component):
             p_CLKBMUX="CLKB",
             p_REGMODE_A="NOREG",
             # The point of the direct instance: the read data leaves the RAM from its own
-            # output register (one more cycle, as the generic form's fabric register).
+            # output register (one more cycle, as the portable form's fabric register).
             p_REGMODE_B="OUTREG",
             p_RESETMODE="ASYNC",
             p_ASYNC_RESET_RELEASE="ASYNC",

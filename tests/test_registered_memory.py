@@ -62,7 +62,7 @@ def test_read_data_arrives_two_cycles_after_the_address():
 
 
 def test_poisoned_collisions_read_inverted():
-    dut = RegisteredReadMemory(8, 16, init=0xA5, poison_collisions=True)
+    dut = RegisteredReadMemory(8, 16, init=0xA5, form="portable", poison_collisions=True)
     trace = _random_reads_and_writes(dut, collide=True)
     assert sum(hit for *_, hit in trace) > 40
     for got, want, hit in trace:
@@ -80,6 +80,64 @@ def test_poisoned_collisions_read_inverted():
 def test_bad_parameters(args, message):
     with pytest.raises(ValueError, match=message):
         RegisteredReadMemory(*args)
+
+
+@pytest.mark.parametrize(
+    "args, params, exc, message",
+    [
+        (
+            (8, 512),
+            {"form": "bram"},
+            ValueError,
+            "form must be 'auto', 'portable' or 'dp16kd', not 'bram'",
+        ),
+        ((8, 512), {"form": 9}, TypeError, "form must be a string, not 9"),
+        (
+            (16, 64),
+            {"form": "dp16kd"},
+            ValueError,
+            "form 'dp16kd' needs 5..9 bits x 256..2048 rows or 10..18 bits x 256..1024 rows, "
+            "not 16 bits x 64 rows",
+        ),
+        (
+            (16, 2048),
+            {"form": "dp16kd"},
+            ValueError,
+            "form 'dp16kd' needs 5..9 bits x 256..2048 rows or 10..18 bits x 256..1024 rows, "
+            "not 16 bits x 2048 rows",
+        ),
+        (
+            (8, 16),
+            {"poison_collisions": True},
+            ValueError,
+            "poison_collisions needs form 'portable', not 'auto'",
+        ),
+    ],
+)
+def test_bad_form(args, params, exc, message):
+    with pytest.raises(exc) as info:
+        RegisteredReadMemory(*args, **params)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "width, depth, form, family, built",
+    [
+        (16, 256, "auto", "ecp5", "dp16kd"),
+        (16, 256, "auto", None, "portable"),
+        (16, 256, "auto", "ice40", "portable"),
+        (16, 64, "auto", "ecp5", "portable"),  # LUT RAM territory
+        (16, 256, "portable", "ecp5", "portable"),
+        (16, 256, "dp16kd", None, "dp16kd"),
+        (8, 2048, "dp16kd", "ecp5", "dp16kd"),
+    ],
+)
+def test_form_by_parameter_and_family(width, depth, form, family, built):
+    platform = SynthesisTarget(family) if family else None
+    dut = RegisteredReadMemory(width, depth, form=form)
+    assert dut.form_for(platform) == built
+    text = rtlil.convert(dut, platform=platform)
+    assert ("DP16KD" in text) == (built == "dp16kd")
 
 
 def test_which_shapes_use_the_ecp5_block_ram():

@@ -1,6 +1,5 @@
 """LevelWiseScheduler (amaranth.sim) against the sequential reference, bit for bit."""
 
-import functools
 import random
 import shutil
 
@@ -25,10 +24,11 @@ def make_commands(tree, rng, count, *, hot=None, releases=0.2, clears=0.0):
     return stream.commands, stream.expected
 
 
-def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycles=None):
+def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycles=None, **params):
     """Drive the commands (valid with probability p_valid), accept results (ready with
-    probability p_ready); return the results and the cycle of each handshake."""
-    dut = LevelWiseScheduler(levels, w)
+    probability p_ready); return the results and the cycle of each handshake. ``params``
+    go to the scheduler (``memory``, ``poison_collisions``)."""
+    dut = LevelWiseScheduler(levels, w, **params)
     rng = rng or random.Random(0)
     results, accepted_at, produced_at = [], [], []
     limit = max_cycles or 50 * len(commands) + 10 * w ** (levels - 1) + 100
@@ -111,18 +111,14 @@ def test_back_to_back_equals_model(levels, w):
 
 
 @pytest.mark.parametrize("levels, w", [(2, 4), (3, 4)])
-def test_never_uses_a_read_of_the_row_being_written(levels, w, monkeypatch):
+def test_never_uses_a_read_of_the_row_being_written(levels, w):
     # A block RAM read of the row written in the same cycle is undefined (the DP16KD does not
-    # define it); the pipeline forwards that write (W3) instead. Memories that return such
-    # reads inverted must not change a single result.
-    import fattree.hdl.scheduler as scheduler
-
-    poisoned = functools.partial(scheduler.RegisteredReadMemory, poison_collisions=True)
-    monkeypatch.setattr(scheduler, "RegisteredReadMemory", poisoned)
+    # define it); the pipeline forwards that write (of the request four ahead, hit4) instead.
+    # Memories that return such reads inverted must not change a single result.
     tree = FatTree(levels, w)
     rng = random.Random(5)
     commands, expected = make_commands(tree, rng, 600, hot=2, clears=0.01)
-    results, *_ = run_rtl(levels, w, commands, rng=rng)
+    results, *_ = run_rtl(levels, w, commands, rng=rng, memory="portable", poison_collisions=True)
     assert results == expected
 
 
@@ -195,10 +191,11 @@ def test_lowest_port_first_on_one_row(w):
 
 @pytest.mark.parametrize("gap", [1, 2, 3, 4, 5])
 def test_same_row_at_every_distance(gap):
-    # The forwarding covers the writes of the four requests ahead of a request in compute (U,
-    # W1, W2, W3). Leaf switch 0 -> leaf switch 1 of FT(2, 8) again and again, `gap` commands
-    # apart, with requests between them that touch other rows only (switches 2..7): the k-th
-    # takes port k whatever the distance, the ninth is refused.
+    # The forwarding covers the writes of the four requests ahead of a request in compute
+    # (hit1 .. hit4: in U, and one, two and three cycles ago). Leaf switch 0 -> leaf switch 1
+    # of FT(2, 8) again and again, `gap` commands apart, with requests between them that touch
+    # other rows only (switches 2..7): the k-th takes port k whatever the distance, the ninth
+    # is refused.
     levels, w = 2, 8
     fillers = [(2 * w + i % 3, (5 + i % 3) * w + i % w) for i in range(8 * gap)]
     commands, hand = [], []
@@ -280,6 +277,67 @@ def test_parameter_errors(levels, w, exc, message):
     with pytest.raises(exc) as info:
         LevelWiseScheduler(levels, w)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "levels, w, params, exc, message",
+    [
+        (
+            3,
+            16,
+            {"memory": "bram"},
+            ValueError,
+            "memory must be 'auto', 'portable' or 'dp16kd', not 'bram'",
+        ),
+        (3, 16, {"memory": None}, TypeError, "memory must be a string, not None"),
+        (
+            3,
+            4,
+            {"memory": "dp16kd"},
+            ValueError,
+            "memory 'dp16kd' needs link memories that fit one DP16KD (5..9 bits x 256..2048 rows "
+            "or 10..18 bits x 256..1024 rows); those of FT(3, 4) have 4 bits x 16 rows",
+        ),
+        (
+            3,
+            16,
+            {"poison_collisions": True},
+            ValueError,
+            "poison_collisions needs memory 'portable', not 'auto'",
+        ),
+        (
+            3,
+            16,
+            {"memory": "dp16kd", "poison_collisions": True},
+            ValueError,
+            "poison_collisions needs memory 'portable', not 'dp16kd'",
+        ),
+    ],
+)
+def test_memory_parameter_errors(levels, w, params, exc, message):
+    with pytest.raises(exc) as info:
+        LevelWiseScheduler(levels, w, **params)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "levels, w, memory, family, dp16kds",
+    [
+        (3, 16, "auto", "ecp5", 4),
+        (3, 16, "auto", None, 0),
+        (3, 16, "portable", "ecp5", 0),
+        (3, 16, "dp16kd", "ecp5", 4),
+        (4, 8, "dp16kd", "ecp5", 6),
+        (3, 4, "auto", "ecp5", 0),  # 16 rows: LUT RAM
+    ],
+)
+def test_memory_form_by_parameter(levels, w, memory, family, dp16kds):
+    # As benchmarks/memory_forms.py builds it: the design table passes `memory` through.
+    from fattree.designs import DESIGNS, elaborate_verilog
+
+    params = {"levels": levels, "w": w, "memory": memory}
+    text = elaborate_verilog(DESIGNS["scheduler"], params, family)
+    assert text.count("DP16KD #(") == text.count('.REGMODE_B("OUTREG")') == dp16kds
 
 
 def test_verilog_from_the_command_line(capsys, tmp_path):

@@ -1,0 +1,68 @@
+"""The scheduler's payloads (the stream interface) and its pipeline registers."""
+
+from amaranth.lib import data
+
+from ...spec.scheduler import Op, request_fields, result_fields
+
+__all__ = ["request_layout", "result_layout", "PipelineLayouts"]
+
+
+def _layout(fields) -> data.StructLayout:
+    """A :mod:`fattree.spec.scheduler` field list as a layout (``op`` typed as :class:`Op`)."""
+    return data.StructLayout(
+        {
+            name: Op
+            if name == "op"
+            else data.ArrayLayout(*size)
+            if isinstance(size, tuple)
+            else size
+            for name, size in fields
+        }
+    )
+
+
+def request_layout(levels: int, w: int) -> data.StructLayout:
+    """``op``, ``src``, ``dst`` and ``ports`` (``P_0 .. P_{l-2}``, read by ``RELEASE`` only)."""
+    return _layout(request_fields(levels, w))
+
+
+def result_layout(levels: int, w: int) -> data.StructLayout:
+    """``op``, ``src``, ``dst``, ``granted`` and ``ports`` (``P_0 .. P_{l-2}``)."""
+    return _layout(result_fields(levels, w))
+
+
+class PipelineLayouts:
+    """The layouts of the registers between the stages of FT(levels, w)'s pipeline.
+
+    Attributes
+    ----------
+    slot : StructLayout
+        A command on its way up: ``valid``, ``op``, ``src``, ``dst``, ``height`` (the common
+        level ``H``), ``alive`` (not refused so far), ``s``, ``d`` (the switches ``s_h``,
+        ``d_h`` of the level it is at) and ``ports`` (``P_0 .. P_{l-2}``).
+    write : StructLayout
+        A write-back of both link memories of one level: ``enable``, the rows ``row_u``
+        (``s_h``) and ``row_d`` (``d_h``), the new vectors ``new_u``, ``new_d``.
+    update : StructLayout
+        The U register: the ``slot`` already moved on to level ``h+1``, its ``write`` to level
+        ``h``, and ``take``, the port taken one-hot (``P_h`` is encoded from it after U).
+    """
+
+    def __init__(self, levels: int, w: int, port_bits: int, switch_bits: int):
+        self.slot = data.StructLayout(
+            {
+                "valid": 1,
+                "op": Op,
+                "src": levels * port_bits,
+                "dst": levels * port_bits,
+                "height": range(levels),
+                "alive": 1,
+                "s": switch_bits,
+                "d": switch_bits,
+                "ports": data.ArrayLayout(port_bits, levels - 1),
+            }
+        )
+        self.write = data.StructLayout(
+            {"enable": 1, "row_u": switch_bits, "row_d": switch_bits, "new_u": w, "new_d": w}
+        )
+        self.update = data.StructLayout({"slot": self.slot, "write": self.write, "take": w})
