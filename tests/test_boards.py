@@ -11,7 +11,6 @@ from collections import Counter
 import pytest
 from amaranth import Module, Signal
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 
 from fattree.boards import SELFTESTS, get_selftest
 from fattree.boards.platforms import BOARDS, blink_log2_for, get_board, nextpnr_figures
@@ -22,6 +21,7 @@ from fattree.hdl import Selector
 from fattree.hdl.lfsr import LFSR
 from fattree.scripts.main import main
 from fattree.sim.models.selector import SelectorModel
+from fattree.sim.testbench import simulate
 from fattree.spec.lfsr import MAXIMAL_TAPS, LFSRModel
 from fattree.synthesis import FAMILIES, get_family, parse_nextpnr_summary
 
@@ -38,10 +38,7 @@ def simulate_lfsr(dut, enables):
             ctx.set(dut.en, en)
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return seen
 
 
@@ -80,10 +77,7 @@ def test_lfsr_en_defaults_to_one():
             model.clock()
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
 
 
 def _gf2_mulmod(a, b, poly, degree):
@@ -278,10 +272,7 @@ def run_selftest(top, cycles):
             )
             await ctx.tick()
 
-    sim = Simulator(top)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(top, bench)
     return trace
 
 
@@ -464,11 +455,7 @@ def test_uart_tx_bytes():
     async def listener(ctx):
         received.extend(await receive(ctx, dut.tx, divisor, len(sent), 1000))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_process(feeder)
-    sim.add_testbench(listener)
-    sim.run()
+    simulate(dut, listener, processes=[feeder])
     assert [b for _, b in received] == sent
     # Back to back: each byte starts 10 bits after the one before.
     starts = [c for c, _ in received]
@@ -494,10 +481,7 @@ def test_status_reporter_lines():
         for got in (first, second):
             lines.append(("".join(chr(b) for _, b in got), got[0][0]))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     assert lines[0][0] == status_line(0x1A2B3C4D, 0) == "frames 1a2b3c4d error 0\r\n"
     assert lines[1][0] == status_line(0xFEDC0987, 1)
     # The first line starts when the timer first wraps, plus the registered `due` flag and

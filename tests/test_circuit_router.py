@@ -4,11 +4,11 @@ import random
 
 import pytest
 from amaranth import Elaboratable, Module, ResetInserter, Signal
-from amaranth.sim import Simulator
 
 from fattree.hdl.circuit_router import CircuitRouter
 from fattree.hdl.lfsr import LFSR
 from fattree.sim.models.circuit import RouterModel
+from fattree.sim.testbench import simulate
 from fattree.spec.circuit import LFSR_WIDTH, SHARED_SEED, A, B, C, D, lfsr_mask
 from fattree.spec.lfsr import LFSRModel
 
@@ -72,10 +72,7 @@ def run(stimulus, seed=SEED, width=4, shared=False):
                 model.reset()
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return seen
 
 

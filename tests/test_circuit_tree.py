@@ -5,13 +5,13 @@ import shutil
 from collections import Counter
 
 import pytest
-from amaranth.sim import Simulator
 
 from fattree.hdl.circuit_tree import CircuitFatTree
 from fattree.hdl.network_interface import NetworkInterface
 from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, run_model, traffic
 from fattree.sim.scoreboard import Scoreboard
+from fattree.sim.testbench import simulate
 from fattree.spec.circuit import check_retry, route_bits
 
 
@@ -35,10 +35,7 @@ def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000,
         check = CircuitTreeCheck(model, scoreboard, read, drive, ctx.tick)
         await check.phase("traffic", queues, max_cycles)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return scoreboard
 
 

@@ -3,9 +3,9 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from fattree.hdl.concentrator import ConcentratorSwitch, PartialConcentrator
+from fattree.sim.testbench import simulate
 from fattree.spec.concentrator_graph import BipartiteGraph, build_cascade
 
 
@@ -85,10 +85,7 @@ def run_switch(cascade, deliveries, data_bits=6, seed=0):
                         }
                         assert held == routing.choices[s_idx]
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     # seen[t] is the output after the clock edge ending cycle t, i.e. visible in cycle t + 1.
     assert [[0] * cascade.s] + seen[:-1] == expect
 
@@ -112,9 +109,7 @@ def test_identity_switch_is_wires():
             ctx.set(dut.i, value)
             assert ctx.get(dut.o) == value
 
-    sim = Simulator(dut)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, period=None)
 
 
 def test_full_load_and_empty_cycles():
@@ -140,10 +135,7 @@ def test_out_of_range_edge_drops_the_message():
             outputs.append(ctx.get(dut.o))
             assert check_no_double_drive(ctx, dut, graph) == {}
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     assert outputs == [0] * len(outputs)
 
 

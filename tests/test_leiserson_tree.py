@@ -4,7 +4,6 @@ import random
 import shutil
 
 import pytest
-from amaranth.sim import Simulator
 
 from fattree.hdl.leiserson_tree import LeisersonFatTree
 from fattree.sim.checks.leiserson_tree import CHECKS, LeisersonTreeCheck
@@ -16,6 +15,7 @@ from fattree.sim.models.leiserson_schedule import (
     theorem1_bound,
 )
 from fattree.sim.scoreboard import Scoreboard
+from fattree.sim.testbench import simulate
 
 
 def run_schedule(dut, messages, seed):
@@ -43,10 +43,7 @@ def run_schedule(dut, messages, seed):
         check = LeisersonTreeCheck(layout, scoreboard, read, drive, ctx.tick)
         delivered.extend(await check.deliver(messages, cycles, rng, "test"))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     assert scoreboard.mismatches == 0, scoreboard.first_mismatch
     return cycles, delivered
 

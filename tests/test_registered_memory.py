@@ -10,11 +10,11 @@ import subprocess
 
 import pytest
 from amaranth.back import rtlil
-from amaranth.sim import Simulator
 
 from fattree import toolchain
 from fattree.hdl.registered_memory import RegisteredReadMemory, ecp5_block_ram_fits
 from fattree.hdl.target import SynthesisTarget
+from fattree.sim.testbench import simulate
 
 
 def _random_reads_and_writes(dut, *, collide):
@@ -46,10 +46,7 @@ def _random_reads_and_writes(dut, *, collide):
             if due:
                 trace.append((ctx.get(dut.read_data), *due[0]))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return trace
 
 

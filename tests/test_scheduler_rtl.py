@@ -4,11 +4,11 @@ import random
 import shutil
 
 import pytest
-from amaranth.sim import Simulator
 
 from fattree.hdl.scheduler import LevelWiseScheduler
 from fattree.sim.models.scheduler import SchedulerModel
 from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
+from fattree.sim.testbench import simulate
 from fattree.spec.scheduler import Op
 from fattree.spec.topology import FatTree
 
@@ -66,10 +66,7 @@ def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycl
             await ctx.tick()
             cycle += 1
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, period=1e-8)
     return results, accepted_at, produced_at, dut
 
 

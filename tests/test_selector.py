@@ -5,7 +5,6 @@ import random
 
 import pytest
 from amaranth import ResetInserter, Signal
-from amaranth.sim import Simulator
 
 from fattree.hdl import Selector
 from fattree.sim.checks.selector import (
@@ -17,6 +16,7 @@ from fattree.sim.checks.selector import (
 )
 from fattree.sim.models.selector import SelectorModel, select_message
 from fattree.sim.scoreboard import Scoreboard
+from fattree.sim.testbench import simulate
 
 
 def run_against_model(width, frames, *, messages=True, mutate=False):
@@ -35,10 +35,7 @@ def run_against_model(width, frames, *, messages=True, mutate=False):
 
         await SelectorCheck(width, scoreboard, read, drive, ctx.tick).run(frames, messages=messages)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return scoreboard
 
 
@@ -124,10 +121,7 @@ def test_reset_mid_message():
             await ctx.tick()
             observed.append((ctx.get(dut.start_o), ctx.get(dut.one), ctx.get(dut.zero)))
 
-    sim = Simulator(top)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(top, bench)
     assert observed == [(0, 0, 0)] * 3
 
 

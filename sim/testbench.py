@@ -1,0 +1,20 @@
+"""Run amaranth.sim testbenches on a design: the four lines every unit test would repeat."""
+
+from __future__ import annotations
+
+__all__ = ["simulate"]
+
+
+def simulate(dut, *testbenches, processes=(), period: float | None = 1e-6) -> None:
+    """Simulate ``dut`` with a clock of ``period`` seconds (None: no clock) until every
+    testbench returns; ``processes`` are added with ``add_process`` (they may run forever)."""
+    from amaranth.sim import Simulator
+
+    sim = Simulator(dut)
+    if period is not None:
+        sim.add_clock(period)
+    for process in processes:
+        sim.add_process(process)
+    for bench in testbenches:
+        sim.add_testbench(bench)
+    sim.run()
