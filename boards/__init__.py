@@ -8,10 +8,9 @@ the boards and the LEDs they go to). A design adds its own self-test by adding a
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
-from ..registry import Registry
+from ..registry import Registry, resolve
 
 __all__ = ["SelfTest", "SELFTESTS", "get_selftest"]
 
@@ -25,9 +24,7 @@ class SelfTest:
     summary: str
 
     def build(self, params: dict[str, int], *, seed: int, blink_log2: int, fault_log2):
-        module, cls = self.core.split(":")
-        core = getattr(importlib.import_module(module), cls)
-        return core(**params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2)
+        return resolve(self.core)(**params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2)
 
 
 SELFTESTS: Registry[SelfTest] = Registry(

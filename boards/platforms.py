@@ -16,7 +16,6 @@ YoWASP tools need (they cannot see absolute ``/tmp`` paths).
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import subprocess
@@ -24,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..registry import Registry
+from ..registry import Registry, resolve
 from ..synthesis.reports import parse_nextpnr_summary
 
 __all__ = [
@@ -63,8 +62,7 @@ class Board:
     uart_note: str = ""
 
     def make_platform(self):
-        module, cls = self.platform.split(":")
-        platform = getattr(importlib.import_module(module), cls)()
+        platform = resolve(self.platform)()
         if self.extra_resources:
             platform.add_resources(getattr(platform, self.extra_resources))
         return platform

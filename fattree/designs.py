@@ -8,12 +8,11 @@ with their defaults and ranges. Heavy imports (Amaranth) happen only when a desi
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .registry import Registry
+from .registry import Registry, resolve
 
 __all__ = ["Param", "Design", "DESIGNS", "get_design", "parse_params", "build_dir"]
 
@@ -53,8 +52,7 @@ class Design:
         return {p.name: p.default for p in self.params}
 
     def build(self, params: dict[str, int]):
-        module, cls = self.component.split(":")
-        return getattr(importlib.import_module(module), cls)(**params)
+        return resolve(self.component)(**params)
 
 
 DESIGNS: Registry[Design] = Registry(

@@ -10,10 +10,11 @@ it is. It is both a ``KeyError`` (so the mapping behaves like a dict: ``in``, ``
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
-__all__ = ["Registry", "UnknownName"]
+__all__ = ["Registry", "UnknownName", "resolve"]
 
 T = TypeVar("T")
 
@@ -101,3 +102,10 @@ class Registry(Mapping[str, T], Generic[T]):
         """The one-line message for a lookup of ``name`` that failed."""
         names = sorted(self._entries) if self._sort_known else list(self._entries)
         return self._message.format(name=name, known=", ".join(names))
+
+
+def resolve(path: str):
+    """The object a table entry names as ``"module:attribute"`` (imported on first use, so a
+    table can name Amaranth classes without importing Amaranth itself)."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
