@@ -5,6 +5,8 @@
 * ``fattree.sim.models`` imports only the definitions, itself, the standard library and numpy:
   a model restates the behaviour, it never reuses the hardware;
 * ``fattree.hdl`` never imports ``sim``, ``boards`` or ``scripts``;
+* the checks and benches (``sim/checks``, ``sim/benches``, ``sim/scoreboard``) never import
+  ``hdl``: they see the hardware only through its ports;
 * nothing but ``scripts`` itself imports ``fattree.scripts``.
 
 Imports are read from the source (every ``import``, also those inside functions), so a lazy
@@ -100,6 +102,14 @@ def test_models_do_not_import_the_hardware():
 def test_hardware_does_not_import_sim_boards_or_scripts():
     allowed = ["fattree.hdl", "fattree.spec", "fattree.params"]
     assert _violations("fattree.hdl", allowed) == []
+
+
+@pytest.mark.parametrize(
+    "checks", ["fattree.sim.checks", "fattree.sim.benches", "fattree.sim.scoreboard"]
+)
+def test_checks_see_the_hardware_only_through_its_ports(checks):
+    forbidden = ["fattree.hdl", "fattree.boards", "fattree.scripts"]
+    assert _violations(checks, ["fattree"], forbidden) == []
 
 
 def test_nothing_imports_the_command_line():
