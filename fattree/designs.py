@@ -19,13 +19,21 @@ __all__ = ["Param", "Design", "DESIGNS", "get_design", "parse_params", "build_di
 
 @dataclass(frozen=True)
 class Param:
+    """A design parameter: an integer in ``lo .. hi``, or with ``choices`` one of those names."""
+
     name: str
-    default: int
+    default: int | str
     help: str
     lo: int = 1
     hi: int | None = None
+    choices: tuple[str, ...] = ()
 
-    def parse(self, text: str) -> int:
+    def parse(self, text: str) -> int | str:
+        if self.choices:
+            if text not in self.choices:
+                known = ", ".join(self.choices)
+                raise ValueError(f"parameter {self.name} must be one of {known}, not {text!r}")
+            return text
         try:
             value = int(text, 0)
         except ValueError:
@@ -48,10 +56,10 @@ class Design:
     #: Extra knobs of the bench only (not of the hardware), e.g. message counts.
     bench_params: tuple[Param, ...] = field(default=())
 
-    def defaults(self) -> dict[str, int]:
+    def defaults(self) -> dict[str, int | str]:
         return {p.name: p.default for p in self.params}
 
-    def build(self, params: dict[str, int]):
+    def build(self, params: dict[str, int | str]):
         return resolve(self.component)(**params)
 
 
@@ -94,6 +102,12 @@ DESIGNS: Registry[Design] = Registry(
             params=(
                 Param("levels", 3, "levels l of the fat-tree FT(l, w)", lo=2, hi=6),
                 Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64),
+                Param(
+                    "memory",
+                    "auto",
+                    "link memories: auto (ECP5 DP16KD where they fit), portable or dp16kd",
+                    choices=("auto", "portable", "dp16kd"),
+                ),
             ),
             bench="fattree.sim.benches.scheduler",
         ),
@@ -120,7 +134,7 @@ def get_design(name: str) -> Design:
 _PARAM_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 
 
-def parse_params(design: Design, items: list[str] | None) -> dict[str, int]:
+def parse_params(design: Design, items: list[str] | None) -> dict[str, int | str]:
     """``["width=8", ...]`` -> ``{"width": 8}``, defaults filled in, every value checked."""
     values = design.defaults()
     by_name = {p.name: p for p in design.params}
@@ -138,16 +152,20 @@ def parse_params(design: Design, items: list[str] | None) -> dict[str, int]:
     return values
 
 
-def param_slug(params: dict[str, int]) -> str:
+def param_slug(params: dict[str, int | str]) -> str:
     return "-".join(f"{k}{v}" for k, v in sorted(params.items())) or "default"
 
 
-def build_dir(kind: str, design: Design, params: dict[str, int], root: Path | None = None) -> Path:
+def build_dir(
+    kind: str, design: Design, params: dict[str, int | str], root: Path | None = None
+) -> Path:
     """``build/<kind>/<design>/<params>/``: one folder per design and parameter set."""
     return (root or Path("build")) / kind / design.name / param_slug(params)
 
 
-def elaborate_verilog(design: Design, params: dict[str, int], family: str | None = None) -> str:
+def elaborate_verilog(
+    design: Design, params: dict[str, int | str], family: str | None = None
+) -> str:
     """Verilog text of the design, top module named after it.
 
     ``family`` (``"ecp5"``, ``"ice40"``) lets components use that family's primitives where

@@ -48,6 +48,10 @@ def test_verilog_to_stdout(capsys):
             "design selector has no parameter 'depth'; its parameters: width",
         ),
         (["verilog", "selector", "-p", "width"], "--param wants NAME=VALUE, not 'width'"),
+        (
+            ["verilog", "scheduler", "-p", "memory=bram"],
+            "parameter memory must be one of auto, portable, dp16kd, not 'bram'",
+        ),
         (["sim", "selector", "--frames", "0"], "--frames must be at least 1, not 0"),
     ],
 )
@@ -55,6 +59,14 @@ def test_one_line_errors(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert err.strip().splitlines() == [f"fattree {argv[0]}: error: {message}"]
+
+
+@pytest.mark.parametrize("memory, block_rams", [("auto", 4), ("portable", 0), ("dp16kd", 4)])
+def test_scheduler_memory_form_from_the_command_line(capsys, memory, block_rams):
+    # FT(3, 16)'s link memories fit one DP16KD each; "portable" keeps them generic on ECP5.
+    argv = ["verilog", "scheduler", "-p", "levels=3", "-p", "w=16", "-p", f"memory={memory}"]
+    code, out, _ = run(capsys, *argv, "--family", "ecp5", "-o", "-")
+    assert code == 0 and out.count("DP16KD #(") == block_rams
 
 
 def test_unwritable_output(capsys, tmp_path):
