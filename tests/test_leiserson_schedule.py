@@ -187,3 +187,10 @@ def test_compact_keeps_every_message_and_capacity():
     levels = {lca_level(n, a, b) for a, b in messages}
     assert load_factor(n, messages, caps) == 1
     assert len(cycles) == len(levels) > 1 and len(packed) == 1
+
+
+def test_message_set_patterns():
+    # Bit reversal is the one definition of fattree.spec.traffic; an unknown name is an error.
+    assert message_set("bit-reversal", 8, None) == [(1, 4), (3, 6), (4, 1), (6, 3)]
+    with pytest.raises(ValueError, match=r"^pattern must be 'random', 'permutation' or "):
+        message_set("transpose", 8, None)

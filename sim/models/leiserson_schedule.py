@@ -39,6 +39,7 @@ import numpy as np
 from ...params import check_power_of_two
 from ...spec.bits import lg
 from ...spec.capacities import TreeLayout
+from ...spec.traffic import bit_reversal
 
 __all__ = [
     "random_messages",
@@ -484,6 +485,9 @@ def message_set(pattern: str, n: int, rng, per_leaf: int = 3) -> list[tuple[int,
         p = list(range(n))
         rng.shuffle(p)
         return [(i, p[i]) for i in range(n) if p[i] != i]
-    bits = n.bit_length() - 1
-    rev = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)]
-    return [(i, rev[i]) for i in range(n) if rev[i] != i]
+    if pattern != "bit-reversal":
+        raise ValueError(
+            f"pattern must be 'random', 'permutation' or 'bit-reversal', not {pattern!r}"
+        )
+    h = lg(n)
+    return [(i, bit_reversal(i, h)) for i in range(n) if bit_reversal(i, h) != i]
