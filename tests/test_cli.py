@@ -99,6 +99,30 @@ def test_console_script_help():
         assert command in out
 
 
+def test_python_m_fattree(tmp_path):
+    # `python -m fattree` is the command line too, from any folder (not only the checkout).
+    run = subprocess.run(
+        [sys.executable, "-m", "fattree", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: fattree ")
+    for command in ["verilog", "sim", "synth", "build", "experiment", "schedule", "export"]:
+        assert command in run.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "fattree", "verilog", "nosuch"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1].startswith("fattree verilog: error: unknown design")
+
+
 def test_verilog_passes_verilator_lint(capsys, tmp_path):
     # The Verilog a user gets is accepted by `verilator --lint-only` with default warnings.
     target = tmp_path / "selector.v"
