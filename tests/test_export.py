@@ -47,7 +47,7 @@ def export_core(capsys, folder, design, *params, family=None):
 def test_export_writes_verilog_and_core(capsys, tmp_path):
     data = export_core(capsys, tmp_path / "cores", "circuit-tree", "leaves=4")
     folder = tmp_path / "cores"
-    params = {"leaves": 4, "width": 8, "length": 2, "seed": 1, "retry": 0}
+    params = {**get_design("circuit-tree").defaults(), "leaves": 4}
     assert data == {
         "design": "circuit-tree",
         "params": params,
@@ -71,7 +71,9 @@ def test_export_writes_verilog_and_core(capsys, tmp_path):
     assert text.startswith("CAPI=2:\n")
     core = yaml.safe_load(text)
     assert core["name"] == f"fattree:net:circuit-tree:{__version__}"
-    assert "leaves=4, width=8, length=2, seed=1, retry=0" in core["description"]
+    settings = ", ".join(f"{k}={v}" for k, v in params.items())
+    assert f"with {settings}; family ice40" in core["description"]
+    assert "leaves=4, width=8" in settings
     assert core["filesets"] == {"rtl": {"files": ["circuit-tree.v"], "file_type": "verilogSource"}}
     targets = core["targets"]
     assert list(targets) == ["default", "lint", "synth"]
