@@ -85,6 +85,15 @@ DESIGNS: Registry[Design] = Registry(
                 Param("retry", 0, "0 immediate, 1 round-based, 2 exponential back-off", lo=0, hi=2),
             ),
             bench="fattree.sim.benches.circuit_tree",
+            bench_params=(
+                Param(
+                    "backpressure",
+                    30,
+                    "percent of cycles each receiver is not ready, at random (0 = always ready)",
+                    lo=0,
+                    hi=99,
+                ),
+            ),
         ),
         Design(
             name="circuit-router",

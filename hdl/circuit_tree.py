@@ -9,6 +9,11 @@ are ``c`` and ``d``; node ``n`` hangs on down port ``n mod 2`` of ``SW(0, n div 
 Every router's random bit comes from one shared LFSR (``shared_lfsr``, the same bits as a
 register per router, in far fewer flip-flops).
 
+Each node has a transmit stream ``tx[n]`` and a receive stream ``rx[n]``
+(``amaranth.lib.stream``, one beat per whole message; see :class:`NetworkInterface`): a
+receiver that is not ready loses nothing, because its interface rejects new circuits while
+its receive stream still holds a message.
+
 For ``retry="round"`` the tree raises every interface's ``go`` one cycle after no interface
 has a message in flight, so all pending messages start together: delivery rounds.
 """
@@ -23,7 +28,7 @@ from ..spec.topology import FatTree
 from ._validation import validates_parameters
 from .circuit_router import CircuitRouter
 from .lfsr import LFSR
-from .network_interface import NetworkInterface
+from .network_interface import NetworkInterface, rx_signature, tx_signature
 
 __all__ = ["CircuitFatTree", "MAX_LEAVES"]
 
@@ -48,8 +53,12 @@ class CircuitFatTree(wiring.Component):
 
     Attributes
     ----------
-    tx_valid, tx_ready, tx_dest, tx_data, tx_done, tx_reject, rx_valid, rx_data : arrays
-        One :class:`NetworkInterface` port of each name per node.
+    tx : In(tx_signature(leaves, width, length)).array(leaves)
+        Per node, messages to send (``payload.dest``, ``payload.data``).
+    rx : Out(rx_signature(width, length)).array(leaves)
+        Per node, messages received (``payload.data``), each held until ``ready``.
+    tx_done, tx_reject : Out(1).array(leaves)
+        Per node, one-cycle pulses: the message in flight was acknowledged, or rejected.
     """
 
     @validates_parameters
@@ -63,17 +72,13 @@ class CircuitFatTree(wiring.Component):
         self.retry = check_retry(retry)
         self.h = leaves.bit_length() - 1
         self.topology = FatTree(self.h, 2)
-        n, h = leaves, self.h
+        n = leaves
         super().__init__(
             {
-                "tx_valid": In(1).array(n),
-                "tx_ready": Out(1).array(n),
-                "tx_dest": In(h).array(n),
-                "tx_data": In(width * length).array(n),
+                "tx": In(tx_signature(leaves, width, length)).array(n),
+                "rx": Out(rx_signature(width, length)).array(n),
                 "tx_done": Out(1).array(n),
                 "tx_reject": Out(1).array(n),
-                "rx_valid": Out(1).array(n),
-                "rx_data": Out(width * length).array(n),
             }
         )
 
@@ -106,15 +111,11 @@ class CircuitFatTree(wiring.Component):
             leaf_port = routers[0, t].a if port == 0 else routers[0, t].b
             wiring.connect(m, ni.up, leaf_port.i)
             wiring.connect(m, leaf_port.o, ni.down)
+            wiring.connect(m, wiring.flipped(self.tx[node]), ni.tx)
+            wiring.connect(m, ni.rx, wiring.flipped(self.rx[node]))
             m.d.comb += [
-                ni.tx_valid.eq(self.tx_valid[node]),
-                ni.tx_dest.eq(self.tx_dest[node]),
-                ni.tx_data.eq(self.tx_data[node]),
-                self.tx_ready[node].eq(ni.tx_ready),
                 self.tx_done[node].eq(ni.tx_done),
                 self.tx_reject[node].eq(ni.tx_reject),
-                self.rx_valid[node].eq(ni.rx_valid),
-                self.rx_data[node].eq(ni.rx_data),
             ]
         for level in tree.link_levels():
             for t in range(self.leaves // 2):

@@ -15,22 +15,57 @@ Retry strategies (``retry``):
 * ``"backoff"``: binary exponential back-off: after the ``k``-th reject in a row it waits
   ``4 * (x mod 2^min(k, 8))`` cycles, ``x`` from the interface's 16-bit LFSR.
 
+Sending and receiving are ``amaranth.lib.stream`` ports, one beat per whole message: ``tx``
+(payload ``dest``, ``data``) and ``rx`` (payload ``data``), word 0 in the low bits of
+``data``.
+
 Receiving: data words are collected while ``valid`` is high on the eject link; when it falls,
-``rx_valid`` pulses with the message in ``rx_data`` (word 0 in the low bits) and ``ack`` goes
-back (both registered: one cycle later).
+the message is stored in the ``rx`` stream (``rx.valid`` high, held until ``rx.ready``) and
+``ack`` goes back (both registered: one cycle later). A message whose first word arrives
+while ``rx`` still holds an undelivered message that is not taken in that cycle is
+**rejected** (``reject`` on the eject link one cycle later, as a router rejects): the circuit
+is released and the sender retries by its strategy. The rest of that burst is ignored.
 """
 
 from amaranth import C, Cat, Module, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_positive_int, check_power_of_two
-from ..spec.circuit import BACKOFF_CAP, BACKOFF_SLOT, LFSR_WIDTH, check_retry
+from ..spec.circuit import (
+    BACKOFF_CAP,
+    BACKOFF_SLOT,
+    LFSR_WIDTH,
+    check_retry,
+    rx_fields,
+    tx_fields,
+)
 from ._validation import validates_parameters
 from .circuit_router import link_signature
 from .lfsr import LFSR
 
-__all__ = ["NetworkInterface"]
+__all__ = ["NetworkInterface", "tx_layout", "rx_layout", "tx_signature", "rx_signature"]
+
+
+def tx_layout(leaves: int, width: int, length: int) -> data.StructLayout:
+    """Transmit beat: ``dest``, ``data`` (:func:`fattree.spec.circuit.tx_fields`)."""
+    return data.StructLayout(tx_fields(leaves, width, length))
+
+
+def rx_layout(width: int, length: int) -> data.StructLayout:
+    """Receive beat: ``data`` (:func:`fattree.spec.circuit.rx_fields`)."""
+    return data.StructLayout(rx_fields(width, length))
+
+
+def tx_signature(leaves: int, width: int, length: int) -> stream.Signature:
+    """The transmit stream, from the sender's side: one beat is one whole message."""
+    return stream.Signature(tx_layout(leaves, width, length))
+
+
+def rx_signature(width: int, length: int) -> stream.Signature:
+    """The receive stream, from the interface's side: one beat is one whole message."""
+    return stream.Signature(rx_layout(width, length))
+
 
 # States.
 IDLE, PEND, SEND, WAIT = 0, 1, 2, 3
@@ -60,14 +95,15 @@ class NetworkInterface(wiring.Component):
         The inject link, to the leaf router.
     down : In(link_signature(width))
         The eject link, from the leaf router.
-    tx_valid, tx_ready, tx_dest, tx_data
-        A message to send (taken when both valid and ready are high).
+    tx : In(tx_signature(leaves, width, length))
+        A message to send, ``payload.dest`` and ``payload.data`` (taken when both valid and
+        ready are high).
     tx_done : Out(1)
         Pulses when the acknowledge of the message arrives.
     tx_reject : Out(1)
         Pulses when a reject arrives (the message will be retried).
-    rx_valid, rx_data
-        A received message (one-cycle pulse).
+    rx : Out(rx_signature(width, length))
+        A received message, ``payload.data``, held until ``ready``.
     go : In(1)
         Round start, for ``retry="round"``.
     busy : Out(1)
@@ -88,14 +124,10 @@ class NetworkInterface(wiring.Component):
             {
                 "up": Out(link),
                 "down": In(link),
-                "tx_valid": In(1),
-                "tx_ready": Out(1),
-                "tx_dest": In(self.h),
-                "tx_data": In(width * length),
+                "tx": In(tx_signature(leaves, width, length)),
                 "tx_done": Out(1),
                 "tx_reject": Out(1),
-                "rx_valid": Out(1),
-                "rx_data": Out(width * length),
+                "rx": Out(rx_signature(width, length)),
                 "go": In(1),
                 "busy": Out(1),
             }
@@ -105,7 +137,7 @@ class NetworkInterface(wiring.Component):
         m = Module()
         h, width, length = self.h, self.width, self.length
         state = Signal(2)
-        data = Signal(width * length)
+        message = Signal(width * length)
         # The route, reversed: word 2L - e of the route is bit e of `target`, which is the
         # destination's low L bits with a 1 above them (L zeros up, the turn, the bits
         # down); bits above L are the zeros of the way up.
@@ -119,7 +151,7 @@ class NetworkInterface(wiring.Component):
         wait = Signal(BACKOFF_SLOT.bit_length() + BACKOFF_CAP + 1)
 
         m.d.comb += [
-            self.tx_ready.eq(state == IDLE),
+            self.tx.ready.eq(state == IDLE),
             self.busy.eq((state == SEND) | (state == WAIT)),
         ]
 
@@ -127,11 +159,11 @@ class NetworkInterface(wiring.Component):
         offered = Signal(h)
         offered_last = Signal.like(last)
         diff = Signal(max(h, 1))
-        m.d.comb += diff.eq(self.tx_dest ^ self.node)
+        m.d.comb += diff.eq(self.tx.payload.dest ^ self.node)
         for level in range(h):
             with m.If((diff >> level) == 1):
                 m.d.comb += offered_last.eq(2 * level + length)
-                m.d.comb += offered.eq(Cat(self.tx_dest[:level], 1))
+                m.d.comb += offered.eq(Cat(self.tx.payload.dest[:level], 1))
 
         if self.retry == "backoff":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
@@ -142,7 +174,7 @@ class NetworkInterface(wiring.Component):
         route_words += [C(0, width)] * (h - 1)  # the zeros of the way up, above L
         words = Cat(
             C(0, width),
-            *[data.word_select(length - k, width) for k in range(1, length + 1)],
+            *[message.word_select(length - k, width) for k in range(1, length + 1)],
             *route_words,
         )
         word = Signal(width)
@@ -152,9 +184,9 @@ class NetworkInterface(wiring.Component):
         rejected = self.up.reject
         with m.Switch(state):
             with m.Case(IDLE):
-                with m.If(self.tx_valid):
+                with m.If(self.tx.valid):
                     m.d.sync += [
-                        data.eq(self.tx_data),
+                        message.eq(self.tx.payload.data),
                         target.eq(offered),
                         first.eq(diff == 1),
                         last.eq(offered_last),
@@ -210,16 +242,25 @@ class NetworkInterface(wiring.Component):
         return (lfsr.value[:BACKOFF_CAP] & mask) * BACKOFF_SLOT
 
     def _receive(self, m):
-        """Collect the words of the eject link; when valid falls, deliver and acknowledge."""
+        """Collect the words of the eject link; when valid falls, store the message in ``rx``
+        and acknowledge. Reject a message whose first word comes while ``rx`` stays full."""
         width, length = self.width, self.length
         was_valid = Signal()
+        dead = Signal()  # the message on the eject link was rejected: ignore it
         buffer = Signal(width * length)
-        m.d.sync += [was_valid.eq(self.down.valid), self.rx_valid.eq(0), self.down.ack.eq(0)]
-        m.d.comb += self.down.reject.eq(0)
+        rx = self.rx
+        full = rx.valid & ~rx.ready  # still holds an undelivered message after this cycle
+        m.d.sync += [was_valid.eq(self.down.valid), self.down.ack.eq(0), self.down.reject.eq(0)]
+        with m.If(rx.ready):
+            m.d.sync += rx.valid.eq(0)
         with m.If(self.down.valid):
             if length == 1:
                 m.d.sync += buffer.eq(self.down.data)
             else:
                 m.d.sync += buffer.eq(Cat(buffer[width:], self.down.data))
-        with m.Elif(was_valid):
-            m.d.sync += [self.rx_valid.eq(1), self.rx_data.eq(buffer), self.down.ack.eq(1)]
+            with m.If(~was_valid & full):
+                m.d.sync += [self.down.reject.eq(1), dead.eq(1)]
+        with m.Else():
+            m.d.sync += dead.eq(0)
+            with m.If(was_valid & ~dead):
+                m.d.sync += [rx.valid.eq(1), rx.payload.data.eq(buffer), self.down.ack.eq(1)]

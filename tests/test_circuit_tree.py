@@ -12,31 +12,64 @@ from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTree
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, run_model, traffic
 from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
-from fattree.spec.circuit import check_retry, route_bits
+from fattree.spec.circuit import (
+    check_retry,
+    pack_fields,
+    route_bits,
+    rx_fields,
+    tx_fields,
+    unpack_fields,
+)
+
+
+def ports(dut, leaves):
+    """The design's signals behind the check's plain names (OUTPUTS, INPUTS), per node."""
+    return {
+        "tx_valid": [dut.tx[n].valid for n in range(leaves)],
+        "tx_ready": [dut.tx[n].ready for n in range(leaves)],
+        "tx_dest": [dut.tx[n].payload.dest for n in range(leaves)],
+        "tx_data": [dut.tx[n].payload.data for n in range(leaves)],
+        "tx_done": [dut.tx_done[n] for n in range(leaves)],
+        "tx_reject": [dut.tx_reject[n] for n in range(leaves)],
+        "rx_valid": [dut.rx[n].valid for n in range(leaves)],
+        "rx_ready": [dut.rx[n].ready for n in range(leaves)],
+        "rx_data": [dut.rx[n].payload.data for n in range(leaves)],
+    }
 
 
 def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000, mutate=False):
-    """Drive the RTL and the model with the same messages, comparing every output every cycle,
-    until every message is acknowledged; then check what was delivered. Returns the
-    scoreboard."""
+    """:func:`lockstep` with every receiver always ready; returns the scoreboard."""
+    return lockstep(leaves, width, length, seed, retry, queues, max_cycles, mutate=mutate)[0]
+
+
+def lockstep(leaves, width, length, seed, retry, queues, max_cycles, *, mutate=False, stall=0.0):
+    """Drive the RTL and the model with the same messages (and, with ``stall``, the same
+    random receiver backpressure), comparing every output every cycle, until every message is
+    acknowledged and taken; then check what was delivered. Returns the scoreboard, the check
+    and the model."""
     dut = CircuitFatTree(leaves, width, length, seed, retry)
     model = CircuitTreeModel(leaves, width, length, seed, retry)
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    signals = ports(dut, leaves)
+    checks = []
 
     async def bench(ctx):
         def read():
-            return [[ctx.get(getattr(dut, name)[n]) for n in range(leaves)] for name in OUTPUTS]
+            return [[ctx.get(s) for s in signals[name]] for name in OUTPUTS]
 
         def drive(*values):
             for name, value in zip(INPUTS, values, strict=True):
                 for n in range(leaves):
-                    ctx.set(getattr(dut, name)[n], value[n])
+                    ctx.set(signals[name][n], value[n])
 
-        check = CircuitTreeCheck(model, scoreboard, read, drive, ctx.tick)
+        check = CircuitTreeCheck(
+            model, scoreboard, read, drive, ctx.tick, stall=stall, rng=random.Random(seed)
+        )
+        checks.append(check)
         await check.phase("traffic", queues, max_cycles)
 
     simulate(dut, bench)
-    return scoreboard
+    return scoreboard, checks[0], model
 
 
 def check_lockstep(scoreboard, queues):
@@ -65,6 +98,45 @@ def test_tree_matches_model_small_and_odd_shapes(leaves, width, length):
 def test_tree_permutations(pattern):
     queues = traffic(pattern, 16, 1, 3, random.Random(2), shift=5)
     check_lockstep(run_lockstep(16, 1, 3, 3, "immediate", queues), queues)
+
+
+@pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
+@pytest.mark.parametrize(
+    "leaves, seed, pattern",
+    [(8, 1, "random"), (8, 2, "hotspot"), (8, 3, "random"), (16, 4, "random"), (16, 5, "hotspot")],
+)
+def test_tree_receivers_stall(leaves, seed, pattern, retry):
+    # Receivers not ready at random (9 cycles in 10): every output every cycle as the model
+    # says, every message delivered exactly once to its destination with its data intact,
+    # within a cycle bound (no deadlock), and the full-receiver reject really happened.
+    rng = random.Random(seed)
+    queues = traffic(pattern, leaves, 3, 2, rng, messages=3)
+    bound = 20_000
+    scoreboard, check, model = lockstep(leaves, 3, 2, seed, retry, queues, bound, stall=0.9)
+    check_lockstep(scoreboard, queues)
+    assert check.cycle < bound
+    assert check.backpressure_cycles > 0
+    assert sum(ni.rx_rejects for ni in model.nis) > 0
+
+
+def test_model_stalled_receivers_lose_nothing():
+    # The model alone: a receiver that is never ready for 300 cycles keeps its one message
+    # and rejects every other sender; once it is ready everything arrives.
+    model = CircuitTreeModel(8, 2, 2, 1, "immediate")
+    queues = traffic("hotspot", 8, 2, 2, random.Random(3), messages=2)
+    stats = run_model(
+        model, queues, rx_ready=lambda cycle: [int(cycle >= 300)] + [1] * 7, max_cycles=10_000
+    )
+    assert stats["rx_rejects"] > 0
+    assert Counter(stats["received"]) == Counter((dest, data) for _s, dest, data in stats["sent"])
+
+
+def test_model_always_ready_is_the_default():
+    queues = traffic("random", 8, 2, 2, random.Random(4), messages=3)
+    a = run_model(CircuitTreeModel(8, 2, 2, 1, "immediate"), queues)
+    b = run_model(CircuitTreeModel(8, 2, 2, 1, "immediate"), queues, rx_ready=lambda c: [1] * 8)
+    assert a == b
+    assert a["rx_rejects"] == 0
 
 
 def test_two_leaves_bit_serial_one_word():
@@ -133,6 +205,27 @@ def test_interface_parameter_errors():
     assert str(info.value) == "node must be between 0 and 7, not 8"
 
 
+def test_stall_parameter_error():
+    model = CircuitTreeModel(2, 1, 1)
+    with pytest.raises(ValueError) as info:
+        CircuitTreeCheck(model, Scoreboard(CHECKS), list, print, None, stall=1.0)
+    assert str(info.value) == "stall must be at least 0 and below 1, not 1.0"
+
+
+def test_payload_fields():
+    # The transmit beat: dest in the low lg(leaves) bits, then the words, word 0 lowest; the
+    # RTL's layouts are built from the same fields.
+    from fattree.hdl.network_interface import rx_layout, tx_layout
+
+    fields = tx_fields(16, 8, 2)
+    assert fields == {"dest": 4, "data": 16}
+    assert pack_fields(fields, dest=5, data=0xBEEF) == 0xBEEF5
+    assert unpack_fields(fields, 0xBEEF5) == {"dest": 5, "data": 0xBEEF}
+    assert rx_fields(8, 2) == {"data": 16}
+    assert tx_layout(16, 8, 2).size == 20 and tx_layout(16, 8, 2)["dest"].offset == 0
+    assert rx_layout(8, 2).size == 16
+
+
 def test_retry_codes():
     assert [check_retry(code) for code in (0, 1, 2)] == ["immediate", "round", "backoff"]
     assert check_retry("backoff") == "backoff"
@@ -195,7 +288,7 @@ def test_fast_simulator_equals_cycle_model_round_based(leaves, length, seed):
 _ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
 
 
-def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=1):
+def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=1, **knobs):
     from fattree.designs import get_design
     from fattree.sim.cocotb_runner import run_bench
 
@@ -205,7 +298,7 @@ def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=
         params,
         simulator,
         seed=seed,
-        bench={"frames": frames, "mutation": mutation},
+        bench={"frames": frames, "mutation": mutation, **knobs},
         root=tmp_path,
     )
     return result
@@ -228,6 +321,29 @@ def test_cocotb_traffic(simulator, leaves, retry, tmp_path):
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
     assert s["messages_checked"] == sum(s["messages"].values()) > 4 * leaves
+    assert s["backpressure"] == 30 and s["backpressure_cycles"] > 0  # the default knob
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize("simulator", [pytest.param("icarus", marks=_ICARUS)])
+def test_cocotb_receivers_stall(simulator, tmp_path):
+    # Receivers not ready 9 cycles in 10: full interfaces reject, nothing is lost.
+    result = _cocotb(simulator, tmp_path, 8, 0, frames=32, backpressure=90)
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["mismatches"] == 0
+    assert s["messages_checked"] == sum(s["messages"].values())
+    assert s["backpressure_cycles"] > 0
+    assert s["receiver_rejects"] > 0
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize("simulator", [pytest.param("icarus", marks=_ICARUS)])
+def test_cocotb_always_ready(simulator, tmp_path):
+    result = _cocotb(simulator, tmp_path, 4, 0, frames=16, backpressure=0)
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["backpressure_cycles"] == 0 and s["receiver_rejects"] == 0
 
 
 @pytest.mark.cocotb

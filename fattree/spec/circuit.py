@@ -2,8 +2,8 @@
 
 What the routers, the network interfaces and their reference model agree on: port numbers,
 the route words of a message, the retry strategies and their codes, the back-off constants,
-and how every router's and interface's LFSR is seeded. The protocol itself (timing, who
-answers what) is in docs/circuit_tree.md.
+how every router's and interface's LFSR is seeded, and the fields of the interfaces' stream
+payloads. The protocol itself (timing, who answers what) is in docs/circuit_tree.md.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ __all__ = [
     "route_bits",
     "router_seed",
     "lfsr_mask",
+    "tx_fields",
+    "rx_fields",
+    "pack_fields",
+    "unpack_fields",
 ]
 
 #: Router ports: ``a``, ``b`` down (left and right subtree), ``c``, ``d`` up.
@@ -71,3 +75,34 @@ def lfsr_mask(seed: int) -> int:
     """The bits of the shared LFSR (seed :data:`SHARED_SEED`) whose XOR is, in every cycle,
     bit 0 of a router LFSR seeded with ``seed`` (see :func:`fattree.spec.lfsr.xor_mask`)."""
     return xor_mask(LFSR_WIDTH, SHARED_SEED, seed)
+
+
+def tx_fields(leaves: int, width: int, length: int) -> dict[str, int]:
+    """Fields of a transmit stream beat, low bits first: ``dest`` (``lg leaves`` bits), then
+    ``data`` (the ``length`` words of ``width`` bits, word 0 in the low bits). One beat is one
+    whole message."""
+    return {"dest": leaves.bit_length() - 1, "data": width * length}
+
+
+def rx_fields(width: int, length: int) -> dict[str, int]:
+    """Fields of a receive stream beat: ``data``, the whole message (word 0 in the low bits)."""
+    return {"data": width * length}
+
+
+def pack_fields(fields: dict[str, int], **values: int) -> int:
+    """The payload bits of one beat: each field's value at its offset (fields low bits first,
+    as an ``amaranth.lib.data.StructLayout`` of the same fields lays them out)."""
+    word, offset = 0, 0
+    for name, bits in fields.items():
+        word |= (values[name] & ((1 << bits) - 1)) << offset
+        offset += bits
+    return word
+
+
+def unpack_fields(fields: dict[str, int], word: int) -> dict[str, int]:
+    """Inverse of :func:`pack_fields`."""
+    values, offset = {}, 0
+    for name, bits in fields.items():
+        values[name] = (word >> offset) & ((1 << bits) - 1)
+        offset += bits
+    return values

@@ -12,6 +12,12 @@ checks side by side:
 * message by message, every message taken by a node is delivered exactly once, to its
   destination, with its data intact (a multiset per destination: none lost or duplicated).
 
+The receivers stall at random: each receive stream's ``ready`` is low in a cycle with the
+probability of the bench knob ``backpressure`` (percent, default from the design table: 30;
+0 = always ready). The summary reports ``backpressure_cycles`` (node-cycles in which a
+received message waited for a receiver that was not ready) and ``receiver_rejects``
+(messages an interface rejected because its receive stream was still full).
+
 Inputs are driven and outputs sampled on the falling clock edge, half a cycle away from the
 rising edge where the design samples and updates.
 """
@@ -24,26 +30,48 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
+from fattree.designs import get_design
+from fattree.sim.checks.circuit_tree import CHECKS, CircuitTreeCheck
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.circuit import CircuitTreeModel, traffic
 from fattree.sim.scoreboard import Scoreboard
+from fattree.spec.circuit import pack_fields, tx_fields
+
+BACKPRESSURE = next(
+    p.default for p in get_design("circuit-tree").bench_params if p.name == "backpressure"
+)
 
 
 class Ports:
-    """The per-node ports of the flattened Verilog (``tx_valid__3`` ...)."""
+    """The per-node ports of the flattened Verilog: the streams ``tx__3__valid``,
+    ``tx__3__ready``, ``tx__3__payload`` (``dest`` in the low bits, then ``data``),
+    ``rx__3__valid``, ``rx__3__ready``, ``rx__3__payload`` (``data``), and ``tx_done__3``,
+    ``tx_reject__3``."""
 
-    def __init__(self, dut, leaves: int):
+    def __init__(self, dut, leaves: int, width: int, length: int):
         self.leaves = leaves
-        self.signals = {
-            name: [getattr(dut, f"{name}__{n}") for n in range(leaves)] for name in OUTPUTS + INPUTS
-        }
-        self.inputs = [self.signals[name] for name in INPUTS]
+        self.fields = tx_fields(leaves, width, length)
+
+        def ports(fmt):
+            return [getattr(dut, fmt.format(n)) for n in range(leaves)]
+
+        #: Outputs in the check's OUTPUTS order.
+        self.outputs = [
+            ports("tx__{}__ready"),
+            ports("tx_done__{}"),
+            ports("tx_reject__{}"),
+            ports("rx__{}__valid"),
+            ports("rx__{}__payload"),
+        ]
+        self.inputs = [ports("tx__{}__valid"), ports("tx__{}__payload"), ports("rx__{}__ready")]
         self.driven = None
 
-    def drive(self, valid, dest, data) -> None:
+    def drive(self, valid, dest, data, ready) -> None:
         """Set the inputs; only those that change are written (each write is a VPI call)."""
-        values = (valid, dest, data)
+        payload = [
+            pack_fields(self.fields, dest=d, data=x) for d, x in zip(dest, data, strict=True)
+        ]
+        values = (valid, payload, ready)
         last = self.driven
         for k, (handles, new) in enumerate(zip(self.inputs, values, strict=True)):
             old = last[k] if last is not None else None
@@ -53,7 +81,7 @@ class Ports:
         self.driven = tuple(list(v) for v in values)
 
     def sample(self) -> list[list[int]]:
-        return [[int(s.value) for s in self.signals[name]] for name in OUTPUTS]
+        return [[int(s.value) for s in handles] for handles in self.outputs]
 
 
 @cocotb.test()
@@ -62,15 +90,22 @@ async def traffic_phases(dut):
     p = config["params"]
     leaves, width, length = p["leaves"], p["width"], p["length"]
     frames = config["bench"].get("frames", 200)
+    backpressure = config["bench"].get("backpressure", BACKPRESSURE)
     rng = random.Random(config["seed"])
     model = CircuitTreeModel(leaves, width, length, p["seed"], p["retry"])
-    ports = Ports(dut, leaves)
+    ports = Ports(dut, leaves, width, length)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
     check = CircuitTreeCheck(
-        model, scoreboard, ports.sample, ports.drive, lambda: FallingEdge(dut.clk)
+        model,
+        scoreboard,
+        ports.sample,
+        ports.drive,
+        lambda: FallingEdge(dut.clk),
+        stall=backpressure / 100,
+        rng=random.Random(rng.getrandbits(32)),
     )
 
-    ports.drive([0] * leaves, [0] * leaves, [0] * leaves)
+    ports.drive([0] * leaves, [0] * leaves, [0] * leaves, [1] * leaves)
     # Cycle 0 of the model is the half cycle where this returns: reset state, and the next
     # rising edge is the first one without reset (the LFSRs advance on it).
     await clock_and_reset(dut)
@@ -98,6 +133,9 @@ async def traffic_phases(dut):
         scoreboard.summary(
             cycle,
             messages=counts,
+            backpressure=backpressure,
+            backpressure_cycles=check.backpressure_cycles,
+            receiver_rejects=sum(ni.rx_rejects for ni in model.nis),
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,
         ),

@@ -7,10 +7,18 @@ Two checks run side by side:
   and interface state machines;
 * message by message, every message taken by a node is delivered exactly once, to its
   destination, with its data intact (a multiset per destination: none lost or duplicated).
+
+The receivers may stall: with ``stall`` > 0 each node's ``rx_ready`` is low in a cycle with
+that probability (from ``rng``), the same for the design and the model. A message counts as
+delivered in the cycle its receive stream transfers it (valid and ready both high).
+
+Names are the plain signals of one node; the callers map them to the design's ports
+(``tx[n].valid``, ``tx[n].payload.dest`` ..., ``rx[n].ready``).
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
@@ -20,7 +28,7 @@ from ..scoreboard import Scoreboard
 __all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck"]
 
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
-INPUTS = ("tx_valid", "tx_dest", "tx_data")
+INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
 CHECKS = ("cycle_mismatches", "message_mismatches")
 
 
@@ -28,8 +36,10 @@ class CircuitTreeCheck:
     """Drives phases of traffic into a circuit tree and checks it against ``model``.
 
     ``read()`` gives the per-node output lists in :data:`OUTPUTS` order, ``drive(valid, dest,
-    data)`` sets the per-node inputs, ``tick()`` waits one cycle. :attr:`cycle` counts the
-    cycles run, over every phase.
+    data, ready)`` sets the per-node inputs (:data:`INPUTS` order), ``tick()`` waits one
+    cycle. ``stall``: probability that a receiver is not ready in a cycle (0: always ready).
+    :attr:`cycle` counts the cycles run, over every phase; :attr:`backpressure_cycles` the
+    node-cycles in which a receiver held a message while not ready.
     """
 
     def __init__(
@@ -37,34 +47,50 @@ class CircuitTreeCheck:
         model: CircuitTreeModel,
         scoreboard: Scoreboard,
         read: Callable[[], list[list[int]]],
-        drive: Callable[[list[int], list[int], list[int]], None],
+        drive: Callable[[list[int], list[int], list[int], list[int]], None],
         tick: Callable[[], Awaitable],
+        *,
+        stall: float = 0.0,
+        rng: random.Random | None = None,
     ):
+        if not 0 <= stall < 1:
+            raise ValueError(f"stall must be at least 0 and below 1, not {stall!r}")
         self.model = model
         self.scoreboard = scoreboard
         self.read, self.drive, self.tick = read, drive, tick
+        self.stall = stall
+        self.rng = rng if rng is not None else random.Random(0)
         self.cycle = 0
+        self.backpressure_cycles = 0
+
+    def _ready(self) -> list[int]:
+        leaves = self.model.leaves
+        if not self.stall:
+            return [1] * leaves
+        return [int(self.rng.random() >= self.stall) for _ in range(leaves)]
 
     async def phase(self, name: str, queues: list[list[tuple[int, int]]], limit: int) -> int:
         """Offer every node its queue of ``(dest, data)`` messages until each is acknowledged
-        (at most ``limit`` cycles), then check what was delivered; returns how many there
-        were."""
+        and taken by its receiver (at most ``limit`` cycles), then check what was delivered;
+        returns how many there were."""
         sb, leaves = self.scoreboard, self.model.leaves
         driver = Driver(queues)
         total = sum(len(q) for q in queues)
         done = 0
         received = []
         start = self.cycle
-        while done < total and self.cycle - start < limit:
+        while (done < total or len(received) < total) and self.cycle - start < limit:
             seen = self.read()
-            inputs = driver.inputs()
-            self.drive(*inputs)
-            want = self.model.step(*inputs)
+            valid, dest, data = driver.inputs()
+            ready = self._ready()
+            self.drive(valid, dest, data, ready)
+            want = self.model.step(valid, dest, data, ready)
             expected = [want.tx_ready, want.tx_done, want.tx_reject, want.rx_valid, want.rx_data]
             sb.compare("cycle_mismatches", f"cycle {self.cycle}", seen, expected, OUTPUTS)
             driver.taken(seen[0])
             done += sum(seen[1])
-            received += [(n, seen[4][n]) for n in range(leaves) if seen[3][n]]
+            received += [(n, seen[4][n]) for n in range(leaves) if seen[3][n] and ready[n]]
+            self.backpressure_cycles += sum(1 for n in range(leaves) if seen[3][n] and not ready[n])
             self.cycle += 1
             await self.tick()
         if done < total:
@@ -72,7 +98,7 @@ class CircuitTreeCheck:
                 "message_mismatches",
                 f"{name}: {total - done} messages not acknowledged in {limit} cycles",
             )
-        # The last acknowledge arrives after the last delivery: nothing is left in flight.
+        # Every message acknowledged and taken by its receiver: nothing is in flight or waiting.
         want_messages = Counter((dest, data) for _src, dest, data in driver.sent)
         got_messages = Counter(received)
         sb.checked += len(driver.sent)

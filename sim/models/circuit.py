@@ -6,6 +6,10 @@ registers as :mod:`fattree.hdl.circuit_router`, :mod:`fattree.hdl.network_interf
 the same arbitration and the same interface state machines, wired from the same
 :class:`fattree.spec.topology.FatTree`. Each ``step`` takes the inputs of one cycle, returns
 the outputs visible in that cycle (before the clock edge), then advances one clock.
+
+The receivers' ``rx_ready`` is an input of :meth:`CircuitTreeModel.step` (default: every
+receiver always ready). An interface whose received message is still waiting, and not taken
+in the cycle a new message's first word arrives, rejects that message (docs/circuit_tree.md).
 """
 
 from __future__ import annotations
@@ -204,10 +208,14 @@ class InterfaceModel:
         self.tx_done = 0
         self.tx_reject = 0
         self.was_valid = 0
+        self.dead = 0
         self.buffer = 0
         self.rx_valid = 0
         self.rx_data = 0
         self.down_ack = 0
+        self.down_reject = 0
+        #: Messages this interface rejected because its receive stream was full.
+        self.rx_rejects = 0
 
     @property
     def tx_ready(self) -> int:
@@ -223,7 +231,9 @@ class InterfaceModel:
         k = j - (self.last - self.length + 1)
         return (self.data >> (k * self.width)) & ((1 << self.width) - 1)
 
-    def step(self, tx_valid, tx_dest, tx_data, go, up_reject, up_ack, down_valid, down_data):
+    def step(
+        self, tx_valid, tx_dest, tx_data, go, up_reject, up_ack, down_valid, down_data, rx_ready=1
+    ):
         self.tx_done = 0
         self.tx_reject = 0
         state = self.state
@@ -271,9 +281,12 @@ class InterfaceModel:
                 else:
                     self.up_valid, self.up_data = 0, 0
                     self.state = N_WAIT
-        # Receive.
-        self.rx_valid = 0
+        # Receive: a message waiting in rx that is not taken now makes the interface full.
+        full = self.rx_valid and not rx_ready
+        if rx_ready:
+            self.rx_valid = 0
         self.down_ack = 0
+        self.down_reject = 0
         if down_valid:
             if self.length == 1:
                 self.buffer = down_data
@@ -281,8 +294,13 @@ class InterfaceModel:
                 self.buffer = (self.buffer >> self.width) | (
                     down_data << ((self.length - 1) * self.width)
                 )
-        elif self.was_valid:
-            self.rx_valid, self.rx_data, self.down_ack = 1, self.buffer, 1
+            if not self.was_valid and full:
+                self.down_reject, self.dead = 1, 1
+                self.rx_rejects += 1
+        else:
+            if self.was_valid and not self.dead:
+                self.rx_valid, self.rx_data, self.down_ack = 1, self.buffer, 1
+            self.dead = 0
         self.was_valid = int(bool(down_valid))
         if self.retry == "backoff":
             self.lfsr.clock()
@@ -360,8 +378,12 @@ class CircuitTreeModel:
         self.go = 0
         self.cycle = 0
 
-    def step(self, tx_valid, tx_dest, tx_data) -> TreeOutputs:
+    def step(self, tx_valid, tx_dest, tx_data, rx_ready=None) -> TreeOutputs:
+        """One cycle: per node the transmit stream's valid, dest and data and the receive
+        stream's ready (``None``: every receiver ready)."""
         nis = self.nis
+        if rx_ready is None:
+            rx_ready = [1] * self.leaves
         out = TreeOutputs(
             tx_ready=[ni.tx_ready for ni in nis],
             tx_done=[ni.tx_done for ni in nis],
@@ -384,14 +406,15 @@ class CircuitTreeModel:
             if not (was_quiet and router.quiet):
                 changed.append(router)
         for n, ni in enumerate(nis):
-            ni.step(tx_valid[n], tx_dest[n], tx_data[n], go, *ni_inputs[n])
+            ni.step(tx_valid[n], tx_dest[n], tx_data[n], go, *ni_inputs[n], rx_ready[n])
         # Next cycle's router inputs (a quiet router's outputs stay 0: nothing to write).
         for router in changed:
             for p, iv, idata, orej, oack, q in self._fanout[id(router)]:
                 iv[q], idata[q] = router.out_valid[p], router.out_data[p]
                 orej[q], oack[q] = router.bk_reject[p], router.bk_ack[p]
-        for ni, (iv, idata, _orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
+        for ni, (iv, idata, orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
             iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
+            orej[q] = ni.down_reject
         self.cycle += 1
         return out
 
@@ -440,7 +463,8 @@ def traffic(
 
 
 class Driver:
-    """Offers each node's queued messages on ``tx_*``; one is taken when ready is high."""
+    """Offers each node's queued messages on its transmit stream (valid, dest, data); one is
+    taken when ready is high."""
 
     def __init__(self, queues: list[list[tuple[int, int]]]):
         self.queues = [list(q) for q in queues]
@@ -462,25 +486,37 @@ class Driver:
         return not any(self.queues)
 
 
-def run_model(model: CircuitTreeModel, queues, *, max_cycles: int = 1_000_000) -> dict:
-    """Run the model alone until every message is acknowledged; cycles and counts."""
+def run_model(
+    model: CircuitTreeModel, queues, *, max_cycles: int = 1_000_000, rx_ready=None
+) -> dict:
+    """Run the model alone until every message is acknowledged and taken; cycles and counts.
+
+    ``rx_ready``: ``None`` (every receiver always ready) or a function of the cycle number
+    giving the receivers' ready, one per node.
+    """
     driver = Driver(queues)
     total = sum(len(q) for q in queues)
     done = rejects = 0
     received = []
-    while done < total:
+    while done < total or len(received) < total:
         if model.cycle >= max_cycles:
             raise RuntimeError(f"{total - done} messages pending after {max_cycles} cycles")
         valid, dest, data = driver.inputs()
-        out = model.step(valid, dest, data)
+        ready = None if rx_ready is None else rx_ready(model.cycle)
+        out = model.step(valid, dest, data, ready)
         driver.taken(out.tx_ready)
         done += sum(out.tx_done)
         rejects += sum(out.tx_reject)
-        received += [(n, out.rx_data[n]) for n in range(model.leaves) if out.rx_valid[n]]
+        received += [
+            (n, out.rx_data[n])
+            for n in range(model.leaves)
+            if out.rx_valid[n] and (ready is None or ready[n])
+        ]
     return {
         "cycles": model.cycle,
         "messages": total,
         "rejects": rejects,
+        "rx_rejects": sum(ni.rx_rejects for ni in model.nis),
         "received": received,
         "sent": driver.sent,
     }
