@@ -2,10 +2,11 @@
 Krishnamurthy 2005, sections 3 and 7).
 
 One transmission and one reception at a time. A message is ``length`` data words of
-``width`` bits for node ``tx_dest``. The interface sends the route (one word per router: ``L``
-zeros up, a one to turn at level ``L``, then the destination bits ``L - 1 .. 0`` down, each in
-bit 0 of its word) followed by the data words, one word per cycle, then drops ``valid`` and
-waits for the acknowledge or a reject (which may arrive while it is still sending: it stops).
+``width`` bits for node ``tx.payload.dest``. The interface sends the route (one word per
+router: ``L`` zeros up, a one to turn at level ``L``, then the destination bits ``L - 1 .. 0``
+down, each in bit 0 of its word) followed by the data words, one word per cycle, then drops
+``valid`` and waits for the acknowledge or a reject (which may arrive while it is still
+sending: it stops).
 
 Retry strategies (``retry``):
 
