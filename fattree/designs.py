@@ -14,7 +14,15 @@ from pathlib import Path
 
 from .registry import Registry, resolve
 
-__all__ = ["Param", "Design", "DESIGNS", "get_design", "parse_params", "build_dir"]
+__all__ = [
+    "Param",
+    "Design",
+    "DESIGNS",
+    "get_design",
+    "parse_params",
+    "parse_bench_params",
+    "build_dir",
+]
 
 
 @dataclass(frozen=True)
@@ -145,18 +153,25 @@ _PARAM_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 
 def parse_params(design: Design, items: list[str] | None) -> dict[str, int | str]:
     """``["width=8", ...]`` -> ``{"width": 8}``, defaults filled in, every value checked."""
-    values = design.defaults()
-    by_name = {p.name: p for p in design.params}
+    return _parse_values(design, design.params, items, "--param", "parameter")
+
+
+def parse_bench_params(design: Design, items: list[str] | None) -> dict[str, int | str]:
+    """The same for the bench-only knobs (``fattree sim --bench-param backpressure=50``)."""
+    return _parse_values(design, design.bench_params, items, "--bench-param", "bench parameter")
+
+
+def _parse_values(design, params, items, option: str, kind: str) -> dict[str, int | str]:
+    values = {p.name: p.default for p in params}
+    by_name = {p.name: p for p in params}
     for item in items or []:
         match = _PARAM_RE.match(item)
         if not match:
-            raise ValueError(f"--param wants NAME=VALUE, not {item!r}")
+            raise ValueError(f"{option} wants NAME=VALUE, not {item!r}")
         name, text = match.groups()
         if name not in by_name:
             known = ", ".join(by_name) or "none"
-            raise ValueError(
-                f"design {design.name} has no parameter {name!r}; its parameters: {known}"
-            )
+            raise ValueError(f"design {design.name} has no {kind} {name!r}; its {kind}s: {known}")
         values[name] = by_name[name].parse(text)
     return values
 

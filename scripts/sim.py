@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import toolchain
-from ..designs import DESIGNS
+from ..designs import DESIGNS, parse_bench_params
 from ..sim.cocotb_runner import SIMULATORS, run_bench
 from .common import CliError, add_design_arguments, emit, progress, resolve_design
 
@@ -27,6 +27,15 @@ def add_arguments(parser) -> None:
         default=200,
         help="delivery cycles (frames of messages) to drive (default 200)",
     )
+    knobs = sorted(f"{p.name} ({name})" for name, d in DESIGNS.items() for p in d.bench_params)
+    parser.add_argument(
+        "--bench-param",
+        "-b",
+        action="append",
+        metavar="NAME=VALUE",
+        help="set a knob of the bench, not of the hardware (repeatable); "
+        + ("knobs: " + ", ".join(knobs) if knobs else "no design has any yet"),
+    )
     parser.add_argument(
         "--mutate-model",
         action="store_true",
@@ -48,6 +57,10 @@ def run(args) -> int:
         raise CliError(f"design {design.name} has no cocotb bench yet")
     if args.frames < 1:
         raise CliError(f"--frames must be at least 1, not {args.frames}")
+    try:
+        knobs = parse_bench_params(design, args.bench_param)
+    except ValueError as error:
+        raise CliError(str(error)) from None
     toolchain.require(args.simulator)
     progress(f"building {design.name} for {args.simulator} ...", quiet=args.json)
     result = run_bench(
@@ -55,7 +68,7 @@ def run(args) -> int:
         params,
         args.simulator,
         seed=args.seed,
-        bench={"frames": args.frames, "mutation": args.mutate_model},
+        bench={**knobs, "frames": args.frames, "mutation": args.mutate_model},
         waves=args.waves,
         family=args.family,
     )

@@ -53,6 +53,19 @@ def test_verilog_to_stdout(capsys):
             "parameter memory must be one of auto, portable, dp16kd, not 'bram'",
         ),
         (["sim", "selector", "--frames", "0"], "--frames must be at least 1, not 0"),
+        (
+            ["sim", "circuit-tree", "-b", "stall=3"],
+            "design circuit-tree has no bench parameter 'stall'; its bench parameters: "
+            "backpressure",
+        ),
+        (
+            ["sim", "circuit-tree", "-b", "backpressure=100"],
+            "parameter backpressure must be 0..99, not 100",
+        ),
+        (
+            ["sim", "circuit-tree", "-b", "backpressure"],
+            "--bench-param wants NAME=VALUE, not 'backpressure'",
+        ),
     ],
 )
 def test_one_line_errors(capsys, argv, message):
@@ -168,3 +181,19 @@ def test_tables_are_registries():
     assert unsorted.unknown("c") == "unknown thing 'c'; known things: b, a"
     with pytest.raises(ValueError, match="^two things are named 'a'$"):
         Registry("thing", [Thing("a"), Thing("a")])
+
+
+@pytest.mark.cocotb
+def test_sim_passes_bench_knobs(capsys, tmp_path, monkeypatch):
+    # --bench-param reaches the bench: receivers stalled 9 cycles in 10 make full interfaces
+    # reject new circuits, which an always-ready run never does.
+    monkeypatch.chdir(tmp_path)
+    summaries = {}
+    for stall in (0, 90):
+        argv = ["sim", "circuit-tree", "-p", "leaves=8", "-b", f"backpressure={stall}"]
+        code, out, _ = run(capsys, *argv, "--frames", "20", "--json")
+        assert code == 0
+        summaries[stall] = json.loads(out)["summary"]
+    assert summaries[0]["backpressure_cycles"] == summaries[0]["receiver_rejects"] == 0
+    assert summaries[90]["backpressure_cycles"] > 0 and summaries[90]["receiver_rejects"] > 0
+    assert summaries[90]["mismatches"] == 0
