@@ -113,15 +113,19 @@ def run_bench(
     root: Path | None = None,
     waves: bool = False,
     family: str | None = None,
+    bench_module: str | None = None,
 ) -> BenchResult:
     """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation).
 
     ``family`` simulates the Verilog built for that FPGA family (``fattree verilog
     --family``), its vendor primitives replaced by the models of :mod:`fattree.sim.primitives`.
+    ``bench_module`` runs another cocotb module than the design's own bench on the same
+    Verilog (e.g. a measurement such as the load-latency experiment's).
     """
     if simulator not in SIMULATORS:
         raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
-    if design.bench is None:
+    bench_module = bench_module or design.bench
+    if bench_module is None:
         raise ValueError(f"design {design.name} has no cocotb bench yet")
     toolchain.require(simulator)
     from cocotb_tools.runner import get_results, get_runner
@@ -171,7 +175,7 @@ def run_bench(
     results.unlink(missing_ok=True)
     try:
         runner.test(
-            test_module=design.bench,
+            test_module=bench_module,
             hdl_toplevel=top,
             build_dir=where,
             test_dir=where,
