@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import sys
 
 from ..sim.experiments import registry
 from .common import CliError, emit, progress, writable_file
 
 NAME = "experiment"
-HELP = "run an experiment from the papers (tables, --json, --plot)"
+HELP = "run an experiment from the papers (tables, --json, --csv, --plot)"
 
 
 def add_arguments(parser) -> None:
@@ -19,7 +20,16 @@ def add_arguments(parser) -> None:
         experiment.add_arguments(p)
         p.add_argument("--json", action="store_true", help="print machine-readable JSON")
         p.add_argument("--plot", metavar="FILE", help="write a plot (.png or .svg)")
+        p.add_argument("--csv", metavar="FILE", help="write the table as CSV (columns, rows)")
         p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def write_csv(result, path) -> None:
+    """The result's table as CSV: a header of its columns, then its rows (None is empty)."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(result.columns)
+        writer.writerows(["" if c is None else c for c in row] for row in result.rows)
 
 
 def run(args) -> int:
@@ -38,6 +48,7 @@ def run(args) -> int:
         if not args.plot.endswith((".png", ".svg", ".pdf")):
             raise CliError(f"--plot wants a .png, .svg or .pdf file, not {args.plot!r}")
         plot = writable_file(args.plot)
+    csv_file = writable_file(args.csv) if getattr(args, "csv", None) else None
     quiet = args.json or args.quiet
     result = experiment.run(args, lambda text: progress(text, quiet=quiet))
     if plot is not None:
@@ -46,6 +57,9 @@ def run(args) -> int:
         matplotlib.use("Agg")
         experiment.plot(result, str(plot))
         progress(f"wrote {plot}", quiet=quiet)
+    if csv_file is not None:
+        write_csv(result, csv_file)
+        progress(f"wrote {csv_file}", quiet=quiet)
     emit(args, result.as_dict(), result.table())
     sys.stdout.flush()
     return 0
