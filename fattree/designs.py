@@ -16,13 +16,20 @@ from .registry import Registry, resolve
 
 __all__ = [
     "Param",
+    "AxisTop",
     "Design",
     "DESIGNS",
     "get_design",
     "parse_params",
     "parse_bench_params",
     "build_dir",
+    "PORTS",
+    "top_name",
 ]
+
+#: Port styles of a design's Verilog top: ``native`` (the component's own streams) or
+#: ``axis`` (AXI4-Stream names, docs/axis.md), for designs with an :class:`AxisTop`.
+PORTS = ("native", "axis")
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,16 @@ class Param:
 
 
 @dataclass(frozen=True)
+class AxisTop:
+    """A design's AXI4-Stream top (``--ports axis``): its wrapper and the bench that checks it."""
+
+    #: ``"module:Class"`` of the wrapper, built as ``Class(**params)`` with the design's params.
+    component: str
+    #: cocotb bench module of the wrapper's Verilog.
+    bench: str
+
+
+@dataclass(frozen=True)
 class Design:
     name: str
     summary: str
@@ -63,12 +80,29 @@ class Design:
     bench: str | None = None
     #: Extra knobs of the bench only (not of the hardware), e.g. message counts.
     bench_params: tuple[Param, ...] = field(default=())
+    #: The AXI4-Stream top, or None if the design has none yet.
+    axis: AxisTop | None = None
 
     def defaults(self) -> dict[str, int | str]:
         return {p.name: p.default for p in self.params}
 
-    def build(self, params: dict[str, int | str]):
-        return resolve(self.component)(**params)
+    def build(self, params: dict[str, int | str], ports: str = "native"):
+        return resolve(self.top(ports).component if ports == "axis" else self.component)(**params)
+
+    def top(self, ports: str) -> AxisTop | None:
+        """The :class:`AxisTop` for ``ports="axis"`` (None for ``"native"``); ``ValueError``
+        in one line if the design has no such top."""
+        if ports not in PORTS:
+            raise ValueError(f"ports must be one of {', '.join(PORTS)}, not {ports!r}")
+        if ports == "native":
+            return None
+        if self.axis is None:
+            known = ", ".join(name for name, d in DESIGNS.items() if d.axis) or "none"
+            raise ValueError(
+                f"design {self.name} has no AXI-Stream top yet (--ports axis); "
+                f"designs with one: {known}"
+            )
+        return self.axis
 
 
 DESIGNS: Registry[Design] = Registry(
@@ -93,6 +127,9 @@ DESIGNS: Registry[Design] = Registry(
                 Param("retry", 0, "0 immediate, 1 round-based, 2 exponential back-off", lo=0, hi=2),
             ),
             bench="fattree.sim.benches.circuit_tree",
+            axis=AxisTop(
+                "fattree.hdl.axis:CircuitTreeAxis", "fattree.sim.benches.circuit_tree_axis"
+            ),
             bench_params=(
                 Param(
                     "backpressure",
@@ -187,11 +224,18 @@ def build_dir(
     return (root or Path("build")) / kind / design.name / param_slug(params)
 
 
-def elaborate_verilog(
-    design: Design, params: dict[str, int | str], family: str | None = None
-) -> str:
-    """Verilog text of the design, top module named after it.
+def top_name(design: Design, ports: str = "native") -> str:
+    """Verilog top module name: the design's (``circuit_tree``), ``_axis`` added for the
+    AXI4-Stream top."""
+    return design.name.replace("-", "_") + ("_axis" if ports == "axis" else "")
 
+
+def elaborate_verilog(
+    design: Design, params: dict[str, int | str], family: str | None = None, ports: str = "native"
+) -> str:
+    """Verilog text of the design, top module named after it (:func:`top_name`).
+
+    ``ports="axis"`` gives the design's AXI4-Stream top (:class:`AxisTop`; docs/axis.md).
     ``family`` (``"ecp5"``, ``"ice40"``) lets components use that family's primitives where
     they have a faster form (see :mod:`fattree.hdl.target`); None gives portable Verilog.
     """
@@ -200,8 +244,9 @@ def elaborate_verilog(
     from . import toolchain
     from .hdl.target import SynthesisTarget
 
+    design.top(ports)  # the one-line error before any work
     toolchain.setup_environment()
     platform = SynthesisTarget(family) if family else None
     return verilog.convert(
-        design.build(params), name=design.name.replace("-", "_"), platform=platform
+        design.build(params, ports), name=top_name(design, ports), platform=platform
     )

@@ -6,11 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from ..designs import Design, get_design, parse_params
+from ..designs import DESIGNS, PORTS, Design, get_design, parse_params
 
 __all__ = [
     "CliError",
     "add_design_arguments",
+    "add_ports_argument",
+    "resolve_ports",
     "resolve_design",
     "emit",
     "writable_file",
@@ -49,6 +51,26 @@ def resolve_design(args) -> tuple[Design, dict[str, int]]:
         return design, parse_params(design, args.param)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+
+
+def add_ports_argument(parser) -> None:
+    axis = sorted(name for name, d in DESIGNS.items() if d.axis)
+    parser.add_argument(
+        "--ports",
+        choices=PORTS,
+        default="native",
+        help="top-level ports: native (the design's own streams, default) or axis (AXI4-Stream "
+        f"names, top <design>_axis, docs/axis.md; designs: {', '.join(axis)})",
+    )
+
+
+def resolve_ports(design, ports: str) -> str:
+    """``ports``, or a one-line CliError if the design has no such top."""
+    try:
+        design.top(ports)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    return ports
 
 
 def emit(args, data: dict, text: str) -> None:

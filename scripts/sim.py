@@ -5,7 +5,15 @@ from __future__ import annotations
 from .. import toolchain
 from ..designs import DESIGNS, parse_bench_params
 from ..sim.cocotb_runner import SIMULATORS, run_bench
-from .common import CliError, add_design_arguments, emit, progress, resolve_design
+from .common import (
+    CliError,
+    add_design_arguments,
+    add_ports_argument,
+    emit,
+    progress,
+    resolve_design,
+    resolve_ports,
+)
 
 NAME = "sim"
 HELP = "run a design's cocotb bench against its reference model"
@@ -49,10 +57,12 @@ def add_arguments(parser) -> None:
         help="simulate the Verilog built for this FPGA family (fattree verilog --family), "
         "its vendor primitives replaced by behavioural models; default: portable Verilog",
     )
+    add_ports_argument(parser)
 
 
 def run(args) -> int:
     design, params = resolve_design(args)
+    ports = resolve_ports(design, args.ports)
     if design.bench is None:
         raise CliError(f"design {design.name} has no cocotb bench yet")
     if args.frames < 1:
@@ -71,8 +81,10 @@ def run(args) -> int:
         bench={**knobs, "frames": args.frames, "mutation": args.mutate_model},
         waves=args.waves,
         family=args.family,
+        ports=ports,
     )
-    text = describe(design.name, args.simulator, result)
+    name = design.name + (" (AXI4-Stream ports)" if ports == "axis" else "")
+    text = describe(name, args.simulator, result)
     text += "\nPASS" if result.passed else "\nFAIL"
     emit(args, result.as_dict(), text)
     return 0 if result.passed else 1

@@ -5,7 +5,14 @@ from __future__ import annotations
 import sys
 
 from ..designs import DESIGNS, build_dir, elaborate_verilog
-from .common import add_design_arguments, emit, resolve_design, writable_file
+from .common import (
+    add_design_arguments,
+    add_ports_argument,
+    emit,
+    resolve_design,
+    resolve_ports,
+    writable_file,
+)
 
 NAME = "verilog"
 HELP = "generate Verilog for a design"
@@ -26,16 +33,19 @@ def add_arguments(parser) -> None:
         "(the scheduler's link memories become ECP5 DP16KD block RAMs with their output "
         "register); default: portable Verilog, as simulated",
     )
+    add_ports_argument(parser)
 
 
 def run(args) -> int:
     design, params = resolve_design(args)
+    ports = resolve_ports(design, args.ports)
     if args.output == "-":
-        sys.stdout.write(elaborate_verilog(design, params, args.family))
+        sys.stdout.write(elaborate_verilog(design, params, args.family, ports))
         return 0
-    path = args.output or build_dir("verilog", design, params) / f"{design.name}.v"
+    suffix = "-axis" if ports == "axis" else ""
+    path = args.output or build_dir("verilog", design, params) / f"{design.name}{suffix}.v"
     path = writable_file(path)
-    text = elaborate_verilog(design, params, args.family)
+    text = elaborate_verilog(design, params, args.family, ports)
     path.write_text(text)
     emit(
         args,
@@ -43,6 +53,7 @@ def run(args) -> int:
             "design": design.name,
             "params": params,
             "family": args.family,
+            "ports": ports,
             "path": str(path),
             "lines": text.count("\n"),
         },

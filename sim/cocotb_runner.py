@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import toolchain
-from ..designs import Design, build_dir, elaborate_verilog
+from ..designs import Design, build_dir, elaborate_verilog, top_name
 from .primitives import models_for
 
 __all__ = [
@@ -114,6 +114,7 @@ def run_bench(
     waves: bool = False,
     family: str | None = None,
     bench_module: str | None = None,
+    ports: str = "native",
 ) -> BenchResult:
     """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation).
 
@@ -121,22 +122,25 @@ def run_bench(
     --family``), its vendor primitives replaced by the models of :mod:`fattree.sim.primitives`.
     ``bench_module`` runs another cocotb module than the design's own bench on the same
     Verilog (e.g. a measurement such as the load-latency experiment's).
+    ``ports="axis"`` simulates the design's AXI4-Stream top (docs/axis.md) with its own bench
+    (:class:`fattree.designs.AxisTop`), in a build folder of its own.
     """
     if simulator not in SIMULATORS:
         raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
-    bench_module = bench_module or design.bench
+    axis = design.top(ports)
+    bench_module = bench_module or (axis.bench if axis else design.bench)
     if bench_module is None:
         raise ValueError(f"design {design.name} has no cocotb bench yet")
     toolchain.require(simulator)
     from cocotb_tools.runner import get_results, get_runner
 
-    top = design.name.replace("-", "_")
+    top = top_name(design, ports)
     # Absolute: cocotb runs the simulator from inside the build folder.
-    kind = f"sim/{simulator}" + (f"-{family}" if family else "")
+    kind = f"sim/{simulator}" + (f"-{family}" if family else "") + ("-axis" if axis else "")
     where = (build_dir(kind, design, params, root)).resolve()
     where.mkdir(parents=True, exist_ok=True)
     source = where / f"{top}.v"
-    text = elaborate_verilog(design, params, family)
+    text = elaborate_verilog(design, params, family, ports)
     text += models_for(family, text)
     # Rewrite only on change so Verilator's build is reused across runs.
     if not source.exists() or source.read_text() != text:
@@ -167,6 +171,7 @@ def run_bench(
         "params": params,
         "simulator": simulator,
         "family": family,
+        "ports": ports,
         "seed": seed,
         "bench": bench or {},
         "summary": str(summary_path),

@@ -1,0 +1,162 @@
+"""AXI4-Stream top of the circuit tree, for users outside Amaranth (``fattree verilog
+circuit-tree --ports axis``; docs/axis.md).
+
+:class:`CircuitTreeAxis` wraps :class:`fattree.hdl.circuit_tree.CircuitFatTree`. Per leaf
+``k`` it has a slave port ``s_axis_<k>_*`` (into the network: ``tdata``, ``tvalid``,
+``tready``, ``tdest``, ``tlast``), a master port ``m_axis_<k>_*`` (out of the network:
+``tdata``, ``tvalid``, ``tready``, ``tlast``) and a counter ``dropped_<k>``.
+
+* **One beat per word**: ``tdata`` is ``width`` bits, a frame is ``length`` beats with
+  ``tlast`` on the last one. The slave side collects a frame into one message (word 0, the
+  first beat, in the low bits) and offers it to the network; the master side sends a received
+  message out word by word and frees the network's receive register on the last beat.
+* The destination is ``tdest`` of a frame's first beat.
+* A frame of the wrong length (``tlast`` before the ``length``-th beat, or not on it: then
+  every beat up to its ``tlast`` is taken and thrown away), or addressed to its own leaf, is
+  dropped and counted in ``dropped_<k>`` (16 bits, saturating): nothing is lost silently.
+* No ``tid``: the circuit protocol carries no source (the route words are stripped on the way
+  and the destination only sees data), so the network cannot know it; a user who needs it
+  puts it in ``tdata``.
+* Clock ``aclk``, reset ``aresetn`` (active low, synchronous: sampled on ``aclk``'s rising
+  edge), as AXI names them; they drive the ``sync`` domain of the wrapped network.
+
+The ports are flat members (``s_axis_3_tdata``), not arrays, so that the Verilog names are
+the AXI ones that tools (and cocotbext-axi's ``AxiStreamBus.from_prefix``) look for.
+"""
+
+from amaranth import ClockDomain, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ._validation import validates_parameters
+from .circuit_tree import CircuitFatTree
+
+__all__ = ["CircuitTreeAxis", "DROP_COUNTER_WIDTH"]
+
+#: Width of each ``dropped_<k>`` counter; it stops at its largest value.
+DROP_COUNTER_WIDTH = 16
+
+
+class CircuitTreeAxis(wiring.Component):
+    """:class:`CircuitFatTree` with AXI4-Stream ports, one beat per word.
+
+    Parameters
+    ----------
+    leaves, width, length, seed, retry
+        As :class:`CircuitFatTree` (checked there, with the same messages).
+
+    Attributes
+    ----------
+    aclk, aresetn : In(1)
+        Clock and active-low synchronous reset of the whole network.
+    s_axis_<k>_tdata, _tvalid, _tready, _tdest, _tlast
+        Per leaf ``k``, frames into the network (``tdata`` ``width`` bits, ``tdest``
+        ``lg leaves`` bits).
+    m_axis_<k>_tdata, _tvalid, _tready, _tlast
+        Per leaf ``k``, frames out of the network.
+    dropped_<k> : Out(16)
+        Per leaf ``k``, frames dropped: wrong length, or addressed to leaf ``k`` itself.
+    """
+
+    @validates_parameters
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate"):
+        self.tree = CircuitFatTree(leaves, width, length, seed, retry)
+        self.leaves, self.width, self.length = leaves, width, length
+        h = self.tree.h
+        members = {"aclk": In(1), "aresetn": In(1)}
+        for k in range(leaves):
+            s, m = f"s_axis_{k}_", f"m_axis_{k}_"
+            members |= {
+                s + "tdata": In(width),
+                s + "tvalid": In(1),
+                s + "tready": Out(1),
+                s + "tdest": In(h),
+                s + "tlast": In(1),
+                m + "tdata": Out(width),
+                m + "tvalid": Out(1),
+                m + "tready": In(1),
+                m + "tlast": Out(1),
+                f"dropped_{k}": Out(DROP_COUNTER_WIDTH),
+            }
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = sync = ClockDomain("sync")
+        m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
+        m.submodules.tree = tree = self.tree
+        for k in range(self.leaves):
+            self._slave(m, k, tree.tx[k])
+            self._master(m, k, tree.rx[k])
+        return m
+
+    def _port(self, name: str):
+        return getattr(self, name)
+
+    def _slave(self, m, k: int, tx) -> None:
+        """Collect ``length`` beats into one message; hold it on ``tx`` until taken."""
+        p = lambda name: self._port(f"s_axis_{k}_{name}")  # noqa: E731
+        width, length = self.width, self.length
+        words = Signal(width * length, name=f"s{k}_words")
+        dest = Signal(len(tx.payload.dest), name=f"s{k}_dest")
+        beat = Signal(range(length), name=f"s{k}_beat")
+        discard = Signal(name=f"s{k}_discard")  # inside a too-long frame: wait for its tlast
+        pending = Signal(name=f"s{k}_pending")  # a whole message waits for the network
+        dropped = self._port(f"dropped_{k}")
+
+        m.d.comb += [
+            p("tready").eq(~pending),
+            tx.valid.eq(pending),
+            tx.payload.dest.eq(dest),
+            tx.payload.data.eq(words),
+        ]
+        with m.If(tx.valid & tx.ready):
+            m.d.sync += pending.eq(0)
+
+        drop = Signal(name=f"s{k}_drop")
+        with m.If(drop & (dropped != (1 << DROP_COUNTER_WIDTH) - 1)):
+            m.d.sync += dropped.eq(dropped + 1)
+
+        last_beat = beat == length - 1
+        frame_dest = Mux(beat == 0, p("tdest"), dest)
+        with m.If(p("tvalid") & p("tready")):
+            with m.If(discard):
+                with m.If(p("tlast")):
+                    m.d.sync += discard.eq(0)
+            with m.Else():
+                # Word 0 ends in the low bits after `length` shifts.
+                if length > 1:
+                    m.d.sync += words.eq(words[width:] | (p("tdata") << (width * (length - 1))))
+                else:
+                    m.d.sync += words.eq(p("tdata"))
+                with m.If(beat == 0):
+                    m.d.sync += dest.eq(p("tdest"))
+                with m.If(p("tlast") & ~last_beat):  # too short
+                    m.d.comb += drop.eq(1)
+                    m.d.sync += beat.eq(0)
+                with m.Elif(~p("tlast") & last_beat):  # too long: drop the rest too
+                    m.d.comb += drop.eq(1)
+                    m.d.sync += [beat.eq(0), discard.eq(1)]
+                with m.Elif(last_beat):
+                    m.d.sync += beat.eq(0)
+                    with m.If(frame_dest == k):  # the network has no path to the sender
+                        m.d.comb += drop.eq(1)
+                    with m.Else():
+                        m.d.sync += pending.eq(1)
+                with m.Else():
+                    m.d.sync += beat.eq(beat + 1)
+
+    def _master(self, m, k: int, rx) -> None:
+        """Send the received message out word by word; free ``rx`` on the last beat."""
+        p = lambda name: self._port(f"m_axis_{k}_{name}")  # noqa: E731
+        width, length = self.width, self.length
+        beat = Signal(range(length), name=f"m{k}_beat")
+        last_beat = beat == length - 1
+        m.d.comb += [
+            p("tvalid").eq(rx.valid),
+            p("tdata").eq(rx.payload.data.word_select(beat, width)),
+            p("tlast").eq(last_beat),
+            rx.ready.eq(p("tready") & last_beat),
+        ]
+        with m.If(p("tvalid") & p("tready")):
+            m.d.sync += beat.eq(Mux(last_beat, 0, beat + 1))
