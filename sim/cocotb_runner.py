@@ -103,6 +103,31 @@ def _verilator_make_fix():
             os.environ["MAKEFLAGS"] = old
 
 
+#: Amaranth emits no `timescale; Icarus needs one for cocotb's Clock.
+TIMESCALE = ("1ns", "1ps")
+
+
+def _build(runner, simulator: str, where: Path, top: str, text: str, waves: bool) -> None:
+    """Write the Verilog (only when it changed, so Verilator's build is reused) and build."""
+    source = where / f"{top}.v"
+    if not source.exists() or source.read_text() != text:
+        source.write_text(text)
+    sources = [source]
+    if simulator == "verilator":
+        sources.insert(0, _verilator_public_top_only(where, top))
+    fix = _verilator_make_fix() if simulator == "verilator" else contextlib.nullcontext()
+    with fix:
+        runner.build(
+            sources=sources,
+            hdl_toplevel=top,
+            build_dir=where,
+            build_args=_build_args(simulator),
+            timescale=TIMESCALE,
+            waves=waves,
+            log_file=where / "build.log",
+        )
+
+
 def run_bench(
     design: Design,
     params: dict[str, int],
@@ -139,32 +164,13 @@ def run_bench(
     kind = f"sim/{simulator}" + (f"-{family}" if family else "") + ("-axis" if axis else "")
     where = (build_dir(kind, design, params, root)).resolve()
     where.mkdir(parents=True, exist_ok=True)
-    source = where / f"{top}.v"
-    text = elaborate_verilog(design, params, family, ports)
-    text += models_for(family, text)
-    # Rewrite only on change so Verilator's build is reused across runs.
-    if not source.exists() or source.read_text() != text:
-        source.write_text(text)
     summary_path = where / "summary.json"
     summary_path.unlink(missing_ok=True)
 
     runner = get_runner(simulator)
-    timescale = ("1ns", "1ps")  # Amaranth emits no `timescale; Icarus needs one for Clock.
     started = time.perf_counter()
-    sources = [source]
-    if simulator == "verilator":
-        sources.insert(0, _verilator_public_top_only(where, top))
-    fix = _verilator_make_fix() if simulator == "verilator" else contextlib.nullcontext()
-    with fix:
-        runner.build(
-            sources=sources,
-            hdl_toplevel=top,
-            build_dir=where,
-            build_args=_build_args(simulator),
-            timescale=timescale,
-            waves=waves,
-            log_file=where / "build.log",
-        )
+    text = elaborate_verilog(design, params, family, ports)
+    _build(runner, simulator, where, top, text + models_for(family, text), waves)
     built = time.perf_counter()
     config = {
         "design": design.name,
@@ -186,7 +192,7 @@ def run_bench(
             test_dir=where,
             seed=seed,
             extra_env={"FATTREE_BENCH": json.dumps(config)},
-            timescale=timescale,
+            timescale=TIMESCALE,
             waves=waves,
             log_file=where / "test.log",
             results_xml=str(results),
