@@ -15,7 +15,7 @@ from .. import toolchain
 from ..boards import SELFTESTS, get_selftest
 from ..boards.platforms import BOARDS, BuildFailed, blink_log2_for, build_bitstream, get_board
 from ..designs import build_dir, get_design, param_slug, parse_params
-from .common import CliError, add_param_argument, emit, progress, writable_dir
+from .common import CliError, add_param_argument, emit, progress_display, writable_dir
 
 NAME = "build"
 HELP = "build a self-testing bitstream for an FPGA board"
@@ -86,12 +86,13 @@ def run(args) -> int:
     fault_log2 = blink_log2 + 2 if args.inject_fault else None
     core = selftest.build(params, seed=args.seed, blink_log2=blink_log2, fault_log2=fault_log2)
     name = f"{design.name.replace('-', '_')}_selftest"
-    progress(f"building {name} for {board.name} ({board.device}) in {out} ...", quiet=args.json)
     from ..boards.top import BoardTop
 
     try:
-        top = BoardTop(core, board, uart=not args.no_uart)
-        result = build_bitstream(top, board, out, name)
+        with progress_display(args.json) as show:
+            show(f"building {name} for {board.name} ({board.device}) in {out} ...")
+            top = BoardTop(core, board, uart=not args.no_uart)
+            result = build_bitstream(top, board, out, name)
     except BuildFailed as exc:
         raise CliError(str(exc), code=1) from None
 

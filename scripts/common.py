@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..designs import DESIGNS, PORTS, Design, get_design, parse_params
@@ -17,6 +21,8 @@ __all__ = [
     "emit",
     "writable_file",
     "progress",
+    "progress_display",
+    "ProgressDisplay",
 ]
 
 
@@ -110,3 +116,133 @@ def progress(message: str, *, quiet: bool = False) -> None:
     """Progress for long runs goes to stderr so --json output on stdout stays clean."""
     if not quiet:
         print(message, file=sys.stderr, flush=True)
+
+
+def _terminal_console():
+    """A rich Console on stderr if stderr is a terminal, else None (pipes, CI logs, pytest).
+
+    Our own test rather than rich's: rich counts FORCE_COLOR (set by many CI systems) as a
+    terminal, and a live display in a log file is a mess of redrawn lines.
+    """
+    if os.environ.get("TERM") == "dumb":
+        return None
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+class ProgressDisplay:
+    """What a long run reports, given to it by :func:`progress_display`.
+
+    Call it (or ``step``) with a line of text when a step starts: it is the ``progress(str)``
+    callback that experiments and the synthesis flow receive. A run that knows how many steps
+    it has says so with ``total(n)`` and moves the bar with ``advance()``; on a terminal that
+    adds a bar with a count and an ETA, elsewhere it prints nothing more.
+
+    Three modes: ``quiet`` (--json, --quiet) prints nothing; off a terminal each step is one
+    plain line on stderr; on a terminal a transient status line shows a spinner, the step's
+    text and its elapsed time, and a finished step stays printed with the time it took.
+    """
+
+    def __init__(self, *, quiet: bool = False, live=None):
+        self.quiet = quiet
+        self._live = live  # a started rich.progress.Progress, or None (plain or quiet)
+        self._task = None  # added on the first step, so nothing shows before it
+        self._text: str | None = None
+        self._started = 0.0
+
+    def __call__(self, text: str) -> None:
+        self.step(text)
+
+    def step(self, text: str) -> None:
+        """A new step starts; the previous one, if any, is done."""
+        if self.quiet:
+            return
+        if self._live is None:
+            print(text, file=sys.stderr, flush=True)
+            return
+        self._finish_step()
+        self._text, self._started = text, time.monotonic()
+        self._update(description=text)
+
+    def total(self, steps: int | None) -> None:
+        """The run has ``steps`` counted steps (None: unknown, a spinner only)."""
+        if self._live is not None:
+            self._update(total=steps)
+
+    def advance(self, steps: int = 1) -> None:
+        """``steps`` more of the counted steps are done."""
+        if self._live is not None:
+            self._update(advance=steps)
+
+    def _update(self, **fields) -> None:
+        if self._task is None:
+            self._task = self._live.add_task(fields.pop("description", ""), total=None)
+        self._live.update(self._task, **fields)
+
+    def _finish_step(self) -> None:
+        """Leave the finished step printed above the live line, with the time it took."""
+        if self._text is not None:
+            seconds = time.monotonic() - self._started
+            from rich.text import Text
+
+            line = Text.assemble(("\u2713 ", "green"), self._text, (f" ({seconds:.1f} s)", "dim"))
+            self._live.console.print(line, highlight=False)
+            self._text = None
+
+
+@contextlib.contextmanager
+def progress_display(quiet: bool = False, *, console=None) -> Iterator[ProgressDisplay]:
+    """``with progress_display(quiet) as show: show("yosys ..."); ...``: see ProgressDisplay.
+
+    ``console`` (a ``rich.console.Console``) forces the live display onto it, as the tests do;
+    by default it is used only when stderr is a terminal.
+    """
+    if quiet:
+        yield ProgressDisplay(quiet=True)
+        return
+    console = console or _terminal_console()
+    if console is None:
+        yield ProgressDisplay()
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class IfCounted(ProgressColumn):
+        """``column``, shown only once the run has said how many steps it has."""
+
+        def __init__(self, column):
+            super().__init__()
+            self.column = column
+
+        def render(self, task):
+            return self.column.render(task) if task.total is not None else Text("")
+
+    columns = [
+        SpinnerColumn(),
+        TextColumn("{task.description}", markup=False),
+        IfCounted(BarColumn(bar_width=30)),
+        IfCounted(MofNCompleteColumn()),
+        TimeElapsedColumn(),
+        IfCounted(TimeRemainingColumn()),
+    ]
+    with Progress(*columns, console=console, transient=True) as live:
+        show = ProgressDisplay(live=live)
+        try:
+            yield show
+        finally:
+            show._finish_step()

@@ -6,7 +6,7 @@ import csv
 import sys
 
 from ..sim.experiments import registry
-from .common import CliError, emit, progress, writable_file
+from .common import CliError, emit, progress, progress_display, writable_file
 
 NAME = "experiment"
 HELP = "run an experiment from the papers (tables, --json, --csv, --plot)"
@@ -50,7 +50,10 @@ def run(args) -> int:
         plot = writable_file(args.plot)
     csv_file = writable_file(args.csv) if getattr(args, "csv", None) else None
     quiet = args.json or args.quiet
-    result = experiment.run(args, lambda text: progress(text, quiet=quiet))
+    with progress_display(quiet) as show:
+        # ``show`` is the experiment's ``progress(str)`` callback; on a terminal it also
+        # offers ``show.total(n)`` and ``show.advance()`` for a bar with an ETA.
+        result = experiment.run(args, show)
     if plot is not None:
         import matplotlib
 

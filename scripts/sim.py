@@ -10,7 +10,7 @@ from .common import (
     add_design_arguments,
     add_ports_argument,
     emit,
-    progress,
+    progress_display,
     resolve_design,
     resolve_ports,
 )
@@ -72,17 +72,18 @@ def run(args) -> int:
     except ValueError as error:
         raise CliError(str(error)) from None
     toolchain.require(args.simulator)
-    progress(f"building {design.name} for {args.simulator} ...", quiet=args.json)
-    result = run_bench(
-        design,
-        params,
-        args.simulator,
-        seed=args.seed,
-        bench={**knobs, "frames": args.frames, "mutation": args.mutate_model},
-        waves=args.waves,
-        family=args.family,
-        ports=ports,
-    )
+    with progress_display(args.json) as show:
+        show(f"building {design.name} for {args.simulator} ...")
+        result = run_bench(
+            design,
+            params,
+            args.simulator,
+            seed=args.seed,
+            bench={**knobs, "frames": args.frames, "mutation": args.mutate_model},
+            waves=args.waves,
+            family=args.family,
+            ports=ports,
+        )
     name = design.name + (" (AXI4-Stream ports)" if ports == "axis" else "")
     text = describe(name, args.simulator, result)
     text += "\nPASS" if result.passed else "\nFAIL"

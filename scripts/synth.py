@@ -12,7 +12,14 @@ from pathlib import Path
 
 from ..designs import DESIGNS, build_dir
 from ..synthesis import FAMILIES, SynthError, get_family, synthesise
-from .common import CliError, add_design_arguments, emit, progress, resolve_design, writable_dir
+from .common import (
+    CliError,
+    add_design_arguments,
+    emit,
+    progress_display,
+    resolve_design,
+    writable_dir,
+)
 
 NAME = "synth"
 HELP = "synthesise a design: LUT/FF/carry/RAM counts and post-route Fmax (iCE40 or ECP5)"
@@ -98,15 +105,16 @@ def run(args) -> int:
         raise CliError(f"--seed must be a non-negative integer, not {args.seed}")
     writable_dir(build_dir(family.name, design, params, Path(args.build_root)))
     try:
-        result = synthesise(
-            design,
-            params,
-            family,
-            root=Path(args.build_root),
-            seed=args.seed,
-            freq_mhz=args.freq,
-            progress=lambda line: progress(line, quiet=args.json),
-        )
+        with progress_display(args.json) as show:
+            result = synthesise(
+                design,
+                params,
+                family,
+                root=Path(args.build_root),
+                seed=args.seed,
+                freq_mhz=args.freq,
+                progress=show,
+            )
     except SynthError as exc:
         raise CliError(str(exc), code=1) from None
     data = result.as_dict()
