@@ -168,7 +168,7 @@ class ProgressDisplay:
             return
         self._finish_step()
         self._text, self._started = text, time.monotonic()
-        self._update(description=text)
+        self._update()
 
     def total(self, steps: int | None) -> None:
         """The run has ``steps`` counted steps (None: unknown, a spinner only)."""
@@ -182,8 +182,16 @@ class ProgressDisplay:
 
     def _update(self, **fields) -> None:
         if self._task is None:
-            self._task = self._live.add_task(fields.pop("description", ""), total=None)
+            self._task = self._live.add_task("", total=None, visible=False)
         self._live.update(self._task, **fields)
+        # A long step text is cut to the terminal's width, so the spinner and times stay in
+        # view: room for the spinner and elapsed time, and the bar, count and ETA if counted.
+        task = self._live.tasks[0]
+        room = self._live.console.width - (14 if task.total is None else 62)
+        text = self._text or ""
+        if len(text) > room:
+            text = text[: max(room - 1, 8)] + "\u2026"
+        self._live.update(self._task, description=text, visible=True)
 
     def _finish_step(self) -> None:
         """Leave the finished step printed above the live line, with the time it took."""

@@ -108,3 +108,15 @@ def test_a_pipe_is_not_a_terminal(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stderr == PLAIN
+
+
+def test_terminal_cuts_a_long_step_to_the_width():
+    console, out = _terminal()
+    console.width = 60
+    with progress_display(console=console) as show:
+        show("nextpnr " + "x" * 100)
+        show._live.refresh()
+    lines = CONTROL.sub("", out.getvalue()).replace("\r", "\n").splitlines()
+    status = [line for line in lines if line.startswith("\u280b nextpnr")]
+    assert status and all(len(line) <= 60 and "\u2026" in line for line in status)
+    assert any(line.endswith("0:00:00") for line in map(str.rstrip, status))
