@@ -5,6 +5,7 @@ before the live display; --json and --quiet print nothing there; on a terminal a
 status line shows the step, and finished steps stay printed with their time.
 """
 
+import argparse
 import io
 import os
 import re
@@ -120,3 +121,34 @@ def test_terminal_cuts_a_long_step_to_the_width():
     status = [line for line in lines if line.startswith("\u280b nextpnr")]
     assert status and all(len(line) <= 60 and "\u2026" in line for line in status)
     assert any(line.endswith("0:00:00") for line in map(str.rstrip, status))
+
+
+def test_experiments_count_their_steps_for_the_bar():
+    # An experiment tells a display with total/advance how many points it has and when each
+    # is done; a plain callback (the tests', the JSON path's) keeps working.
+    from fattree.sim.experiments import counted, registry
+
+    class Display:
+        def __init__(self):
+            self.totals, self.advanced, self.steps = [], 0, []
+
+        def __call__(self, text):
+            self.steps.append(text)
+
+        def total(self, n):
+            self.totals.append(n)
+
+        def advance(self, k=1):
+            self.advanced += k
+
+    show = Display()
+    assert list(counted(show, "abc")) == ["a", "b", "c"]
+    assert show.totals == [3] and show.advanced == 3
+    assert list(counted(print, [1, 2])) == [1, 2]
+
+    experiment = registry()["collision-probability"]
+    parser = argparse.ArgumentParser()
+    experiment.add_arguments(parser)
+    show = Display()
+    experiment.run(parser.parse_args(["--sizes", "2..4"]), show)
+    assert show.totals == [3] and show.advanced == 3 and len(show.steps) >= 3

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 
 from ...registry import Registry
 
-__all__ = ["Experiment", "Result", "registry", "int_list", "lg_sizes", "positive_int"]
+__all__ = [
+    "Experiment",
+    "Result",
+    "registry",
+    "counted",
+    "int_list",
+    "lg_sizes",
+    "positive_int",
+]
 
 
 @dataclass
@@ -76,6 +84,20 @@ def registry() -> Registry[Experiment]:
         )
     ]
     return Registry("experiment", sorted(found, key=lambda e: e.name))
+
+
+def counted(progress, items):
+    """Iterate ``items``, telling the progress display how many there are and when each is
+    done (a bar with an ETA on a terminal); a plain ``progress(text)`` callback is left alone."""
+    items = list(items)
+    total = getattr(progress, "total", None)
+    advance = getattr(progress, "advance", None)
+    if total is not None:
+        total(len(items))
+    for item in items:
+        yield item
+        if advance is not None:
+            advance()
 
 
 # -- option types shared by the experiments' argparse parsers ----------------------------------

@@ -32,7 +32,7 @@ from ..models.collision import (
     pr_c2_exact,
     pr_c2_monte_carlo,
 )
-from . import Experiment, Result, lg_sizes, positive_int
+from . import Experiment, Result, counted, lg_sizes, positive_int
 
 MAX_LG = 24
 _sizes = lg_sizes(1, MAX_LG)
@@ -109,7 +109,7 @@ def _cp_run(args, progress) -> Result:
     rng = np.random.default_rng(args.seed)
     rows = []
     disagree = []
-    for h in args.sizes:
+    for h in counted(progress, args.sizes):
         n = 2**h
         progress(f"collision-probability: n = 2^{h}")
         formula = pr_c2(n)
@@ -274,7 +274,7 @@ def _dr_run(args, progress) -> Result:
     else:
         fractions = {"n/8": [8], "n": [1], "both": [8, 1]}[args.messages]
         points = [(2**h, 2**h // f) for f in fractions for h in args.sizes if 2**h // f >= 1]
-    for n, m in points:
+    for n, m in counted(progress, points):
         progress(f"delivery-rounds: n = {n}, m = {m}")
         rows.append(_dr_point(n, m, args, rng, progress))
     notes = [
@@ -392,7 +392,7 @@ def _pt_args(p: argparse.ArgumentParser) -> None:
 def _pt_run(args, progress) -> Result:
     rng = np.random.default_rng(args.seed)
     rows = []
-    for h in args.sizes:
+    for h in counted(progress, args.sizes):
         n = 2**h
         progress(f"patterns: n = 2^{h}")
         cyc = n <= 2**args.cycles_max

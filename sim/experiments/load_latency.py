@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from ..load import FIGURES, LOAD_PATTERNS, Point, run_model_point
-from . import Experiment, Result
+from . import Experiment, Result, counted
 
 RETRIES = ("immediate", "round", "backoff")
 DEFAULT_LOADS = "0.005,0.01,0.02,0.03,0.05,0.1"
@@ -164,7 +164,7 @@ def _run(args, progress) -> Result:
     rows = []
     speeds = {}
     differ = []
-    for retry in opts["retry"]:
+    for retry in counted(progress, opts["retry"]):
         rtl = None
         if not opts["model_only"]:
             rtl, speeds[retry] = rtl_figures(opts, retry, progress, args.build_root)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import statistics
 
-from . import Experiment, Result
+from . import Experiment, Result, counted
 
 #: The paper's sizes (Fig. 9): 2-, 3- and 4-level trees of 64 to 4096 nodes.
 PAPER_SIZES = [(2, 8), (3, 4), (4, 4), (2, 16), (3, 8), (4, 8), (2, 64), (3, 16)]
@@ -122,7 +122,7 @@ def run(args, progress) -> Result:
         columns.append("rounds")
     rows = []
     raw = {}
-    for tree in trees:
+    for tree in counted(progress, trees):
         name = f"FT({tree.levels},{tree.w})"
         rng = random.Random(f"{args.seed}-{name}")
         perms = []
