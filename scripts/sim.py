@@ -83,6 +83,7 @@ def run(args) -> int:
             waves=args.waves,
             family=args.family,
             ports=ports,
+            progress=show,
         )
     name = design.name + (" (AXI4-Stream ports)" if ports == "axis" else "")
     text = describe(name, args.simulator, result)

@@ -140,6 +140,7 @@ def run_bench(
     family: str | None = None,
     bench_module: str | None = None,
     ports: str = "native",
+    progress=None,
 ) -> BenchResult:
     """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation).
 
@@ -148,7 +149,8 @@ def run_bench(
     ``bench_module`` runs another cocotb module than the design's own bench on the same
     Verilog (e.g. a measurement such as the load-latency experiment's).
     ``ports="axis"`` simulates the design's AXI4-Stream top (docs/axis.md) with its own bench
-    (:class:`fattree.designs.AxisTop`), in a build folder of its own.
+    (:class:`fattree.designs.AxisTop`), in a build folder of its own. ``progress(text)`` is
+    told when the build is done and the bench starts.
     """
     if simulator not in SIMULATORS:
         raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
@@ -172,6 +174,8 @@ def run_bench(
     text = elaborate_verilog(design, params, family, ports)
     _build(runner, simulator, where, top, text + models_for(family, text), waves)
     built = time.perf_counter()
+    if progress is not None:
+        progress(f"running {bench_module.rpartition('.')[2]} on {simulator} ...")
     config = {
         "design": design.name,
         "params": params,

@@ -33,7 +33,7 @@ from ..models.leiserson_schedule import (
     schedule_theorem1,
     theorem1_bound,
 )
-from . import Experiment, Result, int_list, lg_sizes, positive_int
+from . import Experiment, Result, counted, int_list, lg_sizes, positive_int
 
 MAX_LG = 12
 _sizes = lg_sizes(2, MAX_LG)
@@ -62,7 +62,7 @@ def _c_args(p: argparse.ArgumentParser) -> None:
 
 def _c_run(args, progress) -> Result:
     rows = []
-    for r in args.r:
+    for r in counted(progress, args.r):
         s = -(-2 * r // 3)
         if s >= r or r < 10:
             raise ValueError(f"r must be at least 10 for a random (r, 2r/3) graph, not {r}")
@@ -160,7 +160,7 @@ def _s_run(args, progress) -> Result:
             raise ValueError(f"unknown pattern {p!r}; patterns: {', '.join(PATTERNS)}")
     rng = random.Random(args.seed)
     rows = []
-    for lgn in args.sizes:
+    for lgn in counted(progress, args.sizes):
         n = 1 << lgn
         profiles = [
             ("w=n", universal_capacities(n, n)),
@@ -296,7 +296,7 @@ def _k_run(args, progress) -> Result:
     import math
 
     rows = []
-    for lgn in args.sizes:
+    for lgn in counted(progress, args.sizes):
         n = 1 << lgn
         for name, w in (("w=n", n), ("w=n^(2/3)", ceil_cbrt(n * n))):
             caps = universal_capacities(n, w)
