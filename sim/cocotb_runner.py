@@ -183,7 +183,8 @@ def run_bench(
         "family": family,
         "ports": ports,
         "seed": seed,
-        "bench": bench or {},
+        # The design table's bench knobs with their defaults, overridden by the caller's.
+        "bench": {**{p.name: p.default for p in design.bench_params}, **(bench or {})},
         "summary": str(summary_path),
     }
     results = where / "results.xml"

@@ -30,16 +30,11 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.designs import get_design
-from fattree.sim.checks.circuit_tree import CHECKS, CircuitTreeCheck
+from fattree.sim.checks.circuit_tree import CHECKS, CircuitTreeCheck, bench_phases
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
-from fattree.sim.models.circuit import CircuitTreeModel, traffic
+from fattree.sim.models.circuit import CircuitTreeModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.circuit import pack_fields, tx_fields
-
-BACKPRESSURE = next(
-    p.default for p in get_design("circuit-tree").bench_params if p.name == "backpressure"
-)
 
 
 class Ports:
@@ -90,7 +85,7 @@ async def traffic_phases(dut):
     p = config["params"]
     leaves, width, length = p["leaves"], p["width"], p["length"]
     frames = config["bench"].get("frames", 200)
-    backpressure = config["bench"].get("backpressure", BACKPRESSURE)
+    backpressure = config["bench"]["backpressure"]
     rng = random.Random(config["seed"])
     model = CircuitTreeModel(leaves, width, length, p["seed"], p["retry"])
     ports = Ports(dut, leaves, width, length)
@@ -110,17 +105,7 @@ async def traffic_phases(dut):
     # rising edge is the first one without reset (the LFSRs advance on it).
     await clock_and_reset(dut)
 
-    per_node = max(1, -(-frames // leaves))
-    phases = [
-        ("random", traffic("random", leaves, width, length, rng, messages=per_node)),
-        ("transpose", traffic("transpose", leaves, width, length, rng)),
-        ("bit-reversal", traffic("bit-reversal", leaves, width, length, rng)),
-        (
-            "shift",
-            traffic("shift", leaves, width, length, rng, shift=rng.randrange(1, leaves)),
-        ),
-        ("hotspot", traffic("hotspot", leaves, width, length, rng, messages=2)),
-    ]
+    phases = bench_phases(leaves, width, length, rng, frames)
     counts = {}
     started = time.perf_counter()
     for name, queues in phases:

@@ -36,15 +36,12 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
-from fattree.designs import get_design
+from fattree.sim.checks.circuit_tree import bench_phases
 from fattree.sim.cocotb_runner import bench_config, write_summary
-from fattree.sim.models.circuit import CircuitTreeModel, run_model, traffic
+from fattree.sim.models.circuit import CircuitTreeModel, run_model
 from fattree.sim.scoreboard import Scoreboard
 
 CHECKS = ("message_mismatches", "dropped_mismatches")
-BACKPRESSURE = next(
-    p.default for p in get_design("circuit-tree").bench_params if p.name == "backpressure"
-)
 
 
 def pauses(rng: random.Random, percent: int):
@@ -119,18 +116,11 @@ async def axis_traffic(dut):
     p = config["params"]
     n, width, length = p["leaves"], p["width"], p["length"]
     frames = config["bench"].get("frames", 200)
-    percent = config["bench"].get("backpressure", BACKPRESSURE)
+    percent = config["bench"]["backpressure"]
     rng = random.Random(config["seed"])
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
 
-    per_node = max(1, -(-frames // n))
-    phases = [
-        traffic("random", n, width, length, rng, messages=per_node),
-        traffic("transpose", n, width, length, rng),
-        traffic("bit-reversal", n, width, length, rng),
-        traffic("shift", n, width, length, rng, shift=rng.randrange(1, n)),
-        traffic("hotspot", n, width, length, rng, messages=2),
-    ]
+    phases = [queues for _, queues in bench_phases(n, width, length, rng, frames)]
     queues = [[m for phase in phases for m in phase[k]] for k in range(n)]
     model = run_model(CircuitTreeModel(n, width, length, p["seed"], p["retry"]), queues)
     want = [[] for _ in range(n)]

@@ -22,7 +22,7 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
-from ..models.circuit import CircuitTreeModel, Driver
+from ..models.circuit import CircuitTreeModel, Driver, traffic
 from ..scoreboard import Scoreboard
 
 __all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck"]
@@ -107,3 +107,16 @@ class CircuitTreeCheck:
             extra = dict(got_messages - want_messages)
             sb.fail("message_mismatches", f"{name}: lost {lost}, unexpected or duplicated {extra}")
         return total
+
+
+def bench_phases(leaves: int, width: int, length: int, rng, frames: int):
+    """The benches' traffic, phase by phase as ``(name, queues)``: ``frames`` random messages
+    in all, transpose, bit reversal, a random cyclic shift, and a hot spot (two each)."""
+    per_node = max(1, -(-frames // leaves))
+    return [
+        ("random", traffic("random", leaves, width, length, rng, messages=per_node)),
+        ("transpose", traffic("transpose", leaves, width, length, rng)),
+        ("bit-reversal", traffic("bit-reversal", leaves, width, length, rng)),
+        ("shift", traffic("shift", leaves, width, length, rng, shift=rng.randrange(1, leaves))),
+        ("hotspot", traffic("hotspot", leaves, width, length, rng, messages=2)),
+    ]
