@@ -227,9 +227,16 @@ async def clock_and_reset(dut, *idle) -> None:
     the ``idle`` inputs at 0, and return at the falling edge where reset is released (inputs
     are driven on falling edges, half a cycle from the rising edge the design acts on)."""
     from cocotb.clock import Clock
-    from cocotb.triggers import FallingEdge
 
     Clock(dut.clk, 10, unit="ns").start()
+    await reset(dut, *idle)
+
+
+async def reset(dut, *idle) -> None:
+    """Inside a bench, with the clock running: the reset of :func:`clock_and_reset` (two
+    cycles, ``idle`` inputs at 0), returning at the falling edge where it is released."""
+    from cocotb.triggers import FallingEdge
+
     dut.rst.value = 1
     for handle in idle:
         handle.value = 0

@@ -40,7 +40,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from ..spec.traffic import HOT_SPOT, bit_reversal, cyclic_shift, transpose
+from ..spec.traffic import PATTERNS, destination
 from .models.circuit import CircuitTreeModel
 
 __all__ = [
@@ -54,7 +54,8 @@ __all__ = [
 ]
 
 #: The patterns the load experiment offers.
-LOAD_PATTERNS = ("random", "transpose", "bit-reversal", "shift", "hotspot")
+#: The traffic patterns of the definitions layer, all of which run open loop.
+LOAD_PATTERNS = PATTERNS
 
 #: The figures of one point, in the order the experiment prints them.
 FIGURES = (
@@ -104,16 +105,7 @@ def destinations(pattern: str, leaves: int) -> list[int | None]:
     h = leaves.bit_length() - 1
     out: list[int | None] = []
     for p in range(leaves):
-        if pattern == "random":
-            q = None
-        elif pattern == "transpose":
-            q = transpose(p, h)
-        elif pattern == "bit-reversal":
-            q = bit_reversal(p, h)
-        elif pattern == "shift":
-            q = cyclic_shift(p, leaves, 1)
-        else:
-            q = HOT_SPOT
+        q = None if pattern == "random" else destination(pattern, p, h)
         out.append(-1 if q == p else q)
     return out
 

@@ -328,3 +328,12 @@ def test_scratch_reused_across_rounds_equals_reference():
             bits = fastsim.random_bits(32, rng)
             got = fastsim.round_fast(32, src, dst, bits, payload, scratch).tolist()
             assert got == fastsim.round_reference(32, src, dst, bits, payload)
+
+
+def test_fixed_destinations_are_the_spec_patterns():
+    from fattree.spec.traffic import destination
+
+    assert [destination("transpose", p, 4) for p in (0b0001, 0b0110)] == [0b0100, 0b1001]
+    assert destination("shift", 7, 3, shift=2) == 1 and destination("hotspot", 5, 3) == 0
+    with pytest.raises(ValueError, match=r"^pattern must be one of transpose, bit-reversal, "):
+        destination("random", 1, 3)

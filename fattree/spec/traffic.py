@@ -12,10 +12,22 @@ swap of the two halves.
 
 from __future__ import annotations
 
-__all__ = ["PATTERNS", "HOT_SPOT", "transpose", "bit_reversal", "cyclic_shift", "hot_spot"]
+__all__ = [
+    "PATTERNS",
+    "FIXED_PATTERNS",
+    "HOT_SPOT",
+    "transpose",
+    "bit_reversal",
+    "cyclic_shift",
+    "hot_spot",
+    "destination",
+]
 
 #: The pattern names the benches and the command line accept.
 PATTERNS = ("random", "transpose", "bit-reversal", "shift", "hotspot")
+
+#: The patterns in which every node has one fixed destination (all but ``random``).
+FIXED_PATTERNS = ("transpose", "bit-reversal", "shift", "hotspot")
 
 #: The node every other node sends to in the hot-spot pattern.
 HOT_SPOT = 0
@@ -43,3 +55,17 @@ def cyclic_shift(p, n: int, k: int):
 def hot_spot(p):
     """Every node sends to :data:`HOT_SPOT`."""
     return p * 0 + HOT_SPOT
+
+
+def destination(pattern: str, p, h: int, *, shift: int = 1):
+    """Where node ``p`` of ``2^h`` sends under one of :data:`FIXED_PATTERNS` (``shift``: the
+    cyclic shift's distance)."""
+    if pattern == "transpose":
+        return transpose(p, h)
+    if pattern == "bit-reversal":
+        return bit_reversal(p, h)
+    if pattern == "shift":
+        return cyclic_shift(p, 1 << h, shift)
+    if pattern == "hotspot":
+        return hot_spot(p)
+    raise ValueError(f"pattern must be one of {', '.join(FIXED_PATTERNS)}, not {pattern!r}")

@@ -21,17 +21,8 @@ import cocotb
 from cocotb.triggers import FallingEdge
 
 from fattree.sim.benches.circuit_tree import Ports
-from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
+from fattree.sim.cocotb_runner import bench_config, clock_and_reset, reset, write_summary
 from fattree.sim.load import OpenLoop, Point
-
-
-async def _reset(dut, ports: Ports, leaves: int) -> None:
-    """Reset the running network as :func:`clock_and_reset` does at the start."""
-    ports.drive([0] * leaves, [0] * leaves, [0] * leaves, [1] * leaves)
-    dut.rst.value = 1
-    for _ in range(2):
-        await FallingEdge(dut.clk)
-    dut.rst.value = 0
 
 
 @cocotb.test()
@@ -48,7 +39,8 @@ async def load_points(dut):
     for k, fields in enumerate(config["bench"]["points"]):
         point = Point(**fields)
         if k:
-            await _reset(dut, ports, leaves)
+            ports.drive([0] * leaves, [0] * leaves, [0] * leaves, [1] * leaves)
+            await reset(dut)
         run = OpenLoop(leaves, width, length, point)
         clk = dut.clk
         while not run.finished:

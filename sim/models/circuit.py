@@ -30,7 +30,7 @@ from ...spec.circuit import (
 )
 from ...spec.lfsr import LFSRModel
 from ...spec.topology import FatTree
-from ...spec.traffic import HOT_SPOT, PATTERNS, bit_reversal, cyclic_shift, transpose
+from ...spec.traffic import HOT_SPOT, PATTERNS, destination
 
 __all__ = [
     "RouterModel",
@@ -422,13 +422,6 @@ class CircuitTreeModel:
 # -- traffic and a model-only run ---------------------------------------------------------------
 
 
-_PERMUTATIONS = {
-    "transpose": lambda p, h, n, k: transpose(p, h),
-    "bit-reversal": lambda p, h, n, k: bit_reversal(p, h),
-    "shift": lambda p, h, n, k: cyclic_shift(p, n, k),
-}
-
-
 def traffic(
     pattern: str, leaves: int, width: int, length: int, rng, *, messages: int = 1, shift: int = 1
 ) -> list[list[tuple[int, int]]]:
@@ -450,8 +443,8 @@ def traffic(
             for _ in range(messages):
                 q = rng.randrange(leaves - 1)
                 queues[p].append((q + (q >= p), data()))
-        elif pattern in _PERMUTATIONS:
-            q = _PERMUTATIONS[pattern](p, h, leaves, shift)
+        elif pattern in ("transpose", "bit-reversal", "shift"):
+            q = destination(pattern, p, h, shift=shift)
             if q != p:
                 queues[p].append((q, data()))
         elif pattern == "hotspot":
