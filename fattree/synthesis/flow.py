@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import toolchain
-from ..designs import Design, build_dir
+from ..designs import Design, build_dir, top_name
 from ..hdl.target import SynthesisTarget
 from .families import Family, get_family
 from .harness import HARNESS_TOP, make_harness
@@ -348,7 +348,7 @@ def synthesise(
 
     out = build_dir(fam.name, design, params, root or Path("build") / "synth")
     out.mkdir(parents=True, exist_ok=True)
-    top = design.name.replace("-", "_")
+    top = top_name(design)
     seconds: dict[str, float] = {}
 
     with _stopwatch(seconds, "export"):
