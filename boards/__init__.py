@@ -4,11 +4,16 @@
 ``wiring.Component`` that generates traffic, checks the design's outputs on chip and has the
 status outputs ``heartbeat``, ``ok`` and ``error`` (see :mod:`fattree.boards.platforms` for
 the boards and the LEDs they go to). A design adds its own self-test by adding an entry.
+
+The network designs share one shape (:mod:`fattree.boards.selftest`): a design writes a
+harness (traffic source, the design, an independent checker, the model's expected trace) and
+:class:`~fattree.boards.selftest.SelfTestCore` adds counters, LEDs, fault injection, the
+status line and the replay loop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..registry import Registry, resolve
 
@@ -18,13 +23,30 @@ __all__ = ["SelfTest", "SELFTESTS", "get_selftest"]
 @dataclass(frozen=True)
 class SelfTest:
     design: str
-    #: ``"module:Class"`` of the core; built as ``Class(**design_params, seed=...,
-    #: blink_log2=..., fault_log2=...)``.
+    #: ``"module:function"`` making the core: ``function(design_params, seed=...,
+    #: blink_log2=..., fault_log2=..., **options)``.
     core: str
     summary: str
+    #: Board name -> design parameters that differ from the design's defaults there (the
+    #: largest point that fits the board and closes timing).
+    board_params: dict[str, dict[str, int | str]] = field(default_factory=dict)
+    #: Options of the self-test itself the core accepts (e.g. ``pattern``).
+    options: tuple[str, ...] = ()
 
-    def build(self, params: dict[str, int], *, seed: int, blink_log2: int, fault_log2):
-        return resolve(self.core)(**params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2)
+    def build(self, params: dict[str, int], *, seed: int, blink_log2: int, fault_log2, **options):
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            known = ", ".join(self.options) or "none"
+            raise ValueError(
+                f"the {self.design} self-test has no option {unknown[0]!r}; its options: {known}"
+            )
+        return resolve(self.core)(
+            params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2, **options
+        )
+
+    def defaults_for(self, board: str) -> dict[str, int | str]:
+        """Design parameters this self-test uses on ``board`` unless given."""
+        return dict(self.board_params.get(board, {}))
 
 
 SELFTESTS: Registry[SelfTest] = Registry(
@@ -32,8 +54,21 @@ SELFTESTS: Registry[SelfTest] = Registry(
     [
         SelfTest(
             design="selector",
-            core="fattree.boards.selector_selftest:SelectorSelfTest",
+            core="fattree.boards.selector_selftest:selftest",
             summary="LFSR frames of random length and M bits; branch outputs checked every cycle",
+        ),
+        SelfTest(
+            design="circuit-tree",
+            core="fattree.boards.circuit_selftest:circuit_tree_selftest",
+            summary=(
+                "LFSR or pattern traffic; payload source/destination/sequence/check code checked; "
+                "the model's delivery trace replayed from block RAM cycle for cycle"
+            ),
+            board_params={
+                "icebreaker": {"leaves": 8, "width": 1, "length": 16},
+                "ulx3s-85f": {"leaves": 16, "width": 8, "length": 2},
+            },
+            options=("pattern", "inject_cycles"),
         ),
     ],
     key="design",

@@ -44,7 +44,7 @@ from ..hdl.lfsr import LFSR
 from ..params import check_int_range, check_positive_int
 from ..spec.lfsr import LFSRModel, derive_seed
 
-__all__ = ["SelectorSelfTest", "traffic", "LENGTH_BITS", "MIN_LENGTH"]
+__all__ = ["SelectorSelfTest", "selftest", "traffic", "LENGTH_BITS", "MIN_LENGTH"]
 
 #: Frame lengths are ``MIN_LENGTH + r`` with ``r`` a ``LENGTH_BITS``-bit random number.
 MIN_LENGTH = 2
@@ -259,3 +259,8 @@ class SelectorSelfTest(wiring.Component):
             self.heartbeat.eq(blink[-1]),
             self.ok.eq(checked_any & ~self.error),
         ]
+
+
+def selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None) -> SelectorSelfTest:
+    """The board self-test core for the design parameters ``params`` (``width``)."""
+    return SelectorSelfTest(**params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2)

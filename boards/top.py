@@ -1,5 +1,5 @@
-"""The thin board wrapper: a self-test core's status outputs to the board's LEDs, and its frame
-count and error flag to a status line on the board's UART."""
+"""The thin board wrapper: a self-test core's status outputs to the board's LEDs, and its
+counters to a status line on the board's UART."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from amaranth import Elaboratable, Module
 from amaranth.lib import io
 
 from .platforms import UART_BAUD, Board
+from .selftest import status_signals
 from .uart import StatusReporter
 
 __all__ = ["BoardTop"]
@@ -17,8 +18,10 @@ __all__ = ["BoardTop"]
 class BoardTop(Elaboratable):
     """Put a self-test core on a board: its ``heartbeat``, ``ok`` and ``error`` outputs drive
     the LEDs the board entry names; with ``uart`` (default), if the core counts ``frames`` and
-    the board has a UART, a :class:`~fattree.boards.uart.StatusReporter` sends the count and
-    the error flag about once a second. The core runs on the platform's default clock and reset."""
+    the board has a UART, a :class:`~fattree.boards.uart.StatusReporter` sends the core's
+    status fields (:func:`~fattree.boards.selftest.status_signals`: the selector's frame
+    count and error flag, a network self-test's counters) about once a second. The core
+    runs on the platform's default clock and reset."""
 
     def __init__(self, core, board: Board, *, uart: bool = True):
         self.core = core
@@ -34,14 +37,15 @@ class BoardTop(Elaboratable):
             m.d.comb += led.o.eq(getattr(self.core, role))
         if self.uart:
             clock_hz = platform.default_clk_frequency
+            fields = status_signals(self.core)
             m.submodules.status = status = StatusReporter(
-                divisor=round(clock_hz / UART_BAUD), period_log2=round(math.log2(clock_hz))
+                divisor=round(clock_hz / UART_BAUD),
+                period_log2=round(math.log2(clock_hz)),
+                fields=[(name, bits) for name, bits, _ in fields],
             )
             port = platform.request(*self.board.uart, dir="-")
             m.submodules.uart_tx = tx = io.Buffer("o", port.tx)
-            m.d.comb += [
-                status.frames.eq(self.core.frames),
-                status.error.eq(self.core.error),
-                tx.o.eq(status.tx),
-            ]
+            for name, _, signal in fields:
+                m.d.comb += getattr(status, name).eq(signal)
+            m.d.comb += tx.o.eq(status.tx)
         return m

@@ -1,4 +1,4 @@
-"""A status line on the board's UART: ``frames 0001a2b3 error 0`` about once a second.
+"""A status line on the board's UART, e.g. ``frames 0001a2b3 error 0``, about once a second.
 
 The LEDs say whether a self-test passes; the UART says how much it has checked. Both boards
 have a USB serial bridge on their programming port (iCEBreaker: the FTDI's second channel;
@@ -8,6 +8,8 @@ growing. Transmit only, 8 data bits, no parity, one stop bit.
 
 from __future__ import annotations
 
+import re
+
 from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -15,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 from ..hdl._validation import validates_parameters
 from ..params import check_int_range
 
-__all__ = ["UARTTx", "StatusReporter", "status_line"]
+__all__ = ["UARTTx", "StatusReporter", "status_line", "parse_status_line", "SELECTOR_FIELDS"]
 
 
 class UARTTx(wiring.Component):
@@ -72,19 +74,41 @@ class UARTTx(wiring.Component):
         return m
 
 
-def status_line(frames: int, error: int) -> str:
-    """The line :class:`StatusReporter` sends, in Python (for tests and host tools)."""
-    return f"frames {frames & 0xFFFFFFFF:08x} error {error & 1}\r\n"
+def status_line(frames: int | None = None, error: int | None = None, *, fields=None) -> str:
+    """The line :class:`StatusReporter` sends, in Python (for tests and host tools).
+
+    ``status_line(frames, error)`` is the selector's line; ``fields`` is a sequence of
+    ``(name, bits, value)``: each field is printed as its name, a space and ``ceil(bits / 4)``
+    lower-case hex digits, fields separated by one space, the line ended by CR LF.
+    """
+    if fields is None:
+        fields = (("frames", 32, frames or 0), ("error", 1, error or 0))
+    parts = []
+    for name, bits, value in fields:
+        digits = -(-bits // 4)
+        parts.append(f"{name} {value & ((1 << bits) - 1):0{digits}x}")
+    return " ".join(parts) + "\r\n"
 
 
-_TEMPLATE = status_line(0, 0)
-# Positions of the hex digits of `frames` (most significant first) and of the error digit.
-_FRAME_DIGITS = range(len("frames "), len("frames ") + 8)
-_ERROR_DIGIT = len("frames 00000000 error ")
+def parse_status_line(line: str) -> dict[str, int]:
+    """``{name: value}`` of a status line (:func:`status_line`); ``ValueError`` if it is not one."""
+    words = line.strip().split(" ")
+    if len(words) < 2 or len(words) % 2:
+        raise ValueError(f"not a status line: {line!r}")
+    values = {}
+    for name, digits in zip(words[::2], words[1::2], strict=True):
+        if not name.isidentifier() or not re.fullmatch("[0-9a-f]+", digits):
+            raise ValueError(f"not a status line: {line!r}")
+        values[name] = int(digits, 16)
+    return values
+
+
+#: Fields of the selector's line: ``frames`` (32 bits) and ``error`` (1 bit).
+SELECTOR_FIELDS = (("frames", 32), ("error", 1))
 
 
 class StatusReporter(wiring.Component):
-    """Sends :func:`status_line` of ``frames`` and ``error`` every ``2**period_log2`` cycles.
+    """Sends :func:`status_line` of its inputs every ``2**period_log2`` cycles.
 
     The values are latched when a line starts, so a line never mixes two counts.
 
@@ -94,25 +118,45 @@ class StatusReporter(wiring.Component):
         Clock cycles per UART bit.
     period_log2 : int
         A line starts every ``2**period_log2`` cycles; it must leave time to send the
-        line (``25 * 10 * divisor`` cycles), or lines follow each other back to back.
+        line (``len(line) * 10 * divisor`` cycles), or lines follow each other back to back.
+    fields : sequence of (str, int)
+        Name and width in bits of each value on the line, in order; one input port per
+        field, named after it. Default: the selector's ``frames`` (32) and ``error`` (1).
 
     Attributes
     ----------
-    frames : In(32)
-    error : In(1)
+    <name> : In(bits)
+        One per field.
     tx : Out(1)
     """
 
     @validates_parameters
-    def __init__(self, divisor: int, period_log2: int):
+    def __init__(self, divisor: int, period_log2: int, fields=SELECTOR_FIELDS):
         self.divisor = check_int_range("divisor", divisor, 2)
         self.period_log2 = check_int_range("period_log2", period_log2, 1, 40)
-        super().__init__({"frames": In(32), "error": In(1), "tx": Out(1, init=1)})
+        self.fields = tuple(
+            (str(name), check_int_range("bits", bits, 1, 64)) for name, bits in fields
+        )
+        names = [name for name, _ in self.fields]
+        if not names or len(set(names)) != len(names) or "tx" in names:
+            raise ValueError(f"fields must have distinct names other than 'tx', not {names!r}")
+        super().__init__({name: In(bits) for name, bits in self.fields} | {"tx": Out(1, init=1)})
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.uart = uart = UARTTx(self.divisor)
         m.d.comb += self.tx.eq(uart.tx)
+
+        # The fixed text as a small ROM, and which of its characters are hex digits.
+        template = status_line(fields=[(name, bits, 0) for name, bits in self.fields])
+        digit_at = []
+        pos = 0
+        for name, bits in self.fields:
+            pos += len(name) + 1
+            digits = -(-bits // 4)
+            digit_at.extend(range(pos, pos + digits))
+            pos += digits + 1
+        n_digits = len(digit_at)
 
         timer = Signal(self.period_log2)
         due = Signal()  # a line is due; cleared when it starts
@@ -120,25 +164,31 @@ class StatusReporter(wiring.Component):
         with m.If(timer == (1 << self.period_log2) - 1):
             m.d.sync += due.eq(1)
 
-        digits = Signal(32)  # `frames`, latched; shifts up one hex digit per digit sent
-        error = Signal()
-        index = Signal(range(len(_TEMPLATE) + 1), init=len(_TEMPLATE))  # == len: idle
+        # All fields, latched, each padded to whole hex digits, first field on top; shifts up
+        # one hex digit per digit sent.
+        snapshot = Cat(
+            *(
+                Cat(getattr(self, name), Const(0, 4 * -(-bits // 4) - bits))
+                for name, bits in reversed(self.fields)
+            )
+        )
+        digits = Signal(4 * n_digits)
+        index = Signal(range(len(template) + 1), init=len(template))  # == len: idle
         char = Signal(8)
 
-        # The fixed text as a small ROM; one hex converter reads the top digit.
-        template = Array(Const(ord(c), 8) for c in _TEMPLATE)
-        nibble = digits[28:]
-        is_digit = (index >= _FRAME_DIGITS.start) & (index < _FRAME_DIGITS.stop)
+        rom = Array(Const(ord(c), 8) for c in template)
+        is_digit_rom = Array(Const(int(k in digit_at), 1) for k in range(len(template) + 1))
+        nibble = digits[-4:]
+        is_digit = Signal()
+        m.d.comb += is_digit.eq(is_digit_rom[index])
         with m.If(is_digit):
             m.d.comb += char.eq(Mux(nibble < 10, ord("0") + nibble, ord("a") - 10 + nibble))
-        with m.Elif(index == _ERROR_DIGIT):
-            m.d.comb += char.eq(ord("0") + error)
         with m.Else():
-            m.d.comb += char.eq(template[index])
+            m.d.comb += char.eq(rom[index])
 
-        with m.If((index == len(_TEMPLATE)) & due):
-            m.d.sync += [digits.eq(self.frames), error.eq(self.error), index.eq(0), due.eq(0)]
-        with m.Elif((index < len(_TEMPLATE)) & uart.ready):
+        with m.If((index == len(template)) & due):
+            m.d.sync += [digits.eq(snapshot), index.eq(0), due.eq(0)]
+        with m.Elif((index < len(template)) & uart.ready):
             m.d.comb += [uart.valid.eq(1), uart.data.eq(char)]
             m.d.sync += index.eq(index + 1)
             with m.If(is_digit):

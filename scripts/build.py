@@ -15,6 +15,7 @@ from .. import toolchain
 from ..boards import SELFTESTS, get_selftest
 from ..boards.platforms import BOARDS, BuildFailed, blink_log2_for, build_bitstream, get_board
 from ..designs import build_dir, get_design, param_slug, parse_params
+from ..spec.traffic import PATTERNS
 from .common import CliError, add_param_argument, emit, progress_display, writable_dir
 
 NAME = "build"
@@ -54,6 +55,27 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the on-chip traffic")
     parser.add_argument(
+        "--pattern",
+        choices=PATTERNS,
+        default=None,
+        help="traffic of a network self-test: random (default) or a fixed pattern of the papers",
+    )
+    parser.add_argument(
+        "--inject-cycles",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cycles of each replayed run in which a network self-test starts new messages",
+    )
+    parser.add_argument(
+        "--simulate",
+        type=int,
+        default=None,
+        metavar="CYCLES",
+        help="no bitstream: simulate the self-test core and its UART for CYCLES cycles, decode "
+        "the status lines and report messages checked and errors",
+    )
+    parser.add_argument(
         "--build-root",
         default="build",
         metavar="DIR",
@@ -67,24 +89,42 @@ def run(args) -> int:
         board = get_board(args.board)
         design = get_design(args.design)
         selftest = get_selftest(design.name)
-        params = parse_params(design, args.param)
+        # The design's defaults, then the self-test's point for this board, then the user's.
+        board_items = [f"{k}={v}" for k, v in selftest.defaults_for(board.name).items()]
+        params = parse_params(design, board_items + list(args.param))
+        options = {}
+        if args.pattern is not None:
+            options["pattern"] = args.pattern
+        if args.inject_cycles is not None:
+            options["inject_cycles"] = args.inject_cycles
+        if args.simulate is not None:
+            if args.simulate < 1:
+                raise ValueError(
+                    f"--simulate wants a positive number of cycles, not {args.simulate}"
+                )
+            return _simulate(args, board, design, selftest, params, options)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     toolchain.require(*board.tools)
-
     out = build_dir(f"boards/{board.name}", design, params, Path(args.build_root))
     # Variants of the same parameters get their own folders, so no build overwrites another.
-    suffix = ("-fault" if args.inject_fault else "") + ("-nouart" if args.no_uart else "")
+    suffix = "".join(f"-{k.replace('_', '')}{v}" for k, v in sorted(options.items()))
+    suffix += ("-fault" if args.inject_fault else "") + ("-nouart" if args.no_uart else "")
     if suffix:
         out = out.with_name(param_slug(params) + suffix)
-    writable_dir(out)
+    writable_dir(out)  # before the core exists: an error leaves no unelaborated core behind
+    try:
+        clock_hz = board.make_platform().default_clk_frequency
+        blink_log2 = blink_log2_for(clock_hz)
+        # The heartbeat toggles every ~0.7 s. A fault every 4 toggles (~2.8 s at 12 MHz, ~2.7 s
+        # at 25 MHz): the user sees the green LED first, then the sticky red one for good.
+        fault_log2 = blink_log2 + 2 if args.inject_fault else None
+        core = selftest.build(
+            params, seed=args.seed, blink_log2=blink_log2, fault_log2=fault_log2, **options
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
-    clock_hz = board.make_platform().default_clk_frequency
-    blink_log2 = blink_log2_for(clock_hz)
-    # The heartbeat toggles every ~0.7 s. A fault every 4 toggles (~2.8 s at 12 MHz, ~2.7 s
-    # at 25 MHz): the user sees the green LED first, then the sticky red one for good.
-    fault_log2 = blink_log2 + 2 if args.inject_fault else None
-    core = selftest.build(params, seed=args.seed, blink_log2=blink_log2, fault_log2=fault_log2)
     name = f"{design.name.replace('-', '_')}_selftest"
     from ..boards.top import BoardTop
 
@@ -110,10 +150,73 @@ def run(args) -> int:
         },
         "uart": board.uart_note if top.uart else None,
         "program": _PROGRAM_HINT[board.family].format(path=result["bitstream"]),
+        **_describe(core),
         **result,
     }
     emit(args, data, _text(data))
     return 0
+
+
+def _describe(core) -> dict:
+    """What a network self-test's harness says about its run (replay memory, messages)."""
+    harness = getattr(core, "harness", None)
+    describe = getattr(harness, "describe", None)
+    return {"selftest": describe()} if describe else {}
+
+
+def _simulate(args, board, design, selftest, params, options) -> int:
+    """``--simulate CYCLES``: the board's self-test core and its status line's UART in
+    amaranth.sim (a fast UART: 2 cycles per bit, a line as soon as the last one is out),
+    the serial line decoded back into status lines."""
+    from ..boards.selftest import simulate_status
+
+    cycles = args.simulate
+    # A fault about four times in the run (the board's is every ~3 s: too rare here).
+    fault_log2 = max(1, (cycles // 4).bit_length() - 1) if args.inject_fault else None
+    core = selftest.build(params, seed=args.seed, blink_log2=8, fault_log2=fault_log2, **options)
+    with progress_display(args.json) as show:
+        show(f"simulating the {design.name} self-test for {board.name}, {cycles} cycles ...")
+        result = simulate_status(core, cycles)
+    lines = result["lines"]
+    last = lines[-1] if lines else {}
+    checked = last.get("checked", last.get("frames"))
+    errors = last.get("errors", last.get("error"))
+    data = {
+        "design": design.name,
+        "board": board.name,
+        "params": params,
+        "seed": args.seed,
+        "inject_fault": args.inject_fault,
+        "fault_log2": fault_log2,
+        "simulated_cycles": cycles,
+        "lines": len(lines),
+        "last_line": last,
+        "checked": checked,
+        "errors": errors,
+        **_describe(core),
+    }
+    if not lines:
+        raise CliError(
+            f"no complete status line in {cycles} cycles; simulate longer "
+            f"(a line takes about {80 * 10 * 2} cycles)",
+            code=1,
+        )
+    verdict = "PASS" if (errors > 0) == bool(args.inject_fault) else "FAIL"
+    data["verdict"] = verdict
+    text = "\n".join(
+        [
+            f"simulated {cycles} cycles of the {design.name} self-test ({board.name} point: "
+            + ", ".join(f"{k}={v}" for k, v in params.items())
+            + ")"
+            + (", fault injected" if args.inject_fault else ""),
+            f"  {len(lines)} status lines decoded from the UART; the last:",
+            "  " + " ".join(f"{k} {v}" for k, v in last.items()),
+            f"  checked {checked}, errors {errors}: {verdict}"
+            + (" (the injected fault must be caught)" if args.inject_fault else ""),
+        ]
+    )
+    emit(args, data, text)
+    return 0 if verdict == "PASS" else 1
 
 
 def _text(d: dict) -> str:

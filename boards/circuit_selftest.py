@@ -1,0 +1,531 @@
+"""Self-test of the circuit-switched fat tree (Strumpen and Krishnamurthy): on-chip traffic,
+an independent checker, and the reference model's delivery trace replayed on silicon.
+
+One *run* of :class:`CircuitTreeHarness` (the harness :class:`fattree.boards.selftest.
+SelfTestCore` replays forever) goes like this:
+
+* **Traffic.** Every node has a source on its transmit stream. In each of the first
+  ``inject_cycles`` cycles a free source draws its next message: with ``pattern="random"``
+  an ``lg n``-bit random word ``r`` from a bank of LFSRs, destination ``node XOR r`` (no
+  message when ``r = 0``, so destinations are uniform over the other nodes); with the
+  papers' fixed patterns (``transpose``, ``bit-reversal``, ``shift``, ``hotspot``) the
+  pattern's destination every time (a node mapped to itself sends nothing). A source offers
+  a message until the interface takes it (one in flight per node, as the interface allows).
+  Every receiver is always ready.
+* **Payload** (:func:`payload_fields`): source, destination, a per-source sequence number and
+  a check code (parities of the other fields under fixed masks, and a constant so that an
+  all-zero payload is wrong), in the message's ``width * length`` data bits.
+* **Checker**, which does not look inside the network: every delivered message must be at
+  its destination, from another node, with a correct check code and zero padding; at the end
+  of the run (a quiescent point: nothing in flight) the numbers sent, acknowledged and
+  delivered must agree with each other and with the model's, and the XOR of all payloads
+  sent must equal the XOR of all payloads delivered (a duplicate or a lost message shows).
+* **Replay.** :func:`expected_run` runs the cycle-exact reference model
+  (:class:`fattree.sim.models.circuit.CircuitTreeModel`) on the same seeds and the same
+  traffic (the sources' Python twin) at build time. Its delivery trace (for each cycle with
+  a delivery: the cycle, which nodes deliver, the XOR of their payloads) goes into block RAM,
+  and the checker compares the network against it cycle for cycle.
+* The run lasts exactly as long as the model needs to deliver everything (plus two cycles);
+  then the core resets the harness and the same run starts again.
+
+``fault`` inverts node 0's delivery bit as the checker sees it: that cycle disagrees with the
+trace, so the error count rises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth import Cat, Const, Module, ResetInserter, Signal
+from amaranth.lib import memory, wiring
+
+from ..hdl._validation import validates_parameters
+from ..hdl.circuit_tree import CircuitFatTree
+from ..hdl.lfsr import LFSR
+from ..params import check_int_range, check_power_of_two
+from ..sim.models.circuit import CircuitTreeModel
+from ..spec.circuit import check_retry
+from ..spec.lfsr import LFSRModel, derive_seed
+from ..spec.traffic import PATTERNS, destination
+from .selftest import SelfTestCore, harness_signature, popcount
+
+__all__ = [
+    "payload_fields",
+    "check_code",
+    "pack_payload",
+    "SourcesTwin",
+    "RunTrace",
+    "expected_run",
+    "CircuitTreeHarness",
+    "circuit_tree_selftest",
+]
+
+# Random bits from 31-bit Fibonacci LFSRs with the trinomial x^31 + x^28 + 1, 28 per clock.
+_LFSR_WIDTH = 31
+_LFSR_TAPS = (31, 28)
+_LFSR_STEPS = 28
+#: Seed path of the traffic LFSR bank (distinct from every router's and interface's).
+_TRAFFIC_PATH = 0x7A
+
+
+def payload_fields(leaves: int, width: int, length: int) -> dict[str, int]:
+    """Fields of a self-test message, low bits first: ``src``, ``dest`` (``lg n`` bits each),
+    ``seq`` (half of what is left, at most 16 bits), ``check`` (the rest, at most 16 bits),
+    ``pad`` (zeros). ``ValueError`` if ``width * length < 2 lg n + 2``."""
+    h = leaves.bit_length() - 1
+    bits = width * length
+    spare = bits - 2 * h
+    if spare < 2:
+        raise ValueError(
+            f"the circuit-tree self-test needs width * length >= {2 * h + 2} payload bits "
+            f"(source, destination, sequence number, check code) for {leaves} leaves, "
+            f"not {bits}"
+        )
+    seq = min(16, spare // 2)
+    check = min(16, spare - seq)
+    return {"src": h, "dest": h, "seq": seq, "check": check, "pad": spare - seq - check}
+
+
+def _check_masks(fields: dict[str, int]) -> list[int]:
+    """Per check bit, the mask of the covered bits (src, dest, seq) whose parity it is."""
+    covered = fields["src"] + fields["dest"] + fields["seq"]
+    masks = []
+    for j in range(fields["check"]):
+        mask = 0
+        for chunk in range(0, covered, 31):
+            mask |= derive_seed(31, 0xC0DE, j, chunk) << chunk
+        masks.append(mask & ((1 << covered) - 1))
+    return masks
+
+
+def _check_constant(fields: dict[str, int]) -> int:
+    return 0x5555 & ((1 << fields["check"]) - 1)
+
+
+def check_code(fields: dict[str, int], src: int, dest: int, seq: int) -> int:
+    """The check code of a message (bit ``j``: parity of mask ``j`` over src, dest, seq,
+    XOR a constant 0101... so that the all-zero payload is not valid)."""
+    covered = src | (dest << fields["src"]) | (seq << (fields["src"] + fields["dest"]))
+    code = 0
+    for j, mask in enumerate(_check_masks(fields)):
+        code |= ((covered & mask).bit_count() & 1) << j
+    return code ^ _check_constant(fields)
+
+
+def pack_payload(fields: dict[str, int], src: int, dest: int, seq: int) -> int:
+    """The message data: src, dest, seq, its check code, zero padding."""
+    h = fields["src"]
+    return (
+        src
+        | (dest << h)
+        | (seq << 2 * h)
+        | (check_code(fields, src, dest, seq) << (2 * h + fields["seq"]))
+    )
+
+
+def _bank(bits: int) -> list[int]:
+    """Bits drawn from each LFSR of the traffic bank per clock."""
+    return [min(_LFSR_STEPS, bits - k) for k in range(0, bits, _LFSR_STEPS)]
+
+
+def _bank_seed(seed: int, k: int) -> int:
+    return derive_seed(_LFSR_WIDTH, seed, _TRAFFIC_PATH, k)
+
+
+def _fixed_destinations(pattern: str, leaves: int) -> list[int]:
+    h = leaves.bit_length() - 1
+    return [destination(pattern, p, h) for p in range(leaves)]
+
+
+class SourcesTwin:
+    """The traffic sources in Python, register for register: :meth:`outputs` is what they
+    offer in this cycle, :meth:`clock` advances one clock given the interfaces' ``tx_ready``."""
+
+    def __init__(self, leaves, width, length, *, seed=1, pattern="random", inject_cycles=1000):
+        self.leaves = leaves
+        self.h = leaves.bit_length() - 1
+        self.fields = payload_fields(leaves, width, length)
+        self.pattern = pattern
+        self.inject_cycles = inject_cycles
+        self.fixed = None if pattern == "random" else _fixed_destinations(pattern, leaves)
+        self.lfsrs = (
+            [
+                LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_bank_seed(seed, k), steps=steps)
+                for k, steps in enumerate(_bank(leaves * self.h))
+            ]
+            if pattern == "random"
+            else []
+        )
+        self.valid = [0] * leaves
+        self.dest = [0] * leaves
+        self.seq = [0] * leaves
+        self.cycle = 0
+
+    def outputs(self) -> tuple[list[int], list[int], list[int]]:
+        data = [pack_payload(self.fields, p, self.dest[p], self.seq[p]) for p in range(self.leaves)]
+        return list(self.valid), list(self.dest), data
+
+    def clock(self, tx_ready: list[int]) -> list[int]:
+        """One clock; returns per node whether its message was taken in this cycle."""
+        rand, shift = 0, 0
+        for lfsr in self.lfsrs:
+            rand |= lfsr.word() << shift
+            shift += lfsr.steps
+        injecting = self.cycle < self.inject_cycles
+        taken = [int(self.valid[p] and tx_ready[p]) for p in range(self.leaves)]
+        for p in range(self.leaves):
+            if not self.valid[p] or tx_ready[p]:
+                if self.fixed is None:
+                    r = (rand >> (p * self.h)) & ((1 << self.h) - 1)
+                    self.valid[p], self.dest[p] = int(injecting and r != 0), p ^ r
+                else:
+                    q = self.fixed[p]
+                    self.valid[p], self.dest[p] = int(injecting and q != p), q
+            if taken[p]:
+                self.seq[p] = (self.seq[p] + 1) & ((1 << self.fields["seq"]) - 1)
+        for lfsr in self.lfsrs:
+            lfsr.clock()
+        self.cycle += 1
+        return taken
+
+
+@dataclass(frozen=True)
+class RunTrace:
+    """What the reference model says one run does."""
+
+    #: Cycles of the run (the last delivery and acknowledgement, plus two).
+    cycles: int
+    #: ``(cycle, mask, xor)`` per cycle with a delivery: which nodes deliver (bit ``n`` for
+    #: node ``n``) and the XOR of their payloads.
+    deliveries: tuple[tuple[int, int, int], ...]
+    messages: int
+    rejects: int
+    #: Largest cycles from a message being taken to its acknowledgement (saturated).
+    max_latency: int
+
+
+def expected_run(
+    leaves,
+    width,
+    length,
+    seed,
+    retry,
+    *,
+    traffic_seed=1,
+    pattern="random",
+    inject_cycles=1000,
+    latency_bits=12,
+    limit=1_000_000,
+) -> RunTrace:
+    """Run the reference model with the sources' twin until every message is delivered and
+    acknowledged; the trace the hardware must reproduce."""
+    model = CircuitTreeModel(leaves, width, length, seed, retry)
+    sources = SourcesTwin(
+        leaves, width, length, seed=traffic_seed, pattern=pattern, inject_cycles=inject_cycles
+    )
+    saturate = (1 << latency_bits) - 1
+    taken_at = [None] * leaves
+    deliveries = []
+    sent = done = delivered = rejects = max_latency = 0
+    cycle = 0
+    while True:
+        if cycle >= limit:
+            raise RuntimeError(f"the model did not drain within {limit} cycles")
+        valid, dest, data = sources.outputs()
+        out = model.step(valid, dest, data)
+        mask = xor = 0
+        for n in range(leaves):
+            if out.rx_valid[n]:
+                mask |= 1 << n
+                xor ^= out.rx_data[n]
+            if out.tx_done[n]:
+                max_latency = max(max_latency, min(saturate, cycle - taken_at[n]))
+        if mask:
+            deliveries.append((cycle, mask, xor))
+        delivered += mask.bit_count()
+        done += sum(out.tx_done)
+        rejects += sum(out.tx_reject)
+        taken = sources.clock(out.tx_ready)
+        for n in range(leaves):
+            if taken[n]:
+                taken_at[n] = cycle
+        sent += sum(taken)
+        cycle += 1
+        if cycle >= inject_cycles and not any(sources.valid) and done == sent == delivered:
+            break
+    return RunTrace(cycle + 2, tuple(deliveries), sent, rejects, max_latency)
+
+
+class CircuitTreeHarness(wiring.Component):
+    """Sources, a :class:`~fattree.hdl.circuit_tree.CircuitFatTree`, checker and replay
+    memory: one run of the self-test (see the module documentation).
+
+    Parameters
+    ----------
+    leaves, width, length, seed, retry
+        The network's parameters (as :class:`~fattree.hdl.circuit_tree.CircuitFatTree`).
+    traffic_seed : int
+        Seed of the traffic LFSRs.
+    pattern : str
+        ``"random"`` or a fixed pattern of :data:`fattree.spec.traffic.PATTERNS`.
+    inject_cycles : int
+        Cycles of a run in which the sources start new messages.
+    latency_bits : int
+        Width of the latency counters (they saturate).
+    network : callable, optional
+        ``network(leaves, width, length, seed, retry)`` builds the network under test;
+        tests pass broken ones.
+    """
+
+    @validates_parameters
+    def __init__(
+        self,
+        leaves=8,
+        width=1,
+        length=16,
+        seed=1,
+        retry="immediate",
+        *,
+        traffic_seed=1,
+        pattern="random",
+        inject_cycles=1000,
+        latency_bits=12,
+        network=None,
+    ):
+        self.leaves = check_power_of_two("leaves", leaves, 2)
+        self.width = check_int_range("width", width, 1, 64)
+        self.length = check_int_range("length", length, 1, 64)
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
+        if pattern not in PATTERNS:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+        self.pattern = pattern
+        self.inject_cycles = check_int_range("inject_cycles", inject_cycles, 1, 1 << 20)
+        self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
+        self.fields = payload_fields(leaves, width, length)
+        self.network = network or CircuitFatTree
+        self.trace = expected_run(
+            leaves,
+            width,
+            length,
+            seed,
+            self.retry,
+            traffic_seed=traffic_seed,
+            pattern=pattern,
+            inject_cycles=inject_cycles,
+            latency_bits=latency_bits,
+        )
+        self.cycle_bits = self.trace.cycles.bit_length()
+        self.entry_bits = self.cycle_bits + leaves + width * length
+        #: Depth of the replay memory: one entry per delivering cycle and an end marker.
+        self.trace_depth = len(self.trace.deliveries) + 1
+        self.trace_bits = self.entry_bits * self.trace_depth
+        count_bits = max(leaves, 3).bit_length()
+        super().__init__(harness_signature(count_bits, latency_bits))
+
+    def describe(self) -> dict:
+        """The run the board replays, from the model: for reports."""
+        return {
+            "pattern": self.pattern,
+            "traffic_seed": self.traffic_seed,
+            "inject_cycles": self.inject_cycles,
+            "run_cycles": self.trace.cycles + 1,  # and one cycle priming the replay memory
+            "messages_per_run": self.trace.messages,
+            "rejects_per_run": self.trace.rejects,
+            "max_latency": self.trace.max_latency,
+            "payload_fields": dict(self.fields),
+            "trace_entries": self.trace_depth,
+            "trace_entry_bits": self.entry_bits,
+            "trace_bits": self.trace_bits,
+        }
+
+    def _entries(self) -> list[int]:
+        cb, n = self.cycle_bits, self.leaves
+        entries = [c | (mask << cb) | (x << (cb + n)) for c, mask, x in self.trace.deliveries]
+        return [*entries, (1 << cb) - 1]  # the end marker: a cycle the run never reaches
+
+    def elaborate(self, platform):
+        m = Module()
+        n, h, f = self.leaves, self.leaves.bit_length() - 1, self.fields
+        bits = self.width * self.length
+        trace = self.trace
+
+        # The first cycle after a reset primes the replay memory's read port; the network,
+        # the sources and the run's cycle counter start in the next one (run cycle 0).
+        primed = Signal()
+        m.d.sync += primed.eq(1)
+        live = Module()  # network and sources, held in reset while priming
+        m.submodules.live = ResetInserter(~primed)(live)
+
+        net = self.network(n, self.width, self.length, self.seed, self.retry)
+        live.submodules.net = net
+        t = Signal(self.cycle_bits)
+        with m.If(primed):
+            m.d.sync += t.eq(t + 1)
+        injecting = Signal()
+        m.d.comb += injecting.eq(t < self.inject_cycles)
+
+        # --- sources ---------------------------------------------------------------------
+        rand = None
+        if self.pattern == "random":
+            chunks = []
+            for k, steps in enumerate(_bank(n * h)):
+                lfsr = LFSR(
+                    _LFSR_WIDTH,
+                    taps=_LFSR_TAPS,
+                    seed=_bank_seed(self.traffic_seed, k),
+                    steps=steps,
+                )
+                live.submodules[f"lfsr{k}"] = lfsr
+                chunks.append(lfsr.value[:steps])
+            rand = Cat(*chunks)
+        else:
+            fixed = _fixed_destinations(self.pattern, n)
+        masks = _check_masks(f)
+        taken = []
+        sent_xor = 0
+        for p in range(n):
+            valid = Signal(name=f"src{p}_valid")
+            dest = Signal(h, name=f"src{p}_dest")
+            seq = Signal(f["seq"], name=f"src{p}_seq")
+            tx = net.tx[p]
+            covered = Cat(Const(p, h), dest, seq)
+            code = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(f)
+            payload = Signal(bits, name=f"src{p}_payload")
+            m.d.comb += [
+                payload.eq(Cat(covered, code)),
+                tx.valid.eq(valid),
+                tx.payload.dest.eq(dest),
+                tx.payload.data.eq(payload),
+            ]
+            take = Signal(name=f"src{p}_taken")
+            m.d.comb += take.eq(valid & tx.ready)
+            taken.append(take)
+            sent_xor = sent_xor ^ (payload & take.replicate(bits))
+            with live.If(~valid | tx.ready):
+                if rand is not None:
+                    r = rand[p * h : (p + 1) * h]
+                    live.d.sync += [valid.eq(injecting & (r != 0)), dest.eq(r ^ p)]
+                else:
+                    live.d.sync += [valid.eq(injecting & (fixed[p] != p)), dest.eq(fixed[p])]
+            with live.If(take):
+                live.d.sync += seq.eq(seq + 1)
+
+        # --- checker ---------------------------------------------------------------------
+        delivered = []
+        bad = []
+        got_xor = 0
+        for d in range(n):
+            rx = net.rx[d]
+            m.d.comb += rx.ready.eq(1)
+            data = rx.payload.data
+            src = data[:h]
+            dst = data[h : 2 * h]
+            covered = data[: 2 * h + f["seq"]]
+            code = data[2 * h + f["seq"] : 2 * h + f["seq"] + f["check"]]
+            pad = data[2 * h + f["seq"] + f["check"] :]
+            want = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(f)
+            wrong = (dst != d) | (src == d) | (code != want)
+            if f["pad"]:
+                wrong = wrong | pad.any()
+            bad.append(rx.valid & wrong)
+            delivered.append(rx.valid)
+            got_xor = got_xor ^ (data & rx.valid.replicate(bits))
+        seen = Signal(n)  # delivery bits as the checker sees them (the fault lands here)
+        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
+        cycle_xor = Signal(bits)
+        m.d.comb += cycle_xor.eq(got_xor)
+
+        # Replay: the model's trace, one entry per delivering cycle.
+        mem = memory.Memory(shape=self.entry_bits, depth=self.trace_depth, init=self._entries())
+        m.submodules.trace = mem
+        rd = mem.read_port()
+        idx = Signal(range(self.trace_depth + 1))
+        entry_cycle = rd.data[: self.cycle_bits]
+        entry_mask = rd.data[self.cycle_bits : self.cycle_bits + n]
+        entry_xor = rd.data[self.cycle_bits + n :]
+        now = Signal()
+        m.d.comb += now.eq(primed & (entry_cycle == t))
+        m.d.comb += rd.addr.eq(idx + now)
+        m.d.sync += idx.eq(idx + now)
+        want_mask = Signal(n)
+        want_xor = Signal(bits)
+        with m.If(now):
+            m.d.comb += [want_mask.eq(entry_mask), want_xor.eq(entry_xor)]
+        replay_bad = Signal()
+        m.d.comb += replay_bad.eq(primed & ((seen != want_mask) | (cycle_xor != want_xor)))
+
+        # Totals for the quiescent point at the end of the run.
+        total_bits = max(trace.messages, 1).bit_length() + 1
+        sent = Signal(total_bits)
+        acked = Signal(total_bits)
+        got = Signal(total_bits)
+        sent_sig = Signal(bits)
+        got_sig = Signal(bits)
+        m.d.sync += [
+            sent.eq(sent + popcount(taken)),
+            acked.eq(acked + popcount(net.tx_done)),
+            got.eq(got + popcount(delivered)),
+            sent_sig.eq(sent_sig ^ sent_xor),
+            got_sig.eq(got_sig ^ cycle_xor),
+        ]
+        end = Signal()
+        m.d.comb += end.eq(primed & (t == trace.cycles - 1))
+        idle = Signal()
+        m.d.comb += idle.eq(~Cat(*(net.tx[p].valid for p in range(n))).any())
+        end_bad = Signal()
+        m.d.comb += end_bad.eq(
+            end
+            & (
+                (sent != trace.messages)
+                | (acked != trace.messages)
+                | (got != trace.messages)
+                | (sent_sig != got_sig)
+                | ~idle
+                | (entry_cycle != (1 << self.cycle_bits) - 1)
+            )
+        )
+
+        # --- latency: cycles from a message being taken to its acknowledgement -------------
+        # Each node counts while its message is in flight; the run's maximum steps up by one
+        # whenever a counter that is about to step equals it (counters step by one, so the
+        # maximum never has to jump), which needs only an equality test per node.
+        lat_max = Signal(self.latency_bits)
+        saturate = (1 << self.latency_bits) - 1
+        bumps = []
+        for p in range(n):
+            waiting = Signal(name=f"lat{p}_waiting")
+            count = Signal(self.latency_bits, name=f"lat{p}_count")
+            done = net.tx_done[p]
+            with m.If(taken[p]):
+                m.d.sync += [waiting.eq(1), count.eq(1)]
+            with m.Elif(done):
+                m.d.sync += waiting.eq(0)
+            with m.Elif(waiting & (count != saturate)):
+                m.d.sync += count.eq(count + 1)
+            bumps.append(
+                (taken[p] & (lat_max == 0))
+                | (waiting & ~done & ~taken[p] & (count == lat_max) & (count != saturate))
+            )
+        with m.If(Cat(*bumps).any()):
+            m.d.sync += lat_max.eq(lat_max + 1)
+
+        m.d.comb += [
+            self.checked.eq(popcount(delivered)),
+            self.rejects.eq(popcount(net.tx_reject)),
+            self.errors.eq(replay_bad + end_bad + Cat(*bad).any()),
+            self.max_latency.eq(lat_max),
+            self.end.eq(end),
+        ]
+        return m
+
+
+def circuit_tree_selftest(
+    params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options
+) -> SelfTestCore:
+    """The board self-test core of the circuit tree: the design's parameters (``leaves``,
+    ``width``, ``length``, ``seed``, ``retry``), ``seed`` the traffic's seed, ``options`` the
+    harness's (``pattern``, ``inject_cycles``, ...)."""
+    harness = CircuitTreeHarness(**params, traffic_seed=seed, **options)
+    return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)

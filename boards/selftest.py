@@ -1,0 +1,288 @@
+"""The one self-test shape of the network designs: a harness (traffic source, design, checker)
+inside a generic core (counters, LEDs, fault injection, replay forever).
+
+A design adds a *harness*: a ``wiring.Component`` with the :func:`harness_signature` ports
+that runs one deterministic test run from reset (on-chip traffic into the design, an
+independent checker on its outputs, the reference model's expected trace in block RAM) and
+says in which cycle the run ends. :class:`SelfTestCore` does the rest, the same for every
+design:
+
+* resets the harness when a run ends, so the same run is replayed forever (every replay is
+  the claim "hardware == model" once more);
+* counts clock cycles, messages checked, rejects (retries), errors (saturating) and keeps the
+  largest latency any run reported;
+* drives the status outputs ``heartbeat``, ``ok`` (something checked, no error) and ``error``
+  (sticky) that :class:`fattree.boards.top.BoardTop` puts on LEDs, and offers its counters
+  as the fields of the UART status line (:data:`STATUS_FIELDS`);
+* with ``fault_log2`` set, raises the harness's ``fault`` input for one cycle every
+  ``2**fault_log2`` cycles: the harness then inverts one checked bit, and the error count
+  must rise.
+
+:class:`SimTop` adds the status line's UART at a fast bit rate for simulation, and
+:func:`simulate_status` runs it in amaranth.sim and decodes the serial line back into status
+lines: ``fattree build DESIGN --simulate CYCLES`` is that, for the board's very core.
+"""
+
+from __future__ import annotations
+
+from amaranth import Module, ResetInserter, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..hdl._validation import validates_parameters
+from ..params import check_int_range
+from .uart import StatusReporter, parse_status_line
+
+__all__ = [
+    "harness_signature",
+    "SelfTestCore",
+    "STATUS_FIELDS",
+    "popcount",
+    "SimTop",
+    "status_signals",
+    "decode_uart",
+    "simulate_status",
+]
+
+#: Fields of the status line of a :class:`SelfTestCore`, ``(name, bits)``, in order.
+STATUS_FIELDS = (
+    ("cycles", 32),
+    ("checked", 32),
+    ("rejects", 32),
+    ("maxlat", 16),
+    ("errors", 16),
+)
+
+
+def harness_signature(count_bits: int, latency_bits: int) -> wiring.Signature:
+    """Ports of a harness, seen from the harness.
+
+    ``fault`` (in): invert one checked bit in this cycle. Per cycle (out): ``checked``
+    (messages or grants compared), ``rejects`` (retries the design caused) and ``errors``
+    (mismatches found), each a count of ``count_bits`` bits; ``max_latency`` (largest
+    latency of this run so far, ``latency_bits``); ``end`` (the run ends with this cycle: the
+    next cycle is the first of the replay).
+    """
+    return wiring.Signature(
+        {
+            "fault": In(1),
+            "checked": Out(count_bits),
+            "rejects": Out(count_bits),
+            "errors": Out(count_bits),
+            "max_latency": Out(latency_bits),
+            "end": Out(1),
+        }
+    )
+
+
+def popcount(bits) -> object:
+    """Number of ones in a list of 1-bit values, as an Amaranth expression (adder tree)."""
+    values = list(bits)
+    if not values:
+        return 0
+    while len(values) > 1:
+        values = [
+            values[k] + values[k + 1] if k + 1 < len(values) else values[k]
+            for k in range(0, len(values), 2)
+        ]
+    return values[0]
+
+
+class SelfTestCore(wiring.Component):
+    """A harness, replayed forever, with counters and status outputs.
+
+    Parameters
+    ----------
+    harness : wiring.Component
+        The design's harness (:func:`harness_signature` ports).
+    blink_log2 : int
+        The heartbeat toggles every ``2**blink_log2`` cycles (1..40).
+    fault_log2 : int or None
+        If set, pulse the harness's ``fault`` input every ``2**fault_log2`` cycles (1..40).
+
+    Attributes
+    ----------
+    heartbeat, ok, error : Out(1)
+        Blinks while the clock runs; something checked and no error; sticky error.
+    frames : Out(32)
+        Messages checked (the same as ``checked``; the name the board wrapper knows).
+    cycles, checked, rejects : Out(32)
+        Clock cycles, messages checked, rejects, since configuration (wrap around).
+    maxlat : Out(16)
+        Largest latency reported by any run (cycles; saturates).
+    errors : Out(16)
+        Mismatches found (saturates at 0xffff).
+    runs : Out(32)
+        Runs completed.
+    """
+
+    @validates_parameters
+    def __init__(self, harness, *, blink_log2=22, fault_log2=None):
+        self.harness = harness
+        self.blink_log2 = check_int_range("blink_log2", blink_log2, 1, 40)
+        self.fault_log2 = (
+            None if fault_log2 is None else check_int_range("fault_log2", fault_log2, 1, 40)
+        )
+        self.status_fields = STATUS_FIELDS
+        super().__init__(
+            {
+                "heartbeat": Out(1),
+                "ok": Out(1),
+                "error": Out(1),
+                "frames": Out(32),
+                **{name: Out(bits) for name, bits in STATUS_FIELDS},
+                "runs": Out(32),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        harness = self.harness
+        # The run ends: reset the whole harness (design, traffic, checker, trace pointer), so
+        # the next cycle starts the same run again from the same state.
+        m.submodules.harness = ResetInserter(harness.end)(harness)
+
+        m.d.sync += [
+            self.cycles.eq(self.cycles + 1),
+            self.checked.eq(self.checked + harness.checked),
+            self.rejects.eq(self.rejects + harness.rejects),
+        ]
+        m.d.comb += self.frames.eq(self.checked)
+        with m.If(harness.end):
+            m.d.sync += self.runs.eq(self.runs + 1)
+        errors_next = self.errors + harness.errors
+        with m.If(errors_next > 0xFFFF):
+            m.d.sync += self.errors.eq(0xFFFF)
+        with m.Else():
+            m.d.sync += self.errors.eq(errors_next)
+        with m.If(harness.errors != 0):
+            m.d.sync += self.error.eq(1)
+        latency = harness.max_latency
+        if len(latency) > 16:
+            latency = latency[:16] | (latency[16:].any().replicate(16))
+        with m.If(latency > self.maxlat):
+            m.d.sync += self.maxlat.eq(latency)
+
+        if self.fault_log2 is not None:
+            fault_count = Signal(self.fault_log2)
+            m.d.sync += fault_count.eq(fault_count + 1)
+            m.d.comb += harness.fault.eq(fault_count == (1 << self.fault_log2) - 1)
+
+        checked_any = Signal()
+        with m.If(harness.checked != 0):
+            m.d.sync += checked_any.eq(1)
+        blink = Signal(self.blink_log2 + 1)
+        m.d.sync += blink.eq(blink + 1)
+        m.d.comb += [
+            self.heartbeat.eq(blink[-1]),
+            self.ok.eq(checked_any & ~self.error),
+        ]
+        return m
+
+
+def status_signals(core) -> list[tuple[str, int, object]]:
+    """``(name, bits, signal)`` of each status line field of a self-test core: the generic
+    core's :data:`STATUS_FIELDS`, or the selector's ``frames`` and ``error``."""
+    fields = getattr(core, "status_fields", (("frames", 32), ("error", 1)))
+    return [(name, bits, getattr(core, name)) for name, bits in fields]
+
+
+class SimTop(wiring.Component):
+    """A self-test core and its status line's UART, for simulation: ``divisor`` cycles per
+    bit and a line every ``2**period_log2`` cycles (both small, so lines come often).
+
+    Attributes
+    ----------
+    tx : Out(1)
+        The serial line.
+    cycle : Out(32)
+        Clock cycles since reset (to time-stamp the serial line's edges).
+    """
+
+    def __init__(self, core, *, divisor=2, period_log2=None):
+        self.core = core
+        self.fields = status_signals(core)
+        line = sum(len(name) + 2 + -(-bits // 4) for name, bits, _ in self.fields) + 1
+        if period_log2 is None:
+            period_log2 = (line * 10 * divisor).bit_length()
+        self.divisor = divisor
+        self.period_log2 = period_log2
+        super().__init__({"tx": Out(1, init=1), "cycle": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = self.core
+        m.submodules.status = status = StatusReporter(
+            self.divisor, self.period_log2, [(name, bits) for name, bits, _ in self.fields]
+        )
+        for name, _, signal in self.fields:
+            m.d.comb += getattr(status, name).eq(signal)
+        m.d.comb += self.tx.eq(status.tx)
+        m.d.sync += self.cycle.eq(self.cycle + 1)
+        return m
+
+
+def decode_uart(edges: list[tuple[int, int]], divisor: int, end: int) -> bytes:
+    """Bytes of an 8N1 serial line given as ``(cycle, level)`` changes (the line idles high
+    before the first), sampled in the middle of each bit; ``end`` is the last cycle seen."""
+
+    def level_at(cycle):
+        level = 1
+        for when, value in edges:
+            if when > cycle:
+                break
+            level = value
+        return level
+
+    out = bytearray()
+    k = 0
+    while k < len(edges):
+        when, value = edges[k]
+        if value != 0:
+            k += 1
+            continue
+        # A falling edge starts a frame: sample the middle of the start, data and stop bits.
+        mid = when + divisor // 2
+        if mid + 9 * divisor > end:
+            break
+        bits = [level_at(mid + j * divisor) for j in range(10)]
+        if bits[0] == 0 and bits[9] == 1:
+            out.append(sum(b << j for j, b in enumerate(bits[1:9])))
+        stop = when + 10 * divisor - divisor // 2
+        while k < len(edges) and edges[k][0] < stop:
+            k += 1
+    return bytes(out)
+
+
+def simulate_status(core, cycles: int, *, divisor: int = 2) -> dict:
+    """Run ``core`` with its status line's UART for ``cycles`` cycles in amaranth.sim and
+    decode the serial line.
+
+    Returns ``{"lines": [{field: value}, ...], "text": str, "cycles": int}``: every complete
+    status line received, decoded from the bits on the wire (not read from the counters).
+    """
+    from amaranth.sim import Simulator
+
+    top = SimTop(core, divisor=divisor)
+    edges: list[tuple[int, int]] = []
+
+    async def watch(ctx):
+        async for _, cycle, tx in ctx.changed(top.tx).sample(top.cycle, top.tx):
+            edges.append((cycle, tx))
+
+    async def run(ctx):
+        await ctx.tick().repeat(cycles)
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_process(watch)
+    sim.add_testbench(run)
+    sim.run()
+    text = decode_uart(edges, divisor, cycles).decode("ascii", errors="replace")
+    lines = []
+    for raw in text.split("\r\n")[:-1]:  # the last piece is an unfinished line
+        try:
+            lines.append(parse_status_line(raw))
+        except ValueError:
+            continue
+    return {"lines": lines, "text": text, "cycles": cycles}
