@@ -1,0 +1,142 @@
+"""The RN1 router's channel protocol as data (DeHon 1993, "Practical schemes for fat-tree
+network construction", section on RN1; Knight 1989, DeHon-Knight-Minsky 1990).
+
+What the router (:mod:`fattree.hdl.rn1`), its reference model (:mod:`fattree.sim.models.rn1`)
+and the checks agree on: the nine-bit channel word, its codes, the two modes and which
+outputs serve a direction in each, how the head byte names a direction and is passed on, and
+how the router's LFSR is seeded. The timing and every choice the paper leaves open are in
+docs/dehon.md.
+
+A *channel* is a pair of nine-bit links: ``fwd`` from the sender to the receiver and ``bk``
+back. Both carry *words* ``data | ctrl << 8`` (an ``amaranth.lib.data`` struct of ``data``,
+8 bits, then ``ctrl``, 1 bit, lays them out the same way):
+
+* ``ctrl = 1``: one byte of a transmission. The first such word after ``ctrl = 0`` is the
+  *head*: its two low bits name the direction.
+* ``ctrl = 0``: no byte. The first ``ctrl = 0`` word after a byte *closes* the transmission
+  (the ninth bit "signals the beginning and end of transmissions"); its ``data`` says how:
+  :data:`TURN` reverses the connection, anything else (:data:`DROP`, the idle word 0) ends it.
+  Later ``ctrl = 0`` words are idle, except the two *status* codes :data:`CONNECTED` and
+  :data:`BLOCKED`, one-cycle answers that travel against a closed transmission.
+"""
+
+from __future__ import annotations
+
+from ..params import check_int_range
+from .lfsr import derive_seed
+
+__all__ = [
+    "CHANNELS",
+    "DATA_BITS",
+    "WORD_BITS",
+    "DIRECTIONS",
+    "DROP",
+    "TURN",
+    "CONNECTED",
+    "BLOCKED",
+    "STATUS",
+    "IDLE_WORD",
+    "MODES",
+    "LFSR_WIDTH",
+    "LFSR_STEPS",
+    "check_mode",
+    "word",
+    "ctrl_of",
+    "data_of",
+    "direction",
+    "pass_head",
+    "head_for",
+    "dilation",
+    "outputs_for",
+    "router_seed",
+]
+
+#: Input channels and output channels of one RN1.
+CHANNELS = 8
+#: Data bits of a channel word (the ninth bit is ``ctrl``).
+DATA_BITS = 8
+WORD_BITS = DATA_BITS + 1
+#: Logical directions of the crossbar (radix 4).
+DIRECTIONS = 4
+
+#: Codes of ``ctrl = 0`` words. DROP (also the idle word) closing a transmission ends the
+#: connection; TURN closing it reverses the connection; CONNECTED and BLOCKED are statuses.
+DROP, TURN, CONNECTED, BLOCKED = 0, 1, 2, 3
+STATUS = (CONNECTED, BLOCKED)
+#: What an idle link carries.
+IDLE_WORD = 0
+
+#: ``primary``: one radix-4 crossbar of dilation 2 (all eight inputs equivalent, direction
+#: ``d`` on outputs ``2d`` and ``2d + 1``). ``alternate``: two radix-4 crossbars of dilation 1
+#: (inputs ``0..3`` to outputs ``0..3``, inputs ``4..7`` to outputs ``4..7``, direction ``d``
+#: on output ``4c + d`` of crossbar ``c``).
+MODES = ("primary", "alternate")
+
+#: The router's random bits come from a 16-bit Fibonacci LFSR (default taps) advanced
+#: :data:`LFSR_STEPS` single steps per clock: bit ``d`` of the state is direction ``d``'s
+#: fresh random bit in every cycle.
+LFSR_WIDTH = 16
+LFSR_STEPS = DIRECTIONS
+
+
+def check_mode(mode) -> str:
+    """``"primary"`` or ``"alternate"``, or ``ValueError`` naming the bad value."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'primary' or 'alternate', not {mode!r}")
+    return mode
+
+
+def word(ctrl: int, data: int) -> int:
+    """The nine-bit channel word of ``ctrl`` and ``data``."""
+    return (data & 0xFF) | (ctrl & 1) << DATA_BITS
+
+
+def ctrl_of(w: int) -> int:
+    return (w >> DATA_BITS) & 1
+
+
+def data_of(w: int) -> int:
+    return w & 0xFF
+
+
+def direction(head: int) -> int:
+    """The direction a head byte asks for: its two low bits."""
+    return head & 0b11
+
+
+def pass_head(head: int) -> int:
+    """The head byte as the router passes it on: rotated right by two bits, so the next
+    router finds its direction in the two low bits. After four routers the byte is back to
+    what the sender sent (one byte routes four stages: 256 endpoints of a bidelta network)."""
+    return ((head >> 2) | (head << 6)) & 0xFF
+
+
+def head_for(directions, fill: int = 0) -> int:
+    """The head byte that sends a transmission through ``directions`` (at most four, the
+    first router's first); the bits of stages not used are taken from ``fill``."""
+    directions = list(directions)
+    if len(directions) > 4:
+        raise ValueError(f"one head byte names at most four directions, not {len(directions)}")
+    head = fill & 0xFF
+    for k, d in enumerate(directions):
+        check_int_range("direction", d, 0, DIRECTIONS - 1)
+        head = (head & ~(0b11 << 2 * k)) | d << 2 * k
+    return head
+
+
+def dilation(mode: str) -> int:
+    """Physical outputs per logical direction: 2 in the primary mode, 1 in the alternate."""
+    return 2 if check_mode(mode) == "primary" else 1
+
+
+def outputs_for(mode: str, inp: int, d: int) -> tuple[int, ...]:
+    """The outputs that serve direction ``d`` for a transmission on input ``inp``."""
+    check_int_range("direction", d, 0, DIRECTIONS - 1)
+    if check_mode(mode) == "primary":
+        return (2 * d, 2 * d + 1)
+    return (DIRECTIONS * (inp // DIRECTIONS) + d,)
+
+
+def router_seed(seed: int, stage: int, index: int) -> int:
+    """LFSR seed (never 0) of router ``index`` of ``stage`` in a network seeded ``seed``."""
+    return derive_seed(LFSR_WIDTH, seed, stage, index)

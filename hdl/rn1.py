@@ -1,0 +1,219 @@
+"""The RN1 routing component (DeHon 1993; Knight 1989; DeHon, Knight and Minsky 1990).
+
+Eight input and eight output channels, each a nine-bit forward link (a byte and the ``ctrl``
+bit that marks the beginning and end of a transmission) and a nine-bit backward link for the
+status and, after a turn, for the answer (see :mod:`fattree.spec.rn1` for the words and codes,
+docs/dehon.md for the protocol, the timing and the choices the paper leaves open).
+
+* **Primary mode**: one radix-4 crossbar of dilation 2; direction ``d`` leaves on output
+  ``2d`` or ``2d + 1``. **Alternate mode**: two radix-4 crossbars of dilation 1 (inputs
+  ``0..3`` to outputs ``0..3``, inputs ``4..7`` to outputs ``4..7``).
+* A head (``ctrl`` rising on an idle input) asks for direction ``data[0:2]`` and is decided in
+  the cycle it arrives: requests for one direction are served in input order (the first
+  takes output ``2d + r`` when both are free, ``r`` = LFSR bit ``d``; the second the other);
+  an input that gets no output discards the transmission and answers BLOCKED on its backward
+  link the cycle after the transmission closes.
+* A held circuit passes both links through one register each: one cycle per router either
+  way; the head leaves rotated right by two bits so the next router finds its direction in
+  the low bits. A non-TURN close on either link marks it closing; a BLOCKED status on either
+  link, or any status once closing, releases it after passing the status on.
+
+The cycle-exact reference is :class:`fattree.sim.models.rn1.RN1Model`.
+"""
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.hdl import Value
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..params import check_int_range
+from ..spec.rn1 import (
+    BLOCKED,
+    CHANNELS,
+    CONNECTED,
+    DATA_BITS,
+    DIRECTIONS,
+    LFSR_STEPS,
+    LFSR_WIDTH,
+    TURN,
+    WORD_BITS,
+    check_mode,
+    outputs_for,
+    word,
+)
+from ._validation import validates_parameters
+from .lfsr import LFSR
+
+__all__ = ["Word", "channel_signature", "RN1Router"]
+
+#: One channel word: ``data`` (a byte) in the low bits, then ``ctrl``.
+Word = data.StructLayout({"data": DATA_BITS, "ctrl": 1})
+
+
+def channel_signature() -> wiring.Signature:
+    """One channel, from its sender's side: ``fwd`` out, ``bk`` (status, answers) in."""
+    return wiring.Signature({"fwd": Out(Word), "bk": In(Word)})
+
+
+class RN1Router(wiring.Component):
+    """One RN1 router.
+
+    Parameters
+    ----------
+    mode : str
+        ``"primary"`` (radix 4, dilation 2) or ``"alternate"`` (two radix-4 crossbars,
+        dilation 1).
+    seed : int
+        Seed of the 16-bit LFSR that makes the random choice between two free outputs,
+        ``1 .. 65535`` (the alternate mode has no choice to make and no LFSR).
+
+    Attributes
+    ----------
+    i : In(channel_signature()).array(8)
+        Input channels: ``i[k].fwd`` in, ``i[k].bk`` out (status and answers to the sender).
+    o : Out(channel_signature()).array(8)
+        Output channels: ``o[k].fwd`` out, ``o[k].bk`` in.
+    """
+
+    @validates_parameters
+    def __init__(self, mode: str = "primary", seed: int = 1):
+        self.mode = check_mode(mode)
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        channel = channel_signature()
+        super().__init__({"i": In(channel).array(CHANNELS), "o": Out(channel).array(CHANNELS)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n = CHANNELS
+        fwd = [self.i[k].fwd for k in range(n)]
+        bk_in = [self.o[k].bk for k in range(n)]
+
+        # conn[i, o]: input i holds output o (one-hot per input and per output).
+        reach = {
+            (i, o)
+            for i in range(n)
+            for d in range(DIRECTIONS)
+            for o in outputs_for(self.mode, i, d)
+        }
+        conn = {key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(reach)}
+        owners = [[i for i in range(n) if (i, o) in conn] for o in range(n)]
+        routes = [[o for o in range(n) if (i, o) in conn] for i in range(n)]
+        held = [Signal(name=f"open_{i}") for i in range(n)]
+        busy = [Signal(name=f"busy_{o}") for o in range(n)]
+        for i in range(n):
+            m.d.comb += held[i].eq(_any(conn[i, o] for o in routes[i]))
+        for o in range(n):
+            m.d.comb += busy[o].eq(_any(conn[i, o] for i in owners[o]))
+
+        discard = [Signal(name=f"discard_{i}") for i in range(n)]
+        closing = [Signal(name=f"closing_{i}") for i in range(n)]
+        prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
+        header = [Signal(name=f"header_{i}") for i in range(n)]
+        for i in range(n):
+            m.d.comb += header[i].eq(~held[i] & ~discard[i] & fwd[i].ctrl & ~prev_ctrl[i])
+
+        claim = self._arbitrate(m, header, busy, conn)
+
+        # The backward word each held input sees: its output's bk link.
+        back = []
+        for i in range(n):
+            b = Signal(Word, name=f"back_{i}")
+            value = 0
+            for o in routes[i]:
+                value = value | (Value.cast(bk_in[o]) & conn[i, o].replicate(WORD_BITS))
+            m.d.comb += Value.cast(b).eq(value)
+            back.append(b)
+
+        def status(w):
+            return ~w.ctrl & ((w.data == CONNECTED) | (w.data == BLOCKED))
+
+        def blocked_status(w):
+            return ~w.ctrl & (w.data == BLOCKED)
+
+        release = [Signal(name=f"release_{i}") for i in range(n)]
+        for i in range(n):
+            f, b = fwd[i], back[i]
+            f_close = ~f.ctrl & prev_ctrl[i]
+            b_close = ~b.ctrl & self.i[i].bk.ctrl
+            ends = (f_close & (f.data != TURN)) | (b_close & (b.data != TURN))
+            m.d.comb += release[i].eq(
+                held[i]
+                & (blocked_status(f) | blocked_status(b) | (closing[i] & (status(f) | status(b))))
+            )
+            granted = _any(claim[i, o] for o in routes[i])
+            # Plain gates, not If/Else (see hdl/circuit_router.py: iCE40 logic blocks share
+            # one clock enable and reset among eight cells).
+            m.d.sync += [
+                discard[i].eq((header[i] & ~granted) | (discard[i] & f.ctrl)),
+                closing[i].eq(held[i] & ~release[i] & (closing[i] | ends)),
+                prev_ctrl[i].eq(f.ctrl),
+                Value.cast(self.i[i].bk).eq(
+                    (Value.cast(b) & held[i].replicate(WORD_BITS))
+                    | (
+                        Const(word(0, BLOCKED), WORD_BITS)
+                        & (discard[i] & ~f.ctrl).replicate(WORD_BITS)
+                    )
+                ),
+            ]
+            for o in routes[i]:
+                m.d.sync += conn[i, o].eq(claim[i, o] | (conn[i, o] & ~release[i]))
+
+        # Forward registers: the owner's word, or the rotated head of this cycle's claim.
+        for o in range(n):
+            value = 0
+            for i in owners[o]:
+                head = Cat(fwd[i].data[2:], fwd[i].data[:2], Const(1, 1))
+                value = (
+                    value
+                    | (Value.cast(fwd[i]) & conn[i, o].replicate(WORD_BITS))
+                    | (head & claim[i, o].replicate(WORD_BITS))
+                )
+            m.d.sync += Value.cast(self.o[o].fwd).eq(value)
+        return m
+
+    def _arbitrate(self, m, header, busy, conn):
+        """``claim[i, o]``: input ``i``'s head takes output ``o`` this cycle."""
+        n = CHANNELS
+        claim = {key: Signal(name=f"claim_{key[0]}_{key[1]}") for key in conn}
+        if self.mode == "primary":
+            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
+            groups = [(d, list(range(n)), (2 * d, 2 * d + 1)) for d in range(DIRECTIONS)]
+        else:
+            lfsr = None
+            groups = [
+                (d, list(range(base, base + DIRECTIONS)), (base + d,))
+                for base in (0, DIRECTIONS)
+                for d in range(DIRECTIONS)
+            ]
+        for d, inputs, outs in groups:
+            # rank0: the first request of the group in input order; rank1: the second.
+            seen_one, seen_two = Const(0), Const(0)
+            rank0, rank1 = {}, {}
+            for i in inputs:
+                req = Signal(name=f"req_{i}_{outs[0]}")
+                m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
+                rank0[i] = req & ~seen_one
+                rank1[i] = req & seen_one & ~seen_two
+                seen_two = seen_two | (seen_one & req)
+                seen_one = seen_one | req
+            if len(outs) == 1:
+                (o,) = outs
+                for i in inputs:
+                    m.d.comb += claim[i, o].eq(rank0[i] & ~busy[o])
+                continue
+            o0, o1 = outs
+            f0, f1 = ~busy[o0], ~busy[o1]
+            r = lfsr.value[d]
+            for i in inputs:
+                m.d.comb += [
+                    claim[i, o0].eq((rank0[i] & f0 & (~f1 | ~r)) | (rank1[i] & f0 & f1 & r)),
+                    claim[i, o1].eq((rank0[i] & f1 & (~f0 | r)) | (rank1[i] & f0 & f1 & ~r)),
+                ]
+        return claim
+
+
+def _any(values):
+    result = Const(0)
+    for v in values:
+        result = result | v
+    return result

@@ -1,0 +1,331 @@
+"""One RN1 router against :class:`RN1Model`, in lock step, driven by protocol-following
+endpoints.
+
+Sixteen endpoints surround the router: a *sender* on each input channel (it opens
+connections: head, bytes, a TURN or DROP close, then waits for the status) and a *receiver*
+on each output channel (it reads a transmission and answers its close with CONNECTED, or
+now and then BLOCKED as a busy destination would; after a TURN it answers over the same
+connection and may turn it again). Both ends of a connection run the same :class:`End`
+machine, so turns may go back and forth. A blocked transmission is sent again (same bytes,
+after a random gap) until it gets through.
+
+Two checks run side by side:
+
+* ``cycle_mismatches``: every output word of the router (``o_fwd`` on each output channel,
+  ``i_bk`` on each input channel's backward link) against the cycle-exact model;
+* ``message_mismatches``: every transmission queued is delivered exactly once, through an
+  output of the direction its head asked for (and of its crossbar in the alternate mode),
+  with its bytes intact (the head as the router passes it on); every segment sent after a
+  turn arrives intact at the other end; every status the senders wait for comes.
+
+``read()`` gives ``(o_fwd, i_bk)`` (lists of eight words), ``drive(i_fwd, o_bk)`` sets the
+inputs, ``tick()`` waits one cycle. The endpoints react to what the design shows, so a
+mismatch shows up in both checks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ...spec.rn1 import (
+    BLOCKED,
+    CHANNELS,
+    CONNECTED,
+    DIRECTIONS,
+    DROP,
+    STATUS,
+    TURN,
+    ctrl_of,
+    data_of,
+    outputs_for,
+    word,
+)
+from ..models.rn1 import RN1Model
+from ..scoreboard import Scoreboard
+
+__all__ = [
+    "OUTPUTS",
+    "INPUTS",
+    "CHECKS",
+    "PATTERNS",
+    "Knobs",
+    "End",
+    "RN1Check",
+    "transmissions",
+    "unpass_head",
+]
+
+OUTPUTS = ("o_fwd", "i_bk")
+INPUTS = ("i_fwd", "o_bk")
+CHECKS = ("cycle_mismatches", "message_mismatches")
+PATTERNS = ("random", "hotspot")
+
+IDLE, SEND, WAIT_STATUS, LISTEN, ANSWER = range(5)
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """How the endpoints behave: per cycle, probability that an idle sender starts
+    (``start``); bytes per segment ``1 .. max_bytes``; probability that a segment closes
+    with TURN (``turn``, at most ``max_turns`` per connection); probability that a
+    receiver answers a connection's first segment BLOCKED (``busy``); status answers come
+    ``0 .. max_delay`` cycles after the close."""
+
+    start: float = 0.3
+    max_bytes: int = 6
+    turn: float = 0.4
+    max_turns: int = 3
+    busy: float = 0.1
+    max_delay: int = 2
+
+
+def unpass_head(head: int) -> int:
+    """Inverse of :func:`fattree.spec.rn1.pass_head`: the head as its sender wrote it."""
+    return ((head << 2) | (head >> 6)) & 0xFF
+
+
+def transmissions(pattern: str, count: int, rng: random.Random) -> list[list[list[int]]]:
+    """Per input, ``count`` transmissions (byte lists; the head's low bits the direction):
+    ``random`` directions, or ``hotspot`` (every transmission to direction 0)."""
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+    queues = []
+    for _ in range(CHANNELS):
+        queue = []
+        for _ in range(count):
+            d = rng.randrange(DIRECTIONS) if pattern == "random" else 0
+            head = (rng.getrandbits(8) & ~0b11) | d
+            queue.append([head] + [rng.getrandbits(8) for _ in range(rng.randint(0, 5))])
+        queues.append(queue)
+    return queues
+
+
+class End:
+    """One endpoint of a channel: drives one link and reads the other, each cycle.
+
+    ``sender`` ends open connections from their ``queue``; receiver ends wait for them. After
+    a turn both behave alike. Confirmed segments are appended to ``sent`` (by the end that
+    got CONNECTED) and ``received`` (by the end that answered CONNECTED), as byte tuples;
+    the first segment of a connection is tagged ``"first"``, the others ``"turn"``.
+    """
+
+    def __init__(self, sender: bool, rng: random.Random, knobs: Knobs, queue=None):
+        self.sender = sender
+        self.rng = rng
+        self.knobs = knobs
+        self.queue = list(queue or [])
+        self.state = IDLE if sender else LISTEN
+        self.words: list[int] = []  # to send, close word last
+        self.close = DROP
+        self.first = True  # the segment under way is the connection's first
+        self.turns = 0
+        self.segment: list[int] = []
+        self.prev_in_ctrl = 0
+        self.answer_in = 0
+        self.answer = CONNECTED
+        self.answer_turn = False
+        self.wait = 0
+        self.waited = 0
+        self.gap = 0
+        self.sent: list[tuple] = []
+        self.received: list[tuple] = []
+        self.blocked = 0
+        self.opened = 0
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing to send and nothing under way."""
+        idle = IDLE if self.sender else LISTEN
+        return self.state == idle and not self.queue and not self.segment
+
+    def _start_segment(self, data: list[int]) -> None:
+        self.close = (
+            TURN
+            if self.turns < self.knobs.max_turns and self.rng.random() < self.knobs.turn
+            else DROP
+        )
+        self.words = [word(1, b) for b in data] + [word(0, self.close)]
+        self.out_bytes = list(data)
+        self.state = SEND
+
+    def _random_bytes(self) -> list[int]:
+        return [self.rng.getrandbits(8) for _ in range(self.rng.randint(1, self.knobs.max_bytes))]
+
+    def _done(self) -> None:
+        self.state = IDLE if self.sender else LISTEN
+        self.first, self.turns, self.segment = True, 0, []
+
+    def step(self, incoming: int) -> int:
+        """React to ``incoming`` (the word this end sees this cycle); the word it drives."""
+        ctrl, code = ctrl_of(incoming), data_of(incoming)
+        close_in = not ctrl and self.prev_in_ctrl
+        self.prev_in_ctrl = ctrl
+        out = 0
+        if self.state == WAIT_STATUS:
+            self.waited += 1
+            if not ctrl and code in STATUS:
+                self.waited = 0
+                tag = "first" if self.first else "turn"
+                if code == BLOCKED:
+                    self.blocked += 1
+                    if self.sender and self.first:
+                        self.queue.insert(0, self.out_bytes)
+                        self.gap = self.rng.randint(0, 3)
+                    self._done()
+                else:
+                    self.sent.append((tag, tuple(self.out_bytes)))
+                    if self.close == TURN:
+                        self.turns += 1
+                        self.first = False
+                        self.state = LISTEN
+                    else:
+                        self._done()
+        elif self.state == LISTEN:
+            if ctrl:
+                self.segment.append(code)
+            elif close_in:
+                busy = not self.sender and self.first and self.rng.random() < self.knobs.busy
+                self.answer = BLOCKED if busy else CONNECTED
+                self.answer_turn = code == TURN
+                self.wait = self.rng.randint(0, self.knobs.max_delay)
+                self.state = ANSWER
+        if self.state == ANSWER:
+            if self.wait:
+                self.wait -= 1
+                return 0
+            out = word(0, self.answer)
+            if self.answer == CONNECTED:
+                self.received.append(("first" if self.first else "turn", tuple(self.segment)))
+            self.segment = []
+            if self.answer == CONNECTED and self.answer_turn:
+                self.turns += 1
+                self.first = False
+                self._start_segment(self._random_bytes())
+            else:
+                self._done()
+            return out
+        if self.state == IDLE and self.queue:
+            if self.gap:
+                self.gap -= 1
+            elif self.rng.random() < self.knobs.start:
+                self.opened += 1
+                self._start_segment(self.queue.pop(0))
+        if self.state == SEND:
+            out = self.words.pop(0)
+            if not self.words:
+                self.state = WAIT_STATUS
+                self.waited = 0
+        return out
+
+
+class RN1Check:
+    """Drives phases of transmissions into one RN1 router and checks it against ``model``
+    (see the module's description). :attr:`cycle` counts cycles over every phase."""
+
+    def __init__(
+        self,
+        model: RN1Model,
+        scoreboard: Scoreboard,
+        read: Callable[[], tuple[list[int], list[int]]],
+        drive: Callable[[list[int], list[int]], None],
+        tick: Callable[[], Awaitable],
+        *,
+        rng: random.Random | None = None,
+        knobs: Knobs = Knobs(),
+    ):
+        self.model = model
+        self.scoreboard = scoreboard
+        self.read, self.drive, self.tick = read, drive, tick
+        self.rng = rng if rng is not None else random.Random(0)
+        self.knobs = knobs
+        self.cycle = 0
+        self.stats = Counter()
+        # Output o serves (crossbar, direction); an input's crossbar in the alternate mode.
+        self.out_key = {}
+        for i in range(CHANNELS):
+            for d in range(DIRECTIONS):
+                for o in outputs_for(model.mode, i, d):
+                    self.out_key[o] = (self._group(i), d)
+
+    def _group(self, i: int) -> int:
+        return i // DIRECTIONS if self.model.mode == "alternate" else 0
+
+    async def phase(self, name: str, queues: list[list[list[int]]], limit: int = 20_000) -> int:
+        """Send every queue (one per input) until each transmission got through and every end
+        is quiet (at most ``limit`` cycles); returns how many transmissions there were."""
+        sb, knobs = self.scoreboard, self.knobs
+        senders = [End(True, random.Random(self.rng.getrandbits(32)), knobs, q) for q in queues]
+        receivers = [End(False, random.Random(self.rng.getrandbits(32)), knobs) for _ in queues]
+        total = sum(len(q) for q in queues)
+        start = self.cycle
+        while self.cycle - start < limit:
+            o_fwd, i_bk = self.read()
+            want = (list(self.model.o_fwd), list(self.model.i_bk))
+            sb.compare(
+                "cycle_mismatches", f"{name} cycle {self.cycle}", (o_fwd, i_bk), want, OUTPUTS
+            )
+            i_fwd = [s.step(i_bk[k]) for k, s in enumerate(senders)]
+            o_bk = [r.step(o_fwd[k]) for k, r in enumerate(receivers)]
+            self.drive(i_fwd, o_bk)
+            self.model.step(i_fwd, o_bk)
+            for d in self.model.decisions:
+                if d is not None:
+                    self.stats[d if isinstance(d, str) else "open"] += 1
+            self.cycle += 1
+            await self.tick()
+            for e in senders + receivers:
+                if e.state == WAIT_STATUS and e.waited > 64:
+                    sb.fail(
+                        "message_mismatches", f"{name}: a status never came (cycle {self.cycle})"
+                    )
+                    e._done()
+                    e.queue.clear()
+            if all(e.quiet for e in senders + receivers) and not any(o_fwd + i_bk + i_fwd + o_bk):
+                break
+        else:
+            sb.fail("message_mismatches", f"{name}: not finished in {limit} cycles")
+        self._check_messages(name, queues, senders, receivers)
+        self.stats["blocked_answers"] += sum(s.blocked for s in senders)
+        return total
+
+    def _check_messages(self, name, queues, senders, receivers) -> None:
+        sb = self.scoreboard
+        want = Counter(
+            (self._group(i), b[0] & 0b11, tuple(b)) for i, q in enumerate(queues) for b in q
+        )
+        got_sent = Counter(
+            (self._group(i), seg[0] & 0b11, seg)
+            for i, s in enumerate(senders)
+            for tag, seg in s.sent
+            if tag == "first"
+        )
+        got = Counter()
+        for o, r in enumerate(receivers):
+            for tag, seg in r.received:
+                if tag == "first":
+                    got[(*self.out_key[o], (unpass_head(seg[0]), *seg[1:]))] += 1
+        sb.checked += sum(want.values())
+        for what, have in (("delivered", got), ("confirmed to their senders", got_sent)):
+            if have != want:
+                lost, extra = dict(want - have), dict(have - want)
+                sb.fail(
+                    "message_mismatches",
+                    f"{name}: transmissions {what}: missing {lost}, unexpected {extra}",
+                )
+        # Segments after a turn: what one end had confirmed, the other end received.
+        turned_sent = Counter(
+            seg for e in senders + receivers for tag, seg in e.sent if tag == "turn"
+        )
+        turned_got = Counter(
+            seg for e in senders + receivers for tag, seg in e.received if tag == "turn"
+        )
+        self.stats["turn_segments"] += sum(turned_sent.values())
+        if turned_sent != turned_got:
+            sb.fail(
+                "message_mismatches",
+                f"{name}: turned segments sent {dict(turned_sent - turned_got)} "
+                f"not received, received {dict(turned_got - turned_sent)} not sent",
+            )

@@ -1,0 +1,162 @@
+"""Cycle-exact reference model of one RN1 router (DeHon 1993; protocol in
+:mod:`fattree.spec.rn1`, choices and timing in docs/dehon.md).
+
+Restated from the paper and the definitions, not from the RTL. :class:`RN1Model` holds the
+router's registers; :meth:`RN1Model.step` takes the words arriving in one cycle (``i_fwd[i]``
+on input channel ``i``'s forward link, ``o_bk[o]`` on output channel ``o``'s backward link)
+and advances one clock. The outputs visible in a cycle are the attributes :attr:`o_fwd` and
+:attr:`i_bk` before that cycle's :meth:`step` (every output is a register).
+
+The rules, per cycle:
+
+* **Head**: an idle input whose ``ctrl`` rises asks for direction ``head & 3``. Primary mode:
+  per direction, the requests are served in input order; with both outputs free the first
+  request takes output ``2d + r`` (``r``: bit ``d`` of the LFSR this cycle) and the second
+  ``2d + 1 - r``; with one free the first takes it; every other request is blocked.
+  Alternate mode: per crossbar and direction one output; the lowest requesting input of the
+  crossbar takes it if it is free. The claimed output sends the head rotated (``pass_head``)
+  in the next cycle.
+* **Held circuit**: both links pass through one register each way (``o_fwd[o]`` is
+  ``i_fwd[i]`` one cycle later, ``i_bk[i]`` is ``o_bk[o]`` one cycle later). A close
+  (``ctrl`` falling) on either link with a code other than TURN marks the circuit *closing*.
+  A BLOCKED status on either link, or any status while closing, releases the circuit after
+  passing the status on: input and output are free from the next cycle.
+* **Blocked** input: discards the transmission; at its close (``ctrl`` 0) it sends BLOCKED
+  back for one cycle and is idle again.
+"""
+
+from __future__ import annotations
+
+from ...params import check_int_range
+from ...spec.lfsr import LFSRModel
+from ...spec.rn1 import (
+    BLOCKED,
+    CHANNELS,
+    DIRECTIONS,
+    LFSR_STEPS,
+    LFSR_WIDTH,
+    STATUS,
+    TURN,
+    check_mode,
+    ctrl_of,
+    data_of,
+    direction,
+    pass_head,
+    word,
+)
+
+__all__ = ["IDLE", "OPEN", "DISCARD", "RN1Model"]
+
+IDLE, OPEN, DISCARD = 0, 1, 2
+
+
+class RN1Model:
+    """Registers of one :class:`~fattree.hdl.rn1.RN1Router`.
+
+    Parameters
+    ----------
+    mode : str
+        ``"primary"`` or ``"alternate"`` (:data:`fattree.spec.rn1.MODES`).
+    seed : int
+        Seed of the router's LFSR, ``1 .. 65535``.
+    """
+
+    def __init__(self, mode: str = "primary", seed: int = 1):
+        self.mode = check_mode(mode)
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.reset()
+
+    def reset(self) -> None:
+        self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
+        self.state = [IDLE] * CHANNELS
+        self.route = [0] * CHANNELS
+        self.closing = [0] * CHANNELS
+        self.prev_ctrl = [0] * CHANNELS  # ctrl of each input's forward word, one cycle ago
+        self.busy = [0] * CHANNELS
+        self.owner = [0] * CHANNELS
+        self.o_fwd = [0] * CHANNELS
+        self.i_bk = [0] * CHANNELS
+        #: What the last step decided, per input: ("open", output), "blocked",
+        #: "release" or None; for tests and statistics.
+        self.decisions: list = [None] * CHANNELS
+
+    def _arbitrate(self, header: list[bool], heads: list[int]) -> dict[int, int]:
+        """Input -> granted output for this cycle's heads (inputs missing were blocked)."""
+        grants = {}
+        rand = self.lfsr.state
+        if self.mode == "primary":
+            for d in range(DIRECTIONS):
+                reqs = [i for i in range(CHANNELS) if header[i] and direction(heads[i]) == d]
+                free = [o for o in (2 * d, 2 * d + 1) if not self.busy[o]]
+                if len(free) == 2:
+                    r = (rand >> d) & 1
+                    free = [2 * d + r, 2 * d + 1 - r]
+                for i, o in zip(reqs, free, strict=False):
+                    grants[i] = o
+        else:
+            for base in (0, DIRECTIONS):
+                for d in range(DIRECTIONS):
+                    reqs = [
+                        i
+                        for i in range(base, base + DIRECTIONS)
+                        if header[i] and direction(heads[i]) == d
+                    ]
+                    if reqs and not self.busy[base + d]:
+                        grants[reqs[0]] = base + d
+        return grants
+
+    def step(self, i_fwd, o_bk) -> None:
+        """One clock with ``i_fwd`` (per input, forward word) and ``o_bk`` (per output,
+        backward word) arriving."""
+        state = self.state
+        ctrl = [ctrl_of(w) for w in i_fwd]
+        heads = [data_of(w) for w in i_fwd]
+        header = [state[i] == IDLE and ctrl[i] == 1 and not self.prev_ctrl[i] for i in range(8)]
+        grants = self._arbitrate(header, heads)
+
+        n_state, n_route, n_closing = list(state), list(self.route), list(self.closing)
+        n_busy, n_owner = list(self.busy), list(self.owner)
+        n_o_fwd = [0] * CHANNELS
+        n_i_bk = [0] * CHANNELS
+        decisions: list = [None] * CHANNELS
+        for o in range(CHANNELS):
+            if self.busy[o]:
+                n_o_fwd[o] = i_fwd[self.owner[o]]
+        for i in range(CHANNELS):
+            if header[i]:
+                if i in grants:
+                    o = grants[i]
+                    n_state[i], n_route[i], n_closing[i] = OPEN, o, 0
+                    n_busy[o], n_owner[o] = 1, i
+                    n_o_fwd[o] = word(1, pass_head(heads[i]))
+                    decisions[i] = ("open", o)
+                else:
+                    n_state[i] = DISCARD
+                    decisions[i] = "blocked"
+            elif state[i] == DISCARD:
+                if not ctrl[i]:
+                    n_state[i] = IDLE
+                    n_i_bk[i] = word(0, BLOCKED)
+            elif state[i] == OPEN:
+                o = self.route[i]
+                f, b = i_fwd[i], o_bk[o]
+                n_i_bk[i] = b
+                f_close = not ctrl_of(f) and self.prev_ctrl[i]
+                b_close = not ctrl_of(b) and ctrl_of(self.i_bk[i])
+                f_status = not ctrl_of(f) and data_of(f) in STATUS
+                b_status = not ctrl_of(b) and data_of(b) in STATUS
+                blocked = (f_status and data_of(f) == BLOCKED) or (
+                    b_status and data_of(b) == BLOCKED
+                )
+                if blocked or (self.closing[i] and (f_status or b_status)):
+                    n_state[i], n_closing[i] = IDLE, 0
+                    n_busy[o] = 0
+                    decisions[i] = "release"
+                elif (f_close and data_of(f) != TURN) or (b_close and data_of(b) != TURN):
+                    n_closing[i] = 1
+        self.state, self.route, self.closing = n_state, n_route, n_closing
+        self.busy, self.owner = n_busy, n_owner
+        self.prev_ctrl = ctrl
+        self.o_fwd, self.i_bk = n_o_fwd, n_i_bk
+        self.decisions = decisions
+        self.lfsr.clock()

@@ -1,0 +1,341 @@
+"""One RN1 router (amaranth.sim) against RN1Model and the rules of DeHon's RN1 section."""
+
+import random
+
+import pytest
+from amaranth import ResetInserter, Signal
+
+from fattree.hdl.rn1 import RN1Router
+from fattree.sim.checks.rn1 import CHECKS, Knobs, RN1Check, transmissions, unpass_head
+from fattree.sim.models.rn1 import RN1Model
+from fattree.sim.scoreboard import Scoreboard
+from fattree.sim.testbench import simulate
+from fattree.spec.lfsr import LFSRModel
+from fattree.spec.rn1 import (
+    BLOCKED,
+    CONNECTED,
+    DROP,
+    LFSR_STEPS,
+    LFSR_WIDTH,
+    TURN,
+    head_for,
+    outputs_for,
+    pass_head,
+    word,
+)
+
+SEED = 0x2B5
+
+
+def run(stimulus, mode="primary", seed=SEED):
+    """``stimulus``: per cycle a dict with optional ``fwd`` (input -> word), ``bk`` (output ->
+    word) and ``rst``. Checks the RTL's outputs against the model in every cycle and returns
+    them per cycle as ``{"fwd": [8 words out of the outputs], "bk": [8 words back]}``."""
+    router = RN1Router(mode, seed)
+    rst = Signal()
+    dut = ResetInserter(rst)(router)
+    model = RN1Model(mode, seed)
+    seen = []
+
+    async def bench(ctx):
+        for cycle, step in enumerate(stimulus):
+            i_fwd = [step.get("fwd", {}).get(k, 0) for k in range(8)]
+            o_bk = [step.get("bk", {}).get(k, 0) for k in range(8)]
+            for k in range(8):
+                ctx.set(router.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(router.o[k].bk.as_value(), o_bk[k])
+            ctx.set(rst, step.get("rst", 0))
+            got = {
+                "fwd": [ctx.get(router.o[k].fwd.as_value()) for k in range(8)],
+                "bk": [ctx.get(router.i[k].bk.as_value()) for k in range(8)],
+            }
+            want = {"fwd": list(model.o_fwd), "bk": list(model.i_bk)}
+            assert got == want, f"cycle {cycle}: RTL {got}, model {want}"
+            seen.append(got)
+            model.step(i_fwd, o_bk)
+            if step.get("rst"):
+                model.reset()
+            await ctx.tick()
+
+    simulate(dut, bench)
+    return seen
+
+
+def send(inp, data, close=DROP, start=0, total=None):
+    """Cycles sending bytes ``data`` on input ``inp`` from ``start``, then the close word."""
+    total = total or start + len(data) + 8
+    cycles = [{} for _ in range(total)]
+    for k, b in enumerate(data):
+        cycles[start + k] = {"fwd": {inp: word(1, b)}}
+    cycles[start + len(data)] = {"fwd": {inp: word(0, close)}}
+    return cycles
+
+
+def answer(out, code, at, total):
+    cycles = [{} for _ in range(total)]
+    cycles[at] = {"bk": {out: word(0, code)}}
+    return cycles
+
+
+def merge(*streams):
+    total = max(len(s) for s in streams)
+    out = [{} for _ in range(total)]
+    for s in streams:
+        for k, step in enumerate(s):
+            for key, value in step.items():
+                if key == "rst":
+                    out[k]["rst"] = value
+                else:
+                    out[k].setdefault(key, {}).update(value)
+    return out
+
+
+def on(seen, link, port):
+    return [(k, s[link][port]) for k, s in enumerate(seen) if s[link][port]]
+
+
+def lfsr_state(cycle, seed=SEED):
+    lfsr = LFSRModel(LFSR_WIDTH, seed=seed, steps=LFSR_STEPS)
+    for _ in range(cycle):
+        lfsr.clock()
+    return lfsr.state
+
+
+# --- routing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["primary", "alternate"])
+@pytest.mark.parametrize("inp", [0, 5])
+@pytest.mark.parametrize("d", range(4))
+def test_every_direction_in_both_modes(mode, inp, d):
+    head = head_for([d], fill=0xA4)
+    seen = run(send(inp, [head, 0x11, 0x22]), mode)
+    outs = outputs_for(mode, inp, d)
+    used = [o for o in range(8) if on(seen, "fwd", o)]
+    assert len(used) == 1 and used[0] in outs
+    o = used[0]
+    # The head leaves one cycle after it arrives, rotated; then the bytes and the close.
+    assert on(seen, "fwd", o) == [
+        (1, word(1, pass_head(head))),
+        (2, word(1, 0x11)),
+        (3, word(1, 0x22)),
+    ]
+    if mode == "primary":
+        assert o == outs[(lfsr_state(0) >> d) & 1]
+
+
+def test_head_byte_routes_four_stages_and_comes_back():
+    head = head_for([1, 3, 0, 2])
+    h = head
+    for d in [1, 3, 0, 2]:
+        assert h & 3 == d
+        h = pass_head(h)
+    assert h == head and unpass_head(pass_head(head)) == head
+
+
+@pytest.mark.parametrize("start", range(4))
+def test_random_choice_is_the_lfsr_bit_of_the_direction(start):
+    # Input 2d asks for direction d: it takes output 2d + (LFSR bit d of its head's cycle).
+    seen = run(merge(*(send(2 * d, [d, 0x50 + d], start=start) for d in range(4))))
+    for d in range(4):
+        o = 2 * d + ((lfsr_state(start) >> d) & 1)
+        assert on(seen, "fwd", o)[:2] == [
+            (start + 1, word(1, pass_head(d))),
+            (start + 2, word(1, 0x50 + d)),
+        ]
+
+
+def test_random_choice_is_balanced():
+    # One input opens, closes and is confirmed every three cycles; the LFSR's choice between
+    # the two outputs of direction 2 comes out even.
+    model = RN1Model("primary", SEED)
+    counts = [0, 0]
+    out = None
+    for cycle in range(3 * 3000):
+        phase = cycle % 3
+        i_fwd = [word(1, 2) if phase == 0 else word(0, DROP) if phase == 1 else 0] + [0] * 7
+        o_bk = [0] * 8
+        if phase == 2:
+            o_bk[out] = word(0, CONNECTED)
+        model.step(i_fwd, o_bk)
+        if phase == 0:
+            _, out = model.decisions[0]
+            counts[out - 4] += 1
+        elif phase == 2:
+            assert model.decisions[0] == "release"
+    assert abs(counts[0] - counts[1]) < 0.05 * sum(counts)
+
+
+def test_dilation_overflow_three_claimants_for_two_outputs():
+    seen = run(merge(*(send(k, [1, 0x10 + k], total=12) for k in (2, 4, 6))))
+    r = (lfsr_state(0) >> 1) & 1
+    # Input 2 (the first) takes output 2 + r, input 4 the other; input 6 is blocked.
+    assert on(seen, "fwd", 2 + r)[:2] == [(1, word(1, pass_head(1))), (2, word(1, 0x12))]
+    assert on(seen, "fwd", 3 - r)[:2] == [(1, word(1, pass_head(1))), (2, word(1, 0x14))]
+    assert not any(v == word(1, 0x16) for o in range(8) for _, v in on(seen, "fwd", o))
+    # Blocked: BLOCKED back the cycle after its close (close at cycle 2, status at 3).
+    assert on(seen, "bk", 6) == [(3, word(0, BLOCKED))]
+    assert on(seen, "bk", 2) == [] and on(seen, "bk", 4) == []
+
+
+def test_alternate_mode_one_output_per_direction_and_crossbar():
+    seen = run(merge(send(0, [2, 1]), send(1, [2, 2]), send(4, [2, 3])), "alternate")
+    assert on(seen, "fwd", 2)[:2] == [(1, word(1, pass_head(2))), (2, word(1, 1))]
+    assert on(seen, "fwd", 6)[:2] == [(1, word(1, pass_head(2))), (2, word(1, 3))]
+    assert on(seen, "bk", 1) == [(3, word(0, BLOCKED))]
+
+
+def test_held_output_blocks_a_later_head_until_released():
+    first = send(0, [0, 7, 7], total=20)  # to output 0 or 1, closes at 3
+    rnd = lfsr_state(0) & 1
+    o = rnd
+    second = send(1, [0, 8], start=1, total=20)  # takes the other output
+    third = send(2, [0, 9], start=2, total=20)  # both held: blocked
+    status = answer(o, CONNECTED, 6, 20)  # the destination confirms; o is free from 7
+    fourth = send(3, [0, 10], start=7, total=20)
+    seen = run(merge(first, second, third, status, fourth))
+    assert on(seen, "bk", 2) == [(5, word(0, BLOCKED))]
+    assert on(seen, "bk", 0) == [(7, word(0, CONNECTED))]
+    assert on(seen, "fwd", o)[-2:] == [(8, word(1, pass_head(0))), (9, word(1, 10))]
+
+
+def test_status_before_close_does_not_release():
+    # CONNECTED passes back without ending a circuit that has not been closed by DROP.
+    stream = send(0, [1, 5, 5, 5, 5, 5], total=20)
+    rnd = (lfsr_state(0) >> 1) & 1
+    o = 2 + rnd
+    seen = run(merge(stream, answer(o, CONNECTED, 3, 20), send(1, [1, 6], start=5, total=20)))
+    assert on(seen, "bk", 0)[0] == (4, word(0, CONNECTED))
+    assert on(seen, "fwd", o)[:6] == [(1, word(1, pass_head(1)))] + [
+        (k, word(1, 5)) for k in range(2, 7)
+    ]
+
+
+def test_turn_reverses_the_connection():
+    o = 6 + ((lfsr_state(0) >> 3) & 1)
+    fwd = send(5, [3, 0x31], close=TURN, total=24)  # close (TURN) at cycle 2
+    back = [{} for _ in range(24)]
+    back[4] = {"bk": {o: word(0, CONNECTED)}}
+    for k, b in enumerate([0x41, 0x42, 0x43]):
+        back[5 + k] = {"bk": {o: word(1, b)}}
+    back[8] = {"bk": {o: word(0, DROP)}}
+    back[10] = {"fwd": {5: word(0, CONNECTED)}}  # the source confirms the answer: release
+    late = send(4, [3, 0x99], start=11, total=24)
+    seen = run(merge(fwd, back, late))
+    assert on(seen, "fwd", o)[:3] == [
+        (1, word(1, pass_head(3))),
+        (2, word(1, 0x31)),
+        (3, word(0, TURN)),
+    ]
+    assert on(seen, "bk", 5) == [
+        (5, word(0, CONNECTED)),
+        (6, word(1, 0x41)),
+        (7, word(1, 0x42)),
+        (8, word(1, 0x43)),
+    ]
+    assert (11, word(0, CONNECTED)) in on(seen, "fwd", o)
+    # Released after the source's status: input 4's head finds an output of direction 3.
+    got = [o2 for o2 in (6, 7) if (12, word(1, pass_head(3))) in on(seen, "fwd", o2)]
+    assert len(got) == 1
+
+
+def test_blocked_from_downstream_releases_an_open_circuit():
+    o = lfsr_state(0) & 1
+    seen = run(
+        merge(
+            send(0, [0, 1], close=TURN, total=16),
+            answer(o, BLOCKED, 4, 16),
+            send(1, [0, 2], start=5, total=16),
+            send(2, [0, 3], start=5, total=16),
+        )
+    )
+    assert on(seen, "bk", 0) == [(5, word(0, BLOCKED))]
+    # Both outputs of direction 0 are free again at 5: inputs 1 and 2 both get through.
+    assert on(seen, "bk", 1) == [] and on(seen, "bk", 2) == []
+
+
+def test_reset_mid_circuit():
+    stream = send(0, [0] + [3] * 8, total=20)
+    stream[4]["rst"] = 1
+    for k in range(5, 10):
+        stream[k] = {}
+    seen = run(
+        merge(stream, send(1, [0, 6], start=11, total=20), send(2, [0, 7], start=11, total=20))
+    )
+    assert not any(s["fwd"][o] for s in seen[5:12] for o in range(8))
+    assert on(seen, "bk", 1) == [] and on(seen, "bk", 2) == []
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"mode": "dual"}, "mode must be 'primary' or 'alternate', not 'dual'"),
+        ({"seed": 0}, "seed must be between 1 and 65535, not 0"),
+        ({"seed": 1 << 16}, "seed must be between 1 and 65535, not 65536"),
+    ],
+)
+def test_parameter_errors(kwargs, message):
+    with pytest.raises(ValueError) as info:
+        RN1Router(**kwargs)
+    assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        RN1Model(**kwargs)
+    assert str(info.value) == message
+
+
+# --- random traffic against the model -------------------------------------------------------
+
+
+def check_router(mode, seed, pattern, count, knobs=None, mutate=False):
+    router = RN1Router(mode, seed)
+    model = RN1Model(mode, seed)
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    rng = random.Random(seed)
+    result = {}
+
+    async def bench(ctx):
+        def read():
+            return (
+                [ctx.get(router.o[k].fwd.as_value()) for k in range(8)],
+                [ctx.get(router.i[k].bk.as_value()) for k in range(8)],
+            )
+
+        def drive(i_fwd, o_bk):
+            for k in range(8):
+                ctx.set(router.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(router.o[k].bk.as_value(), o_bk[k])
+
+        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, knobs=knobs or Knobs())
+        await check.phase(pattern, transmissions(pattern, count, rng))
+        result["check"] = check
+
+    simulate(router, bench)
+    return scoreboard, result["check"]
+
+
+@pytest.mark.parametrize("mode", ["primary", "alternate"])
+@pytest.mark.parametrize("seed", [1, 7, 0x1234, 0xBEEF])
+@pytest.mark.parametrize("pattern", ["random", "hotspot"])
+def test_random_traffic_matches_model(mode, seed, pattern):
+    scoreboard, check = check_router(mode, seed, pattern, 6)
+    scoreboard.raise_on_mismatch()
+    assert scoreboard.checked == 48
+    # The traffic did what it is for: heads blocked, turns, releases.
+    assert check.stats["blocked"] > 0 and check.stats["release"] > 0
+    assert check.stats["turn_segments"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["primary", "alternate"])
+@pytest.mark.parametrize("seed", range(2, 22))
+def test_random_traffic_many_seeds(mode, seed):
+    knobs = Knobs(start=0.6, turn=0.5, busy=0.2)
+    scoreboard, _ = check_router(mode, seed, "random", 25, knobs)
+    scoreboard.raise_on_mismatch()
+
+
+def test_broken_reference_fails():
+    scoreboard, _ = check_router("primary", 3, "random", 2, mutate=True)
+    assert scoreboard.failures["cycle_mismatches"] == 1
+    with pytest.raises(AssertionError):
+        scoreboard.raise_on_mismatch()
