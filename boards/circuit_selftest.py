@@ -13,7 +13,7 @@ SelfTestCore` replays forever) goes like this:
   a message until the interface takes it (one in flight per node, as the interface allows).
   Every receiver is always ready.
 * **Payload** (:func:`payload_fields`): source, destination, a per-source sequence number and
-  a check code (parities of the other fields under fixed masks, and a constant so that an
+  a check code (Hamming-style parities of the other fields, XOR a constant so that an
   all-zero payload is wrong), in the message's ``width * length`` data bits.
 * **Checker**, which does not look inside the network: every delivered message must be at
   its destination, from another node, with a correct check code and zero padding; at the end
@@ -87,15 +87,17 @@ def payload_fields(leaves: int, width: int, length: int) -> dict[str, int]:
 
 
 def _check_masks(fields: dict[str, int]) -> list[int]:
-    """Per check bit, the mask of the covered bits (src, dest, seq) whose parity it is."""
+    """Per check bit, the mask of the covered bits (src, dest, seq) whose parity it is.
+
+    A Hamming-style parity check: covered bit ``k`` is in the masks of the set bits of
+    ``k mod (2^C - 1) + 1`` (never zero), so every single-bit error changes the code, and
+    two errors within ``2^C - 1`` bits of each other do too."""
     covered = fields["src"] + fields["dest"] + fields["seq"]
-    masks = []
-    for j in range(fields["check"]):
-        mask = 0
-        for chunk in range(0, covered, 31):
-            mask |= derive_seed(31, 0xC0DE, j, chunk) << chunk
-        masks.append(mask & ((1 << covered) - 1))
-    return masks
+    period = (1 << fields["check"]) - 1
+    return [
+        sum(1 << k for k in range(covered) if ((k % period) + 1) >> j & 1)
+        for j in range(fields["check"])
+    ]
 
 
 def _check_constant(fields: dict[str, int]) -> int:
@@ -103,8 +105,8 @@ def _check_constant(fields: dict[str, int]) -> int:
 
 
 def check_code(fields: dict[str, int], src: int, dest: int, seq: int) -> int:
-    """The check code of a message (bit ``j``: parity of mask ``j`` over src, dest, seq,
-    XOR a constant 0101... so that the all-zero payload is not valid)."""
+    """The check code of a message (bit ``j``: parity of mask ``j`` over src, dest, seq, see
+    :func:`_check_masks`; XOR a constant 0101... so that the all-zero payload is not valid)."""
     covered = src | (dest << fields["src"]) | (seq << (fields["src"] + fields["dest"]))
     code = 0
     for j, mask in enumerate(_check_masks(fields)):

@@ -1,0 +1,273 @@
+"""The circuit-tree board self-test (fattree.boards.circuit_selftest) and the generic shape
+around it (fattree.boards.selftest): in amaranth.sim the replayed runs agree with the
+reference model (messages, rejects, latency), an injected fault and broken networks are
+caught, and ``fattree build --simulate`` decodes the UART status lines."""
+
+import json
+
+import pytest
+from amaranth.lib import wiring
+
+from fattree.boards import get_selftest
+from fattree.boards.circuit_selftest import (
+    CircuitTreeHarness,
+    SourcesTwin,
+    check_code,
+    circuit_tree_selftest,
+    expected_run,
+    pack_payload,
+    payload_fields,
+)
+from fattree.boards.selftest import decode_uart, simulate_status
+from fattree.boards.uart import StatusReporter, parse_status_line, status_line
+from fattree.hdl.circuit_tree import CircuitFatTree
+from fattree.scripts.main import main
+from fattree.sim.testbench import simulate
+
+COUNTERS = ("cycles", "checked", "rejects", "maxlat", "errors", "runs", "error", "ok")
+SMALL = {"leaves": 4, "width": 1, "length": 8, "seed": 1, "retry": 0}
+
+
+def run_core(core, cycles):
+    """The core's counters after ``cycles`` clock cycles from reset."""
+    got = {}
+
+    async def bench(ctx):
+        await ctx.tick().repeat(cycles)
+        got.update({name: ctx.get(getattr(core, name)) for name in COUNTERS})
+
+    simulate(core, bench)
+    return got
+
+
+def small_core(*, fault_log2=None, network=None, **options):
+    options.setdefault("inject_cycles", 150)
+    harness = CircuitTreeHarness(**SMALL, network=network, **options)
+    from fattree.boards.selftest import SelfTestCore
+
+    return SelfTestCore(harness, blink_log2=4, fault_log2=fault_log2)
+
+
+@pytest.mark.parametrize(
+    "pattern, retry",
+    [("random", 0), ("random", 1), ("random", 2), ("transpose", 0), ("hotspot", 0)],
+)
+def test_replayed_runs_agree_with_the_model(pattern, retry):
+    # Three whole runs (each one priming cycle and the model's run length): every counter is
+    # three times what the reference model says one run does, and nothing is flagged.
+    params = dict(SMALL, retry=retry)
+    core = circuit_tree_selftest(params, seed=3, blink_log2=4, pattern=pattern, inject_cycles=120)
+    trace = core.harness.trace
+    assert trace == expected_run(
+        4, 1, 8, 1, retry, traffic_seed=3, pattern=pattern, inject_cycles=120
+    )
+    assert trace.messages > 0 and trace.deliveries
+    period = trace.cycles + 1
+    got = run_core(core, 3 * period)
+    assert got["errors"] == 0 and got["error"] == 0 and got["ok"] == 1
+    assert got["runs"] == 3 and got["cycles"] == 3 * period
+    assert got["checked"] == 3 * trace.messages
+    assert got["rejects"] == 3 * trace.rejects
+    assert got["maxlat"] == trace.max_latency > 0
+    if pattern == "hotspot":
+        assert trace.rejects > 0  # everyone to node 0: the network must refuse some
+
+
+def test_model_run_is_sensible():
+    # The twin's traffic: random destinations, never to the sender, sequence numbers per
+    # source, and the model delivers every message exactly once.
+    twin = SourcesTwin(8, 1, 16, seed=5, inject_cycles=50)
+    seen = []
+    for _ in range(60):
+        valid, dest, data = twin.outputs()
+        seen += [(p, dest[p], data[p]) for p in range(8) if valid[p]]
+        twin.clock([1] * 8)  # every interface ready: one message a cycle per source
+    assert seen and all(p != q for p, q, _ in seen)
+    assert len({q for _, q, _ in seen}) == 8
+    fields = payload_fields(8, 1, 16)
+    assert all(d & 0x7 == p and (d >> 3) & 0x7 == q for p, q, d in seen)
+    trace = expected_run(8, 1, 16, 1, 0, inject_cycles=200)
+    assert sum(mask.bit_count() for _, mask, _ in trace.deliveries) == trace.messages
+    assert fields == {"src": 3, "dest": 3, "seq": 5, "check": 5, "pad": 0}
+
+
+def test_injected_fault_is_counted():
+    core = small_core(fault_log2=6)
+    period = core.harness.trace.cycles + 1
+    got = run_core(core, 2 * period)
+    # One fault every 64 cycles, each one cycle of disagreement with the trace.
+    assert got["errors"] == (2 * period) // 64 and got["error"] == 1 and got["ok"] == 0
+    assert got["checked"] == 2 * core.harness.trace.messages  # the network itself is fine
+
+
+class _Broken(wiring.Component):
+    """The real network with one thing changed between it and the checker."""
+
+    def __init__(self, how, leaves, width, length, seed, retry):
+        if how == "other-retry":
+            retry = "round"
+        self.net = CircuitFatTree(leaves, width, length, seed, retry)
+        self.how = how
+        super().__init__(self.net.signature)
+
+    def elaborate(self, platform):
+        from amaranth import Module
+
+        m = Module()
+        m.submodules.net = net = self.net
+        n = len(net.tx)
+        for p in range(n):
+            wiring.connect(m, wiring.flipped(self.tx[p]), net.tx[p])
+            m.d.comb += [self.tx_done[p].eq(net.tx_done[p]), self.tx_reject[p].eq(net.tx_reject[p])]
+        for d in range(n):
+            src = d
+            if self.how == "swap-rx":
+                src = {0: 1, 1: 0}.get(d, d)
+            rx, out = net.rx[src], self.rx[d]
+            m.d.comb += [out.valid.eq(rx.valid), out.payload.eq(rx.payload), rx.ready.eq(out.ready)]
+            if self.how == "flip-data" and d == 2:
+                m.d.comb += out.payload.data.eq(rx.payload.data ^ (1 << 7))
+            if self.how == "drop" and d == 3:
+                m.d.comb += out.valid.eq(0)
+        return m
+
+
+@pytest.mark.parametrize("how", ["other-retry", "swap-rx", "flip-data", "drop"])
+def test_checker_catches_broken_networks(how):
+    # A network with another retry strategy delivers every message intact, only in other
+    # cycles: the replay of the model's trace is what catches it.
+    def network(*args):
+        return _Broken(how, *args)
+
+    core = small_core(network=network)
+    got = run_core(core, core.harness.trace.cycles + 1)
+    assert got["errors"] > 0 and got["error"] == 1
+
+
+def test_payload_fields_and_check_code():
+    assert payload_fields(16, 8, 2) == {"src": 4, "dest": 4, "seq": 4, "check": 4, "pad": 0}
+    assert payload_fields(2, 64, 1) == {"src": 1, "dest": 1, "seq": 16, "check": 16, "pad": 30}
+    with pytest.raises(
+        ValueError,
+        match=r"^the circuit-tree self-test needs width \* length >= "
+        r"10 payload bits \(source, destination, sequence number, check code\) "
+        r"for 16 leaves, not 8$",
+    ):
+        payload_fields(16, 1, 8)
+    fields = payload_fields(16, 1, 16)
+    assert pack_payload(fields, 0, 0, 0) != 0  # the all-zero payload is never valid
+    # Every single-bit change of a covered field changes the code.
+    base = check_code(fields, 5, 9, 3)
+    for bit in range(4):
+        assert check_code(fields, 5 ^ (1 << bit), 9, 3) != base
+        assert check_code(fields, 5, 9 ^ (1 << bit), 3) != base
+        assert check_code(fields, 5, 9, 3 ^ (1 << bit)) != base
+    # ... and so does every pair of bit errors (12 covered bits, 15 distinct columns).
+    for a in range(12):
+        for b in range(a + 1, 12):
+            flipped = 0x395 ^ (1 << a) ^ (1 << b)
+            assert (
+                check_code(fields, flipped & 15, flipped >> 4 & 15, flipped >> 8)
+                != (check_code(fields, 5, 9, 3))
+                or flipped == 0x395
+            )
+
+
+def test_harness_bad_parameters():
+    with pytest.raises(ValueError, match="^pattern must be one of random, transpose, "):
+        CircuitTreeHarness(**SMALL, pattern="tornado")
+    with pytest.raises(ValueError, match=r"^inject_cycles must be between 1 and 1048576, not 0$"):
+        CircuitTreeHarness(**SMALL, inject_cycles=0)
+    with pytest.raises(ValueError, match="^the circuit-tree self-test has no option 'nope'"):
+        get_selftest("circuit-tree").build(SMALL, seed=1, blink_log2=3, fault_log2=None, nope=1)
+
+
+def test_status_line_round_trip_through_the_uart():
+    fields = [("cycles", 32), ("checked", 32), ("maxlat", 16), ("errors", 16), ("x", 1)]
+    dut = StatusReporter(2, 11, fields)
+    values = {"cycles": 0xDEADBEEF, "checked": 12345, "maxlat": 0x3A, "errors": 2, "x": 1}
+    edges = []
+
+    async def bench(ctx):
+        for name, value in values.items():
+            ctx.set(getattr(dut, name), value)
+        cycle = 0
+        level = 1
+        for cycle in range(5400):
+            now = ctx.get(dut.tx)
+            if now != level:
+                edges.append((cycle, now))
+                level = now
+            await ctx.tick()
+
+    simulate(dut, bench)
+    text = decode_uart(edges, 2, 5400).decode()
+    want = status_line(fields=[(n, b, values[n]) for n, b in fields])
+    assert want == "cycles deadbeef checked 00003039 maxlat 003a errors 0002 x 1\r\n"
+    assert text == want * 2
+    assert parse_status_line(want) == values
+    with pytest.raises(ValueError, match="^not a status line"):
+        parse_status_line("cycles 12 checked")
+
+
+def test_simulate_status_decodes_the_core():
+    core = small_core()
+    result = simulate_status(core, 3600)
+    assert len(result["lines"]) == 1
+    line = result["lines"][0]
+    # The line is a snapshot taken when it starts, after 2**11 cycles.
+    assert line["cycles"] == 2048 and line["errors"] == 0 and line["checked"] > 0
+    assert line["maxlat"] == core.harness.trace.max_latency
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+SIM_ARGV = ["build", "circuit-tree", "-p", "leaves=4", "-p", "length=8", "--inject-cycles", "150"]
+
+
+@pytest.mark.parametrize("fault", [False, True])
+def test_build_simulate(capsys, fault):
+    argv = [*SIM_ARGV, "--simulate", "3600", "--json"] + (["--inject-fault"] if fault else [])
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["lines"] == 1 and data["checked"] > 0 and data["verdict"] == "PASS"
+    assert (data["errors"] > 0) == fault
+    assert data["params"] == {"leaves": 4, "width": 1, "length": 8, "seed": 1, "retry": 0}
+    assert data["selftest"]["inject_cycles"] == 150
+
+
+def test_build_simulate_selector_and_errors(capsys):
+    code, out, _ = run_cli(capsys, "build", "selector", "-p", "width=2", "--simulate", "1200")
+    assert code == 0 and "errors 0: PASS" in out
+    code, out, err = run_cli(capsys, *SIM_ARGV, "--simulate", "100")
+    assert code == 1 and err.strip().splitlines()[-1].startswith(
+        "fattree build: error: no complete status line in 100 cycles"
+    )
+    code, _, err = run_cli(capsys, *SIM_ARGV, "--simulate", "0")
+    assert code == 2 and "--simulate wants a positive number of cycles, not 0" in err
+    code, _, err = run_cli(capsys, "build", "selector", "--pattern", "transpose", "--simulate", "9")
+    assert code == 2 and "the selector self-test has no option 'pattern'" in err
+
+
+def test_board_points():
+    # Each board's default point of the circuit tree is what the self-test table says.
+    selftest = get_selftest("circuit-tree")
+    assert selftest.defaults_for("icebreaker") == {"leaves": 8, "width": 1, "length": 16}
+    assert selftest.defaults_for("nosuch") == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["icebreaker", "ulx3s-85f"])
+def test_build_simulate_board_point(capsys, board):
+    # The board's own point, long enough for two status lines.
+    code, out, err = run_cli(
+        capsys, "build", "circuit-tree", "--board", board, "--simulate", "5000", "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["lines"] >= 2 and data["checked"] > 0 and data["errors"] == 0
