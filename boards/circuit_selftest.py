@@ -26,7 +26,9 @@ SelfTestCore` replays forever) goes like this:
   a delivery: the cycle, which nodes deliver, the XOR of their payloads) goes into block RAM,
   and the checker compares the network against it cycle for cycle.
 * The run lasts exactly as long as the model needs to deliver everything (plus two cycles);
-  then the core resets the harness and the same run starts again.
+  then the core resets the harness and the same run starts again, after :data:`PRIMING`
+  cycles that load the replay memory's first entries. The comparisons are registered, so
+  the last cycle of a run (two cycles after the model's last event) is not compared.
 
 ``fault`` inverts node 0's delivery bit as the checker sees it: that cycle disagrees with the
 trace, so the error count rises.
@@ -64,6 +66,8 @@ __all__ = [
 _LFSR_WIDTH = 31
 _LFSR_TAPS = (31, 28)
 _LFSR_STEPS = 28
+#: Cycles after a reset that load the replay memory's first entries, before a run starts.
+PRIMING = 2
 #: Seed path of the traffic LFSR bank (distinct from every router's and interface's).
 _TRAFFIC_PATH = 0x7A
 
@@ -320,8 +324,10 @@ class CircuitTreeHarness(wiring.Component):
         )
         self.cycle_bits = self.trace.cycles.bit_length()
         self.entry_bits = self.cycle_bits + leaves + width * length
-        #: Depth of the replay memory: one entry per delivering cycle and an end marker.
-        self.trace_depth = len(self.trace.deliveries) + 1
+        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
+        self.trace_depth = len(self.trace.deliveries) + 2
+        #: Cycles of one run on the board: the priming cycles and the model's run.
+        self.run_period = PRIMING + self.trace.cycles
         self.trace_bits = self.entry_bits * self.trace_depth
         count_bits = max(leaves, 3).bit_length()
         super().__init__(harness_signature(count_bits, latency_bits))
@@ -332,7 +338,7 @@ class CircuitTreeHarness(wiring.Component):
             "pattern": self.pattern,
             "traffic_seed": self.traffic_seed,
             "inject_cycles": self.inject_cycles,
-            "run_cycles": self.trace.cycles + 1,  # and one cycle priming the replay memory
+            "run_cycles": self.run_period,  # the model's run and the priming cycles
             "messages_per_run": self.trace.messages,
             "rejects_per_run": self.trace.rejects,
             "max_latency": self.trace.max_latency,
@@ -345,7 +351,8 @@ class CircuitTreeHarness(wiring.Component):
     def _entries(self) -> list[int]:
         cb, n = self.cycle_bits, self.leaves
         entries = [c | (mask << cb) | (x << (cb + n)) for c, mask, x in self.trace.deliveries]
-        return [*entries, (1 << cb) - 1]  # the end marker: a cycle the run never reaches
+        end = (1 << cb) - 1  # the end marker: a cycle the run never reaches
+        return [*entries, end, end]
 
     def elaborate(self, platform):
         m = Module()
@@ -353,10 +360,13 @@ class CircuitTreeHarness(wiring.Component):
         bits = self.width * self.length
         trace = self.trace
 
-        # The first cycle after a reset primes the replay memory's read port; the network,
-        # the sources and the run's cycle counter start in the next one (run cycle 0).
+        # The first PRIMING cycles after a reset load the replay memory's first entries; the
+        # network, the sources and the run's cycle counter start after them (run cycle 0).
+        prime = Signal(range(PRIMING + 1))
         primed = Signal()
-        m.d.sync += primed.eq(1)
+        m.d.comb += primed.eq(prime == PRIMING)
+        with m.If(~primed):
+            m.d.sync += prime.eq(prime + 1)
         live = Module()  # network and sources, held in reset while priming
         m.submodules.live = ResetInserter(~primed)(live)
 
@@ -439,24 +449,49 @@ class CircuitTreeHarness(wiring.Component):
         cycle_xor = Signal(bits)
         m.d.comb += cycle_xor.eq(got_xor)
 
-        # Replay: the model's trace, one entry per delivering cycle.
+        # Replay: the model's trace, one entry per delivering cycle. `entry` (a register) is
+        # the next delivering cycle; the memory's read port already holds the one after it,
+        # so a cycle that consumes `entry` can load the next at once, and the memory's
+        # address never depends on its own output in the same cycle.
         mem = memory.Memory(shape=self.entry_bits, depth=self.trace_depth, init=self._entries())
         m.submodules.trace = mem
         rd = mem.read_port()
-        idx = Signal(range(self.trace_depth + 1))
-        entry_cycle = rd.data[: self.cycle_bits]
-        entry_mask = rd.data[self.cycle_bits : self.cycle_bits + n]
-        entry_xor = rd.data[self.cycle_bits + n :]
+        idx = Signal(range(self.trace_depth))  # address of what the read port shows
+        entry = Signal(self.entry_bits)
+        entry_cycle = entry[: self.cycle_bits]
+        entry_mask = entry[self.cycle_bits : self.cycle_bits + n]
+        entry_xor = entry[self.cycle_bits + n :]
         now = Signal()
         m.d.comb += now.eq(primed & (entry_cycle == t))
-        m.d.comb += rd.addr.eq(idx + now)
-        m.d.sync += idx.eq(idx + now)
+        with m.If(prime == PRIMING - 1):  # the read port shows entry 0: take it, show 1
+            m.d.sync += [entry.eq(rd.data), idx.eq(1)]
+            m.d.comb += rd.addr.eq(1)
+        with m.Elif(now):
+            m.d.sync += [entry.eq(rd.data), idx.eq(idx + 1)]
+            m.d.comb += rd.addr.eq(idx + 1)
+        with m.Else():
+            m.d.comb += rd.addr.eq(idx)
+        # The comparison is registered (the XOR trees and the memory's output are long paths).
         want_mask = Signal(n)
         want_xor = Signal(bits)
         with m.If(now):
             m.d.comb += [want_mask.eq(entry_mask), want_xor.eq(entry_xor)]
+        seen_q = Signal(n)
+        xor_q = Signal(bits)
+        want_mask_q = Signal(n)
+        want_xor_q = Signal(bits)
+        compare_q = Signal()
+        bad_q = Signal()
+        m.d.sync += [
+            seen_q.eq(seen),
+            xor_q.eq(cycle_xor),
+            want_mask_q.eq(want_mask),
+            want_xor_q.eq(want_xor),
+            compare_q.eq(primed),
+            bad_q.eq(Cat(*bad).any()),
+        ]
         replay_bad = Signal()
-        m.d.comb += replay_bad.eq(primed & ((seen != want_mask) | (cycle_xor != want_xor)))
+        m.d.comb += replay_bad.eq(compare_q & ((seen_q != want_mask_q) | (xor_q != want_xor_q)))
 
         # Totals for the quiescent point at the end of the run.
         total_bits = max(trace.messages, 1).bit_length() + 1
@@ -516,7 +551,7 @@ class CircuitTreeHarness(wiring.Component):
         m.d.comb += [
             self.checked.eq(popcount(delivered)),
             self.rejects.eq(popcount(net.tx_reject)),
-            self.errors.eq(replay_bad + end_bad + Cat(*bad).any()),
+            self.errors.eq(replay_bad + end_bad + bad_q),
             self.max_latency.eq(lat_max),
             self.end.eq(end),
         ]

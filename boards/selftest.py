@@ -142,24 +142,37 @@ class SelfTestCore(wiring.Component):
         # the next cycle starts the same run again from the same state.
         m.submodules.harness = ResetInserter(harness.end)(harness)
 
+        # The harness's per-cycle figures are registered first (they end long paths in the
+        # harness); the registers are outside the harness's reset, so a run's last cycle counts.
+        checked = Signal.like(harness.checked)
+        rejects = Signal.like(harness.rejects)
+        errors = Signal.like(harness.errors)
+        latency = Signal(16)
+        run_latency = harness.max_latency
+        if len(run_latency) > 16:
+            run_latency = run_latency[:16] | run_latency[16:].any().replicate(16)
+        m.d.sync += [
+            checked.eq(harness.checked),
+            rejects.eq(harness.rejects),
+            errors.eq(harness.errors),
+            latency.eq(run_latency),
+        ]
         m.d.sync += [
             self.cycles.eq(self.cycles + 1),
-            self.checked.eq(self.checked + harness.checked),
-            self.rejects.eq(self.rejects + harness.rejects),
+            self.checked.eq(self.checked + checked),
+            self.rejects.eq(self.rejects + rejects),
         ]
         m.d.comb += self.frames.eq(self.checked)
         with m.If(harness.end):
             m.d.sync += self.runs.eq(self.runs + 1)
-        errors_next = self.errors + harness.errors
-        with m.If(errors_next > 0xFFFF):
+        errors_next = Signal(17)
+        m.d.comb += errors_next.eq(self.errors + errors)
+        with m.If(errors_next[16]):
             m.d.sync += self.errors.eq(0xFFFF)
         with m.Else():
             m.d.sync += self.errors.eq(errors_next)
-        with m.If(harness.errors != 0):
+        with m.If(errors != 0):
             m.d.sync += self.error.eq(1)
-        latency = harness.max_latency
-        if len(latency) > 16:
-            latency = latency[:16] | (latency[16:].any().replicate(16))
         with m.If(latency > self.maxlat):
             m.d.sync += self.maxlat.eq(latency)
 
@@ -169,7 +182,7 @@ class SelfTestCore(wiring.Component):
             m.d.comb += harness.fault.eq(fault_count == (1 << self.fault_log2) - 1)
 
         checked_any = Signal()
-        with m.If(harness.checked != 0):
+        with m.If(checked != 0):
             m.d.sync += checked_any.eq(1)
         blink = Signal(self.blink_log2 + 1)
         m.d.sync += blink.eq(blink + 1)
