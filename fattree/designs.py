@@ -176,6 +176,21 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.leiserson_tree",
         ),
+        Design(
+            name="rn1",
+            summary="DeHon's RN1 router: 8x8 byte channels, radix 4 dilation 2 (or 2 x 4x4), turns",
+            component="fattree.hdl.rn1:RN1Router",
+            params=(
+                Param(
+                    "mode",
+                    "primary",
+                    "primary (radix-4 crossbar, dilation 2) or alternate (two 4x4 crossbars)",
+                    choices=("primary", "alternate"),
+                ),
+                Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
+            ),
+            bench="fattree.sim.benches.rn1",
+        ),
     ],
 )
 

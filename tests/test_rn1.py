@@ -339,3 +339,15 @@ def test_broken_reference_fails():
     assert scoreboard.failures["cycle_mismatches"] == 1
     with pytest.raises(AssertionError):
         scoreboard.raise_on_mismatch()
+
+
+def test_rn1_is_a_design():
+    from fattree.designs import DESIGNS, elaborate_verilog
+
+    design = DESIGNS["rn1"]
+    assert design.defaults() == {"mode": "primary", "seed": 1}
+    assert design.bench == "fattree.sim.benches.rn1"
+    text = elaborate_verilog(design, {"mode": "alternate", "seed": 5})
+    assert "module rn1(" in text
+    for port in ("input [8:0] i__7__fwd", "output [8:0] i__7__bk", "output [8:0] o__0__fwd"):
+        assert port in text
