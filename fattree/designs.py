@@ -177,6 +177,27 @@ DESIGNS: Registry[Design] = Registry(
             bench="fattree.sim.benches.leiserson_tree",
         ),
         Design(
+            name="leiserson-stream",
+            summary="the Leiserson fat-tree behind stream ports: messages in, delivery cycles, out",
+            component="fattree.hdl.leiserson_stream:leiserson_stream_tree",
+            params=(
+                Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
+                Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
+                Param("seed", 0, "seed of the concentrator graphs", lo=0),
+                Param("data_bits", 8, "data bits per message", lo=1, hi=64),
+            ),
+            bench="fattree.sim.benches.leiserson_stream",
+            bench_params=(
+                Param(
+                    "backpressure",
+                    30,
+                    "percent of cycles each receiver is not ready, at random (0 = always ready)",
+                    lo=0,
+                    hi=99,
+                ),
+            ),
+        ),
+        Design(
             name="rn1",
             summary="DeHon's RN1 router: 8x8 byte channels, radix 4 dilation 2 (or 2 x 4x4), turns",
             component="fattree.hdl.rn1:RN1Router",

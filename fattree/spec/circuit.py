@@ -8,6 +8,7 @@ payloads. The protocol itself (timing, who answers what) is in docs/circuit_tree
 
 from __future__ import annotations
 
+from .bits import pack_fields, unpack_fields
 from .lfsr import derive_seed, xor_mask
 
 __all__ = [
@@ -87,22 +88,3 @@ def tx_fields(leaves: int, width: int, length: int) -> dict[str, int]:
 def rx_fields(width: int, length: int) -> dict[str, int]:
     """Fields of a receive stream beat: ``data``, the whole message (word 0 in the low bits)."""
     return {"data": width * length}
-
-
-def pack_fields(fields: dict[str, int], **values: int) -> int:
-    """The payload bits of one beat: each field's value at its offset (fields low bits first,
-    as an ``amaranth.lib.data.StructLayout`` of the same fields lays them out)."""
-    word, offset = 0, 0
-    for name, bits in fields.items():
-        word |= (values[name] & ((1 << bits) - 1)) << offset
-        offset += bits
-    return word
-
-
-def unpack_fields(fields: dict[str, int], word: int) -> dict[str, int]:
-    """Inverse of :func:`pack_fields`."""
-    values, offset = {}, 0
-    for name, bits in fields.items():
-        values[name] = (word >> offset) & ((1 << bits) - 1)
-        offset += bits
-    return values
