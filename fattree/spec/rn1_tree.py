@@ -1,0 +1,324 @@
+"""DeHon's unit trees and fat-trees of unit-tree stages, as data (DeHon 1993, "Unit trees"
+and "Fat-tree composition"; the paper's tables of components and capacities are lost in its
+text and are derived here from its construction rules: docs/dehon.md shows the derivation).
+
+A **unit tree** joins 64 subtrees to one parent. It has four layers of RN1 routers: three
+*down* layers (a quaternary tree: the top layer serves the level-3 node, the whole unit
+tree; the middle layer the four level-2 nodes of 16 subtrees; the bottom layer the sixteen
+level-1 nodes of four subtrees) and one *up* layer. An up router takes subtree up links and
+sends direction 0, 1, 2 into the down routers of the level-1, level-2, level-3 node holding
+its subtrees (the *lateral crossovers*) and direction 3 out of the top. Every subtree has
+``width`` physical links each way: 2 (the unit tree that connects to processing nodes, which
+have two network inputs and two outputs) or 8.
+
+Counting links fixes everything (``w`` = width):
+
+* up routers: ``64 w / 8 = 8 w`` (eight inputs each); each sends 2 links in each direction,
+  so ``16 w`` links leave the top and ``16 w`` cross over at each level;
+* down: the bottom layer has ``64 w`` outputs; its inputs are the middle layer's outputs
+  plus ``16 w`` level-1 crossovers, so the middle layer has ``48 w`` outputs; likewise the
+  top layer ``32 w``, whose inputs are the ``16 w`` links entering from the parent and the
+  ``16 w`` level-3 crossovers, which closes the count;
+* routers per layer ``4 w, 6 w, 8 w`` down and ``8 w`` up: ``26 w`` in all, 52 for the
+  2-wide unit tree and 208 for the 8-wide (a quarter: the paper's one-foot and two-foot
+  squares);
+* capacity of a logical channel ``w, 3 w, 8 w, 16 w`` from a subtree up to the top: a factor
+  16 over the unit tree's three levels, ``16^(1/3) = 4^(2/3)`` per level on average, as the
+  paper says. Up and down capacities agree at every level.
+
+The last down layer of the 2-wide unit tree is in the alternate (dual crossbar) mode, one
+crossbar of each of two chips per level-1 node, so each processing node's two down links
+come from different chips. Every other router is in the primary mode.
+
+Links into a layer's routers are *dealt out* round-robin over the routers of the node, in
+an order that alternates their sources, so each source's links are spread as evenly as the
+numbers allow (the paper's "dispersed as widely as possible"); with a ``seed`` the order is
+shuffled (Leighton's random wiring, DeHon-Knight-Minsky 1990).
+
+:func:`fat_tree` composes unit trees into a fat-tree of ``stages`` unit-tree stages (2-wide
+at the leaves, 8-wide above): each stage multiplies the processing nodes by 64.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..params import check_int_range
+from .rn1 import CHANNELS, DIRECTIONS
+
+__all__ = [
+    "UNIT_WIDTHS",
+    "SUBTREES",
+    "LEVELS",
+    "UP",
+    "Router",
+    "UnitTree",
+    "unit_tree",
+    "Stage",
+    "FatTreeCounts",
+    "fat_tree",
+    "disperse",
+]
+
+#: Physical links per subtree and direction of the two unit trees.
+UNIT_WIDTHS = (2, 8)
+#: Subtrees under one unit tree, and the tree levels it spans (64 = 4^3).
+SUBTREES = 64
+LEVELS = 3
+#: The up routers' direction that leaves the unit tree (0, 1, 2: crossovers at level 1, 2, 3).
+UP = 3
+
+
+@dataclass(frozen=True)
+class Router:
+    """One RN1 of a unit tree: ``layer`` is ``"up"`` or ``"down1"``/``"down2"``/``"down3"``
+    (the down layer serving level-1, -2, -3 nodes), ``node`` the index of the node it serves
+    at that level (for up routers: its first subtree; for a dual-crossbar chip: the first of
+    the two level-1 nodes, crossbar ``c`` serving node ``node + c``), ``mode`` the RN1 mode."""
+
+    name: str
+    layer: str
+    node: int
+    mode: str
+
+
+def _check_width(width) -> int:
+    if width not in UNIT_WIDTHS:
+        raise ValueError(f"width must be 2 or 8, not {width!r}")
+    return width
+
+
+@dataclass
+class UnitTree:
+    """A unit tree's routers and links.
+
+    Link ends are tuples: ``("in", router, port)``, ``("out", router, port)``,
+    ``("sub_up", subtree, k)`` (link ``k`` from a subtree), ``("sub_down", subtree, k)``,
+    ``("top_up", k)`` and ``("top_down", k)``. :attr:`links` holds ``(source, sink)`` pairs.
+    """
+
+    width: int
+    seed: int | None = None
+    routers: dict[str, Router] = field(default_factory=dict)
+    links: list[tuple[tuple, tuple]] = field(default_factory=list)
+
+    def layer_counts(self) -> dict[str, int]:
+        """Routers per layer, top layer first, then the up layer."""
+        counts = Counter(r.layer for r in self.routers.values())
+        return {layer: counts[layer] for layer in ("down3", "down2", "down1", "up")}
+
+    def subtrees_of(self, level: int, node: int) -> range:
+        size = DIRECTIONS**level
+        return range(node * size, (node + 1) * size)
+
+    def capacity(self, level: int, node: int) -> tuple[int, int]:
+        """``(up, down)`` physical links of the channel between the level-``level`` node
+        ``node`` (level 0: a subtree, 3: the whole unit tree) and its parent, counted from
+        :attr:`links`: links leaving the node's part of the unit tree, and entering it."""
+        subtrees = set(self.subtrees_of(level, node))
+
+        def inside(end) -> bool:
+            kind = end[0]
+            if kind in ("sub_up", "sub_down"):
+                return end[1] in subtrees
+            if kind in ("top_up", "top_down"):
+                return False
+            r = self.routers[end[1]]
+            if r.layer == "up":
+                return set(range(r.node, r.node + CHANNELS // self.width)) <= subtrees
+            served = int(r.layer[-1])  # the level of the node the router serves
+            # A dual-crossbar chip serves nodes r.node and r.node + 1, one per crossbar.
+            node_ = r.node + end[2] // DIRECTIONS if r.mode == "alternate" else r.node
+            return served <= level and set(self.subtrees_of(served, node_)) <= subtrees
+
+        up = sum(1 for src, dst in self.links if inside(src) and not inside(dst))
+        down = sum(1 for src, dst in self.links if inside(dst) and not inside(src))
+        return up, down
+
+    def channels(self) -> list[dict]:
+        """Per level 0..3: logical channels, their capacity (every node's, checked equal),
+        and the growth factor from the level below."""
+        rows = []
+        for level in range(LEVELS + 1):
+            nodes = SUBTREES // DIRECTIONS**level
+            caps = {self.capacity(level, n) for n in range(nodes)}
+            if len(caps) != 1:
+                raise AssertionError(f"level {level} nodes differ in capacity: {sorted(caps)}")
+            ((up, down),) = caps
+            rows.append({"level": level, "channels": nodes, "up": up, "down": down})
+        for below, row in zip(rows, rows[1:], strict=False):
+            row["growth"] = row["up"] / below["up"]
+        return rows
+
+
+def unit_tree(width: int, seed: int | None = None) -> UnitTree:
+    """The unit tree whose subtrees have ``width`` (2 or 8) links each way; ``seed``
+    shuffles the dealing of links into each node's routers (None: regular)."""
+    w = _check_width(width)
+    rng = random.Random(seed) if seed is not None else None
+    tree = UnitTree(w, seed)
+
+    def add(name, layer, node, mode="primary"):
+        tree.routers[name] = Router(name, layer, node, mode)
+        return name
+
+    # Up routers: 8 inputs each, ``8 // w`` subtrees per router.
+    per = CHANNELS // w
+    ups = []
+    for u in range(SUBTREES // per):
+        name = add(f"up{u}", "up", u * per)
+        ups.append(name)
+        for j in range(per):
+            for k in range(w):
+                tree.links.append((("sub_up", u * per + j, k), ("in", name, j * w + k)))
+    # Down routers per node, level 1 (bottom) to 3 (top): cap_{k-1} / 2 each.
+    caps = {0: w, 1: 3 * w, 2: 8 * w, 3: 16 * w}
+    down = {}  # (level, node) -> router names
+    for level in (1, 2, 3):
+        for node in range(SUBTREES // DIRECTIONS**level):
+            count = caps[level - 1] // 2
+            if w == 2 and level == 1:
+                # Dual-crossbar chips, shared by node pairs: node 2j uses crossbar 0 of
+                # chips 2j and 2j + 1, node 2j + 1 crossbar 1 of the same chips.
+                pair = node - node % 2
+                names = [f"down1_{pair + c}" for c in range(2)]
+                for name in names:
+                    if name not in tree.routers:
+                        add(name, "down1", pair, "alternate")
+                down[level, node] = names
+            else:
+                down[level, node] = [
+                    add(f"down{level}_{node * count + k}", f"down{level}", node)
+                    for k in range(count)
+                ]
+
+    def outputs(name, d, node=None):
+        """Router ``name``'s output ports for direction ``d`` (for a dual-crossbar chip: of
+        the crossbar serving ``node``)."""
+        r = tree.routers[name]
+        if r.mode == "alternate":
+            return [DIRECTIONS * (node % 2) + d]
+        return [2 * d, 2 * d + 1]
+
+    def inputs(name, node):
+        r = tree.routers[name]
+        if r.mode == "alternate":
+            base = DIRECTIONS * (node % 2)
+            return list(range(base, base + DIRECTIONS))
+        return list(range(CHANNELS))
+
+    def deal(level, node, sources):
+        """Connect ``sources`` (lists of link sources, one list per source router or port
+        group) to the inputs of the node's down routers, spread evenly."""
+        order = [
+            s for k in range(max(map(len, sources))) for src in sources for s in src[k : k + 1]
+        ]
+        if rng is not None:
+            rng.shuffle(order)
+        names = down[level, node]
+        ports = [inputs(name, node) for name in names]
+        slots = [
+            ("in", names[j % len(names)], ports[j % len(names)][j // len(names)])
+            for j in range(sum(map(len, ports)))
+        ]
+        if len(slots) != len(order):
+            raise AssertionError(f"level {level}: {len(order)} links for {len(slots)} inputs")
+        tree.links.extend(zip(order, slots, strict=True))
+
+    for level in (3, 2, 1):
+        for node in range(SUBTREES // DIRECTIONS**level):
+            if level == 3:
+                from_above = [[("top_down", k) for k in range(caps[3])]]
+            else:
+                parent = node // DIRECTIONS
+                from_above = [
+                    [("out", name, p) for p in outputs(name, node % DIRECTIONS, parent)]
+                    for name in down[level + 1, parent]
+                ]
+            crossing = [
+                [("out", name, p) for p in outputs(name, level - 1)]
+                for name in ups
+                if tree.routers[name].node in tree.subtrees_of(level, node)
+            ]
+            deal(level, node, from_above + crossing)
+    # Bottom layer outputs to the subtrees; up routers' direction UP out of the top.
+    for node in range(SUBTREES // DIRECTIONS):
+        names = down[1, node]
+        for d in range(DIRECTIONS):
+            ends = [("out", name, p) for name in names for p in outputs(name, d, node)]
+            sub = node * DIRECTIONS + d
+            tree.links.extend((e, ("sub_down", sub, k)) for k, e in enumerate(ends))
+    top = [("out", name, p) for name in ups for p in outputs(name, UP)]
+    tree.links.extend((e, ("top_up", k)) for k, e in enumerate(top))
+    return tree
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One unit-tree stage of a fat-tree: ``nodes`` logical nodes of ``trees_per_node``
+    unit trees of ``width``; ``top`` physical links each way out of one node."""
+
+    stage: int
+    width: int
+    nodes: int
+    trees_per_node: int
+    routers: int
+    top: int
+
+    @property
+    def trees(self) -> int:
+        return self.nodes * self.trees_per_node
+
+
+@dataclass(frozen=True)
+class FatTreeCounts:
+    stages: tuple[Stage, ...]
+    processors: int
+
+    @property
+    def routers(self) -> int:
+        return sum(s.routers for s in self.stages)
+
+
+def fat_tree(stages: int, leaf_width: int = 2) -> FatTreeCounts:
+    """Counts of a fat-tree of ``stages`` unit-tree stages: ``leaf_width``-wide unit trees at
+    the processing nodes, 8-wide above. A parent node takes 64 child nodes whose top channels
+    are ``c`` links each, so it is ``c / 8`` 8-wide unit trees, and its own top channel is
+    16 times wider."""
+    check_int_range("stages", stages, 1, 6)
+    leaf = unit_tree(_check_width(leaf_width))
+    per_tree = {w: sum(unit_tree(w).layer_counts().values()) for w in UNIT_WIDTHS}
+    top_per_tree = {w: 16 * w for w in UNIT_WIDTHS}
+    result = []
+    child_top = None
+    for s in range(1, stages + 1):
+        nodes = SUBTREES ** (stages - s)
+        if s == 1:
+            width, per_node = leaf.width, 1
+        else:
+            width = 8
+            per_node = child_top // width
+        top = per_node * top_per_tree[width]
+        result.append(Stage(s, width, nodes, per_node, nodes * per_node * per_tree[width], top))
+        child_top = top
+    return FatTreeCounts(tuple(result), SUBTREES**stages)
+
+
+def disperse(child_trees: int, child_top: int, parent_trees: int) -> list[tuple[int, int, int]]:
+    """Wiring of one child node's top links into its parent node: ``(child tree, link,
+    parent tree)`` for every top link, each child tree's links spread round-robin over the
+    parent's unit trees (the paper's dispersion), every parent tree getting ``8`` links (one
+    8-wide subtree port) from the child node."""
+    total = child_trees * child_top
+    if total != parent_trees * CHANNELS:
+        raise ValueError(
+            f"{child_trees} child trees x {child_top} links do not fill {parent_trees} "
+            f"parent trees' ports of {CHANNELS}"
+        )
+    return [
+        (t, k, (t * child_top + k) % parent_trees)
+        for t in range(child_trees)
+        for k in range(child_top)
+    ]

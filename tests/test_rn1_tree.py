@@ -1,0 +1,150 @@
+"""The unit-tree and fat-tree generator (fattree/spec/rn1_tree.py): the derived component and
+capacity tables, and that the generated wiring routes every pair of subtrees."""
+
+from collections import Counter
+
+import pytest
+
+from fattree.spec.rn1_tree import (
+    SUBTREES,
+    UP,
+    disperse,
+    fat_tree,
+    unit_tree,
+)
+
+TREES = {(w, seed): unit_tree(w, seed) for w in (2, 8) for seed in (None, 5)}
+
+
+@pytest.mark.parametrize("width, counts", [(2, (8, 12, 16, 16)), (8, (32, 48, 64, 64))])
+def test_components_per_layer(width, counts):
+    tree = unit_tree(width)
+    assert tuple(tree.layer_counts().values()) == counts
+    assert sum(counts) == 26 * width  # 52 and 208: the 8-wide is four 2-wide stacks' worth
+
+
+@pytest.mark.parametrize("key", TREES)
+def test_capacities_grow_sixteen_fold_over_three_levels(key):
+    w = key[0]
+    rows = TREES[key].channels()
+    assert [(r["channels"], r["up"], r["down"]) for r in rows] == [
+        (64, w, w),
+        (16, 3 * w, 3 * w),
+        (4, 8 * w, 8 * w),
+        (1, 16 * w, 16 * w),
+    ]
+    growth = rows[3]["up"] / rows[0]["up"]
+    assert growth == 16 and abs(growth ** (1 / 3) - 4 ** (2 / 3)) < 1e-9
+
+
+@pytest.mark.parametrize("key", TREES)
+def test_every_port_is_wired_once(key):
+    tree = TREES[key]
+    sources = Counter(src for src, _ in tree.links)
+    sinks = Counter(dst for _, dst in tree.links)
+    assert max(sources.values()) == 1 and max(sinks.values()) == 1
+    for name in tree.routers:
+        assert sorted(p for kind, r, *p in sinks if kind == "in" and r == name) == [
+            [k] for k in range(8)
+        ]
+        assert sorted(p for kind, r, *p in sources if kind == "out" and r == name) == [
+            [k] for k in range(8)
+        ]
+
+
+def _follow(tree, start, digits):
+    """Every sink reached from ``start`` when each down router takes direction
+    ``digits[level - 1]`` (all of the direction's outputs, as the random choice may)."""
+    nxt = dict(tree.links)
+    frontier, reached = [start], set()
+    while frontier:
+        sink = nxt[frontier.pop()]
+        if sink[0] != "in":
+            reached.add(sink)
+            continue
+        r = tree.routers[sink[1]]
+        level = int(r.layer[-1])
+        d = digits[level - 1]
+        if r.mode == "alternate":
+            frontier.append(("out", r.name, 4 * (sink[2] // 4) + d))
+        else:
+            frontier += [("out", r.name, 2 * d), ("out", r.name, 2 * d + 1)]
+    return reached
+
+
+@pytest.mark.parametrize("key", TREES)
+def test_every_pair_of_subtrees_is_routed(key):
+    tree = TREES[key]
+    w = tree.width
+    for s in range(0, SUBTREES, 3):
+        for t in range(SUBTREES):
+            if s == t:
+                continue
+            level = ((s ^ t).bit_length() + 1) // 2  # lowest common node's level
+            digits = [(t >> 2 * k) & 3 for k in range(3)]
+            # Up router: crossover of that level (all of its outputs), then down to t.
+            up = next(dst for src, dst in tree.links if src == ("sub_up", s, 0))
+            reached = set()
+            for p in (2 * (level - 1), 2 * (level - 1) + 1):
+                reached |= _follow(tree, ("out", up[1], p), digits)
+            assert reached and reached <= {("sub_down", t, k) for k in range(w)}
+    # From the top, every subtree and every one of its links.
+    for t in range(SUBTREES):
+        digits = [(t >> 2 * k) & 3 for k in range(3)]
+        reached = set()
+        for k in range(16 * w):
+            reached |= _follow(tree, ("top_down", k), digits)
+        assert reached == {("sub_down", t, k) for k in range(w)}
+
+
+def test_up_direction_leaves_the_top():
+    tree = unit_tree(8)
+    tops = [src for src, dst in tree.links if dst[0] == "top_up"]
+    assert len(tops) == 128 and all(p in (2 * UP, 2 * UP + 1) for _, _, p in tops)
+
+
+def test_two_wide_last_stage_feeds_each_node_from_two_chips():
+    tree = unit_tree(2)
+    for t in range(SUBTREES):
+        chips = {src[1] for src, dst in tree.links if dst[:2] == ("sub_down", t)}
+        assert len(chips) == 2
+        assert all(tree.routers[c].mode == "alternate" for c in chips)
+
+
+def test_dispersion_is_even():
+    # A 2-wide leaf unit tree (32 top links) into a node of 4 unit trees: 8 links each.
+    assert Counter(p for _, _, p in disperse(1, 32, 4)) == {p: 8 for p in range(4)}
+    # A node of four 8-wide unit trees (128 top links each) into 64: each child tree gives
+    # 2 links to every parent tree.
+    wiring = disperse(4, 128, 64)
+    per = Counter((t, p) for t, _, p in wiring)
+    assert set(per.values()) == {2} and len(per) == 4 * 64
+    with pytest.raises(ValueError, match="do not fill"):
+        disperse(1, 32, 3)
+
+
+def test_fat_tree_counts():
+    counts = [fat_tree(n) for n in (1, 2, 3)]
+    assert [c.processors for c in counts] == [64, 4096, 262144]
+    assert [c.routers for c in counts] == [52, 64 * 52 + 4 * 208, 4096 * 52 + 256 * 208 + 64 * 208]
+    three = counts[2].stages
+    assert [(s.nodes, s.trees_per_node, s.width, s.top) for s in three] == [
+        (4096, 1, 2, 32),
+        (64, 4, 8, 512),
+        (1, 64, 8, 8192),
+    ]
+    # Parent stages have a quarter of the unit trees of their child stage (same width).
+    assert three[1].trees == 4 * three[2].trees
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: unit_tree(4), "width must be 2 or 8, not 4"),
+        (lambda: fat_tree(0), "stages must be between 1 and 6, not 0"),
+    ],
+)
+def test_parameter_errors(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
