@@ -8,10 +8,10 @@ import sys
 
 from .. import __version__
 from ..toolchain import ToolMissing
-from . import build, draw, experiment, export, monitor, schedule, sim, synth, verilog
+from . import build, draw, experiment, export, monitor, schedule, sim, synth, verilog, wave
 from .common import CliError
 
-SUBCOMMANDS = [verilog, sim, synth, build, monitor, experiment, schedule, export, draw]
+SUBCOMMANDS = [verilog, sim, synth, build, monitor, experiment, schedule, export, draw, wave]
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -5,9 +5,12 @@ from __future__ import annotations
 __all__ = ["simulate"]
 
 
-def simulate(dut, *testbenches, processes=(), period: float | None = 1e-6) -> None:
+def simulate(
+    dut, *testbenches, processes=(), period: float | None = 1e-6, vcd: str | None = None
+) -> None:
     """Simulate ``dut`` with a clock of ``period`` seconds (None: no clock) until every
-    testbench returns; ``processes`` are added with ``add_process`` (they may run forever)."""
+    testbench returns; ``processes`` are added with ``add_process`` (they may run forever).
+    With ``vcd``, every signal of the design is traced to that file."""
     from amaranth.sim import Simulator
 
     sim = Simulator(dut)
@@ -17,4 +20,8 @@ def simulate(dut, *testbenches, processes=(), period: float | None = 1e-6) -> No
         sim.add_process(process)
     for bench in testbenches:
         sim.add_testbench(bench)
-    sim.run()
+    if vcd is None:
+        sim.run()
+        return
+    with sim.write_vcd(vcd):
+        sim.run()
