@@ -70,6 +70,16 @@ SELFTESTS: Registry[SelfTest] = Registry(
             },
             options=("pattern", "inject_cycles"),
         ),
+        SelfTest(
+            design="scheduler",
+            core="fattree.boards.scheduler_selftest:scheduler_selftest",
+            summary=(
+                "CLEAR then LFSR SCHEDULE requests; every result compared, in order, with the "
+                "model's from block RAM"
+            ),
+            board_params={"icebreaker": {"levels": 3, "w": 4}, "ulx3s-85f": {"levels": 3, "w": 16}},
+            options=("requests",),
+        ),
     ],
     key="design",
     message="design {name!r} has no board self-test; designs with one: {known}",

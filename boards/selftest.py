@@ -216,8 +216,10 @@ class SimTop(wiring.Component):
         self.core = core
         self.fields = status_signals(core)
         line = sum(len(name) + 2 + -(-bits // 4) for name, bits, _ in self.fields) + 1
+        #: Cycles one status line takes on the wire.
+        self.line_cycles = line * 10 * divisor
         if period_log2 is None:
-            period_log2 = (line * 10 * divisor).bit_length()
+            period_log2 = self.line_cycles.bit_length()
         self.divisor = divisor
         self.period_log2 = period_log2
         super().__init__({"tx": Out(1, init=1), "cycle": Out(32)})
@@ -271,8 +273,9 @@ def simulate_status(core, cycles: int, *, divisor: int = 2) -> dict:
     """Run ``core`` with its status line's UART for ``cycles`` cycles in amaranth.sim and
     decode the serial line.
 
-    Returns ``{"lines": [{field: value}, ...], "text": str, "cycles": int}``: every complete
-    status line received, decoded from the bits on the wire (not read from the counters).
+    Returns ``{"lines": [{field: value}, ...], "text": str, "cycles": int, "first_line_at":
+    int}``: every complete status line received, decoded from the bits on the wire (not read
+    from the counters), and how many cycles the first line needs.
     """
     from amaranth.sim import Simulator
 
@@ -298,4 +301,10 @@ def simulate_status(core, cycles: int, *, divisor: int = 2) -> dict:
             lines.append(parse_status_line(raw))
         except ValueError:
             continue
-    return {"lines": lines, "text": text, "cycles": cycles}
+    return {
+        "lines": lines,
+        "text": text,
+        "cycles": cycles,
+        # The first line is complete after this many cycles.
+        "first_line_at": (1 << top.period_log2) + 2 + top.line_cycles,
+    }

@@ -68,6 +68,13 @@ def add_arguments(parser) -> None:
         help="cycles of each replayed run in which a network self-test starts new messages",
     )
     parser.add_argument(
+        "--requests",
+        type=int,
+        default=None,
+        metavar="N",
+        help="SCHEDULE commands per replayed run of the scheduler self-test",
+    )
+    parser.add_argument(
         "--simulate",
         type=int,
         default=None,
@@ -97,6 +104,8 @@ def run(args) -> int:
             options["pattern"] = args.pattern
         if args.inject_cycles is not None:
             options["inject_cycles"] = args.inject_cycles
+        if args.requests is not None:
+            options["requests"] = args.requests
         if args.simulate is not None:
             if args.simulate < 1:
                 raise ValueError(
@@ -197,8 +206,8 @@ def _simulate(args, board, design, selftest, params, options) -> int:
     }
     if not lines:
         raise CliError(
-            f"no complete status line in {cycles} cycles; simulate longer "
-            f"(a line takes about {80 * 10 * 2} cycles)",
+            f"no complete status line in {cycles} cycles; simulate at least "
+            f"{result['first_line_at']}",
             code=1,
         )
     verdict = "PASS" if (errors > 0) == bool(args.inject_fault) else "FAIL"
