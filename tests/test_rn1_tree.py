@@ -148,3 +148,16 @@ def test_parameter_errors(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert str(info.value) == message
+
+
+def test_dehon_components_experiment():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    result = registry()["dehon-components"].run(argparse.Namespace(stages=[1, 2], seed=None))
+    rows = {(r[0], r[1]): r for r in result.rows}
+    assert rows["unit tree 2-wide", "-"][4:7] == [52, "8/12/16/16", "2/6/16/32"]
+    assert rows["unit tree 8-wide", "-"][4:7] == [208, "32/48/64/64", "8/24/64/128"]
+    assert rows["fat-tree", 2][2:5] == [4096, "64/4", 4160]
+    assert result.extra["unit_trees"]["8"]["channels"][1]["down"] == 24
