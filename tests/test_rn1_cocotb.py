@@ -1,6 +1,7 @@
-"""cocotb bench of the RN1 router on the generated Verilog, Verilator (default) and Icarus.
+"""cocotb bench of the RN1 router on the generated Verilog, Icarus and Verilator.
 
-Slow: Verilator takes most of a minute to build the router."""
+Icarus builds and runs the bench in about a second; Verilator takes most of a minute to
+build the router, so its runs are slow tests."""
 
 import shutil
 
@@ -9,10 +10,10 @@ import pytest
 from fattree.designs import get_design
 from fattree.sim.cocotb_runner import run_bench
 
-pytestmark = [pytest.mark.cocotb, pytest.mark.slow]
+pytestmark = pytest.mark.cocotb
 
 SIMULATORS = [
-    "verilator",
+    pytest.param("verilator", marks=pytest.mark.slow),
     pytest.param(
         "icarus",
         marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"),
