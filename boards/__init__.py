@@ -80,6 +80,16 @@ SELFTESTS: Registry[SelfTest] = Registry(
             board_params={"icebreaker": {"levels": 3, "w": 4}, "ulx3s-85f": {"levels": 3, "w": 16}},
             options=("requests",),
         ),
+        SelfTest(
+            design="leiserson-tree",
+            core="fattree.boards.leiserson_selftest:leiserson_selftest",
+            summary=(
+                "an off-line schedule's waveforms from block RAM; every receive wire compared "
+                "cycle for cycle with the model, every payload checked"
+            ),
+            board_params={"icebreaker": {"leaves": 16}, "ulx3s-85f": {"leaves": 64}},
+            options=("pattern",),
+        ),
     ],
     key="design",
     message="design {name!r} has no board self-test; designs with one: {known}",

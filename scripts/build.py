@@ -56,9 +56,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the on-chip traffic")
     parser.add_argument(
         "--pattern",
-        choices=PATTERNS,
         default=None,
-        help="traffic of a network self-test: random (default) or a fixed pattern of the papers",
+        help="traffic of a network self-test: random (default); circuit-tree: "
+        + ", ".join(PATTERNS[1:])
+        + "; leiserson-tree: permutation, bit-reversal",
     )
     parser.add_argument(
         "--inject-cycles",
