@@ -1,0 +1,87 @@
+"""The RN1 bidelta network as data (fattree/spec/rn1_bidelta.py): wiring and routing."""
+
+from collections import Counter
+
+import pytest
+
+from fattree.spec.rn1 import pass_head
+from fattree.spec.rn1_bidelta import bidelta
+
+NETS = {(n, seed): bidelta(n, seed) for n in (4, 16, 64) for seed in (0, 9)}
+
+
+@pytest.mark.parametrize("key", NETS)
+def test_every_port_is_wired_once(key):
+    net = NETS[key]
+    sources = Counter(src for src, _ in net.links)
+    sinks = Counter(dst for _, dst in net.links)
+    assert set(sources.values()) == {1} and set(sinks.values()) == {1}
+    ports = {
+        (j, r, p) for j in range(net.stages) for r in range(net.routers_per_stage) for p in range(8)
+    }
+    assert {dst[1:] for dst in sinks if dst[0] == "in"} == ports
+    assert {src[1:] for src in sources if src[0] == "out"} == ports
+    assert {src for src in sources if src[0] == "ep_out"} == {
+        ("ep_out", e, k) for e in range(net.endpoints) for k in (0, 1)
+    }
+
+
+def _follow(net, start, digits):
+    sink_of = net.sink_of()
+    frontier, reached = [start], set()
+    while frontier:
+        sink = sink_of[frontier.pop()]
+        if sink[0] == "ep_in":
+            reached.add(sink)
+            continue
+        _, j, r, p = sink
+        d = digits[j]
+        if net.mode(j) == "alternate":
+            frontier.append(("out", j, r, 4 * (p // 4) + d))
+        else:
+            frontier += [("out", j, r, 2 * d), ("out", j, r, 2 * d + 1)]
+    return reached
+
+
+@pytest.mark.parametrize("key", NETS)
+def test_every_endpoint_reaches_every_endpoint_by_every_path(key):
+    net = NETS[key]
+    for src in range(net.endpoints):
+        for dst in range(net.endpoints):
+            for k in (0, 1):
+                reached = _follow(net, ("ep_out", src, k), net.digits(dst))
+                assert reached and reached <= {("ep_in", dst, 0), ("ep_in", dst, 1)}
+
+
+@pytest.mark.parametrize("n", [16, 64])
+def test_two_ways_in_and_out_use_different_routers(n):
+    net = bidelta(n, 4)
+    sink_of = net.sink_of()
+    for e in range(n):
+        assert sink_of["ep_out", e, 0][2] != sink_of["ep_out", e, 1][2]
+        feeders = {src[2] for src, dst in net.links if dst[:2] == ("ep_in", e)}
+        assert len(feeders) == 2
+
+
+def test_random_wiring_depends_on_the_seed():
+    assert bidelta(64, 1).links != bidelta(64, 2).links
+    assert bidelta(64, 1).links == bidelta(64, 1).links
+
+
+@pytest.mark.parametrize("n", [4, 16, 64, 256])
+def test_head_byte_names_the_destination(n):
+    net = bidelta(n)
+    for dest in range(n):
+        head = net.head(dest, fill=0xFF)
+        assert net.destination(head) == dest
+        h = head
+        for j in range(net.stages):
+            assert h & 3 == net.digits(dest)[j]
+            h = pass_head(h)
+
+
+def test_parameter_errors():
+    with pytest.raises(ValueError, match=r"endpoints must be one of 4, 16, 64, 256, not 32"):
+        bidelta(32)
+    with pytest.raises(ValueError, match=r"seed must be at least 0, not -1"):
+        bidelta(16, -1)
