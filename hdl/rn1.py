@@ -98,12 +98,11 @@ class RN1Router(wiring.Component):
         conn = {key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(reach)}
         owners = [[i for i in range(n) if (i, o) in conn] for o in range(n)]
         routes = [[o for o in range(n) if (i, o) in conn] for i in range(n)]
+        # held[i] (input i holds an output) and busy[o] (output o is held) are the ORs of
+        # conn's rows and columns, kept in registers of their own so the arbitration does
+        # not start with two levels of OR (Fmax); they follow conn exactly.
         held = [Signal(name=f"open_{i}") for i in range(n)]
         busy = [Signal(name=f"busy_{o}") for o in range(n)]
-        for i in range(n):
-            m.d.comb += held[i].eq(_any(conn[i, o] for o in routes[i]))
-        for o in range(n):
-            m.d.comb += busy[o].eq(_any(conn[i, o] for i in owners[o]))
 
         discard = [Signal(name=f"discard_{i}") for i in range(n)]
         closing = [Signal(name=f"closing_{i}") for i in range(n)]
@@ -114,7 +113,22 @@ class RN1Router(wiring.Component):
 
         claim = self._arbitrate(m, header, busy, conn)
 
-        # The backward word each held input sees: its output's bk link.
+        def status(w):
+            return ~w.ctrl & ((w.data == CONNECTED) | (w.data == BLOCKED))
+
+        def blocked_status(w):
+            return ~w.ctrl & (w.data == BLOCKED)
+
+        def ending(w):  # a close (if ctrl was 1 a cycle ago) that is not a TURN
+            return ~w.ctrl & (w.data != TURN)
+
+        # What each output's bk word says, decoded once per output; each held input then
+        # picks the bits of its output (1-bit multiplexers), and the word itself only for
+        # its bk register.
+        b_dec = []
+        for o in range(n):
+            w = bk_in[o]
+            b_dec.append((status(w), blocked_status(w), ending(w)))
         back = []
         for i in range(n):
             b = Signal(Word, name=f"back_{i}")
@@ -122,25 +136,21 @@ class RN1Router(wiring.Component):
             for o in routes[i]:
                 value = value | (Value.cast(bk_in[o]) & conn[i, o].replicate(WORD_BITS))
             m.d.comb += Value.cast(b).eq(value)
-            back.append(b)
-
-        def status(w):
-            return ~w.ctrl & ((w.data == CONNECTED) | (w.data == BLOCKED))
-
-        def blocked_status(w):
-            return ~w.ctrl & (w.data == BLOCKED)
+            picked = [Signal(name=f"back_{i}_{k}") for k in ("status", "blocked", "ending")]
+            for k, sig in enumerate(picked):
+                m.d.comb += sig.eq(_any(conn[i, o] & b_dec[o][k] for o in routes[i]))
+            back.append((b, *picked))
 
         release = [Signal(name=f"release_{i}") for i in range(n)]
         for i in range(n):
-            f, b = fwd[i], back[i]
-            f_close = ~f.ctrl & prev_ctrl[i]
-            b_close = ~b.ctrl & self.i[i].bk.ctrl
-            ends = (f_close & (f.data != TURN)) | (b_close & (b.data != TURN))
+            f = fwd[i]
+            b, b_status, b_blocked, b_ending = back[i]
+            ends = (ending(f) & prev_ctrl[i]) | (b_ending & self.i[i].bk.ctrl)
             m.d.comb += release[i].eq(
-                held[i]
-                & (blocked_status(f) | blocked_status(b) | (closing[i] & (status(f) | status(b))))
+                held[i] & (blocked_status(f) | b_blocked | (closing[i] & (status(f) | b_status)))
             )
             granted = _any(claim[i, o] for o in routes[i])
+            m.d.sync += held[i].eq(granted | (held[i] & ~release[i]))
             # Plain gates, not If/Else (see hdl/circuit_router.py: iCE40 logic blocks share
             # one clock enable and reset among eight cells).
             m.d.sync += [
@@ -160,6 +170,9 @@ class RN1Router(wiring.Component):
 
         # Forward registers: the owner's word, or the rotated head of this cycle's claim.
         for o in range(n):
+            claimed = _any(claim[i, o] for i in owners[o])
+            freed = _any(conn[i, o] & release[i] for i in owners[o])
+            m.d.sync += busy[o].eq(claimed | (busy[o] & ~freed))
             value = 0
             for i in owners[o]:
                 head = Cat(fwd[i].data[2:], fwd[i].data[:2], Const(1, 1))
