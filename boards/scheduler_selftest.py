@@ -127,8 +127,9 @@ class SchedulerHarness(wiring.Component):
         The scheduler's parameters.
     traffic_seed : int
         Seed of the request LFSRs.
-    requests : int
-        ``SCHEDULE`` commands per run (after its ``CLEAR``).
+    requests : int, optional
+        ``SCHEDULE`` commands per run (after its ``CLEAR``); default four per node, at most
+        4096.
     latency_bits : int
         Width of the time stamps and the latency (saturates).
     scheduler : callable, optional
@@ -144,7 +145,7 @@ class SchedulerHarness(wiring.Component):
         memory="auto",
         *,
         traffic_seed=1,
-        requests=256,
+        requests=None,
         latency_bits=12,
         scheduler=None,
     ):
@@ -152,6 +153,10 @@ class SchedulerHarness(wiring.Component):
         self.w = w
         self.memory = memory
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
+        if requests is None:  # enough to fill the tree's links several times over
+            requests = min(4 * w**levels, 4096)
+        if requests is None:  # enough to fill the tree's links several times over
+            requests = min(4 * w**levels, 4096)
         self.requests = check_int_range("requests", requests, 1, 1 << 16)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 4, 16)
         make = scheduler or LevelWiseScheduler
