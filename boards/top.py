@@ -23,20 +23,29 @@ class BoardTop(Elaboratable):
     count and error flag, a network self-test's counters) about once a second. The core
     runs on the platform's default clock and reset."""
 
-    def __init__(self, core, board: Board, *, uart: bool = True):
+    def __init__(self, core, board: Board, *, uart: bool = True, pll=None):
         self.core = core
         self.board = board
         self.uart = uart and board.uart is not None and hasattr(core, "frames")
+        #: A :class:`~fattree.boards.clocks.PLLPlan`: clock the design from the PLL.
+        self.pll = pll
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.core = self.core
+        clock_hz = platform.default_clk_frequency
+        if self.pll is not None:
+            from .clocks import pll_domain
+
+            port = platform.request(platform.default_clk, dir="-")
+            m.submodules.clk_in = clk_in = io.Buffer("i", port)
+            pll_domain(m, platform, self.pll, clk_in.i)
+            clock_hz = self.pll.f_out
         for role, (resource, number) in self.board.leds.items():
             port = platform.request(resource, number, dir="-")
             m.submodules[f"led_{role}"] = led = io.Buffer("o", port)
             m.d.comb += led.o.eq(getattr(self.core, role))
         if self.uart:
-            clock_hz = platform.default_clk_frequency
             fields = status_signals(self.core)
             m.submodules.status = status = StatusReporter(
                 divisor=round(clock_hz / UART_BAUD),

@@ -76,6 +76,14 @@ def add_arguments(parser) -> None:
         help="SCHEDULE commands per replayed run of the scheduler self-test",
     )
     parser.add_argument(
+        "--clock-mhz",
+        type=float,
+        default=None,
+        metavar="F",
+        help="clock the self-test from the board's PLL at the highest frequency <= F MHz "
+        "(default: the board's oscillator, no PLL)",
+    )
+    parser.add_argument(
         "--simulate",
         type=int,
         default=None,
@@ -119,12 +127,20 @@ def run(args) -> int:
     out = build_dir(f"boards/{board.name}", design, params, Path(args.build_root))
     # Variants of the same parameters get their own folders, so no build overwrites another.
     suffix = "".join(f"-{k.replace('_', '')}{v}" for k, v in sorted(options.items()))
+    suffix += f"-{args.clock_mhz:g}mhz" if args.clock_mhz else ""
     suffix += ("-fault" if args.inject_fault else "") + ("-nouart" if args.no_uart else "")
     if suffix:
         out = out.with_name(param_slug(params) + suffix)
     writable_dir(out)  # before the core exists: an error leaves no unelaborated core behind
     try:
-        clock_hz = board.make_platform().default_clk_frequency
+        oscillator_hz = board.make_platform().default_clk_frequency
+        pll = None
+        clock_hz = oscillator_hz
+        if args.clock_mhz:
+            from ..boards.clocks import pll_plan
+
+            pll = pll_plan(board.family, oscillator_hz, args.clock_mhz * 1e6)
+            clock_hz = pll.f_out
         blink_log2 = blink_log2_for(clock_hz)
         # The heartbeat toggles every ~0.7 s. A fault every 4 toggles (~2.8 s at 12 MHz, ~2.7 s
         # at 25 MHz): the user sees the green LED first, then the sticky red one for good.
@@ -141,7 +157,7 @@ def run(args) -> int:
     try:
         with progress_display(args.json) as show:
             show(f"building {name} for {board.name} ({board.device}) in {out} ...")
-            top = BoardTop(core, board, uart=not args.no_uart)
+            top = BoardTop(core, board, uart=not args.no_uart, pll=pll)
             result = build_bitstream(top, board, out, name)
     except BuildFailed as exc:
         raise CliError(str(exc), code=1) from None
@@ -154,6 +170,8 @@ def run(args) -> int:
         "seed": args.seed,
         "inject_fault": args.inject_fault,
         "clock_mhz": clock_hz / 1e6,
+        "oscillator_mhz": oscillator_hz / 1e6,
+        "pll": dict(pll.params) if pll else None,
         "build_dir": str(out),
         "leds": {
             role: board.led_notes.get(role, f"{r} {n}") for role, (r, n) in board.leds.items()
@@ -243,6 +261,12 @@ def _text(d: dict) -> str:
         f"  {d['design']} ({params}) self-test on {d['board']} ({d['device']})"
         + (", fault injected" if d["inject_fault"] else ""),
         f"  {d['luts']} LUTs, {d['ffs']} FFs{share}, {fmax}",
+        f"  clock {d['clock_mhz']:.2f} MHz "
+        + (
+            f"from the PLL ({d['oscillator_mhz']:g} MHz oscillator)"
+            if d["pll"]
+            else "(the board's oscillator)"
+        ),
         "  LEDs: " + "; ".join(f"{role}: {where}" for role, where in d["leds"].items()),
         f"  UART status line: {d['uart']}" if d["uart"] else "  no UART status line",
         f"  program: {d['program']}",

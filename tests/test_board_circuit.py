@@ -277,3 +277,87 @@ def test_build_simulate_board_point(capsys, board):
     assert code == 0, err
     data = json.loads(out)
     assert data["lines"] >= 2 and data["checked"] > 0 and data["errors"] == 0
+
+
+# --- clocking from the PLL --------------------------------------------------------------------
+
+
+def test_pll_plans():
+    from fattree.boards.clocks import pll_plan
+
+    ice = pll_plan("ice40", 12e6, 30e6)  # what icepll -i 12 -o 30 gives
+    assert ice.f_out == 30e6 and ice.params == {"DIVR": 0, "DIVF": 79, "DIVQ": 5, "FILTER_RANGE": 1}
+    # Never above the target; the VCO and phase detector within the data sheet's ranges.
+    for target in (17e6, 33.3e6, 48e6, 75e6, 120e6):
+        plan = pll_plan("ice40", 12e6, target)
+        p = plan.params
+        pfd = 12e6 / (p["DIVR"] + 1)
+        assert 10e6 <= pfd <= 133e6 and 533e6 <= pfd * (p["DIVF"] + 1) <= 1066e6
+        assert plan.f_out == pfd * (p["DIVF"] + 1) / 2 ** p["DIVQ"] <= target
+        assert plan.f_out > 0.95 * target
+    for target in (40e6, 66e6, 100e6, 133e6):
+        plan = pll_plan("ecp5", 25e6, target)
+        p = plan.params
+        assert plan.f_out == 25e6 / p["CLKI_DIV"] * p["CLKFB_DIV"] <= target
+        assert 400e6 <= plan.f_out * p["CLKOP_DIV"] <= 800e6 and plan.f_out > 0.95 * target
+    with pytest.raises(
+        ValueError, match="^clock must be 16..275 MHz for the ice40 PLL, not 5 MHz$"
+    ):
+        pll_plan("ice40", 12e6, 5e6)
+
+
+def test_build_with_pll_plumbing(capsys, tmp_path, monkeypatch):
+    # Without the tools: --clock-mhz builds the core for the PLL's clock (heartbeat and fault
+    # periods from it), gives the top the plan, and reports the clock against the oscillator.
+    from amaranth.hdl import Fragment
+
+    from fattree.scripts import build
+
+    calls = []
+
+    def fake_build(top, board_, out, name):
+        Fragment.get(top.core, None)
+        top._MustUse__silence = True
+        calls.append((top, out))
+        return {
+            "bitstream": str(out / "x.bin"),
+            "bytes": 1,
+            "seconds": 0.1,
+            "luts": 5,
+            "ffs": 6,
+            "lut_capacity": 10,
+            "cells": {},
+            "fmax_mhz": 40.0,
+            "target_mhz": 30.0,
+            "timing_pass": True,
+            "nextpnr_log": "log",
+        }
+
+    monkeypatch.setattr(build, "build_bitstream", fake_build)
+    argv = [
+        "build",
+        "selector",
+        "-p",
+        "width=2",
+        "--clock-mhz",
+        "30",
+        "--inject-fault",
+        "--build-root",
+        str(tmp_path),
+        "--json",
+    ]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["clock_mhz"] == 30.0 and data["oscillator_mhz"] == 12.0
+    assert data["pll"] == {"DIVR": 0, "DIVF": 79, "DIVQ": 5, "FILTER_RANGE": 1}
+    top, out_dir = calls[0]
+    assert top.pll.f_out == 30e6 and out_dir.name == "width2-30mhz-fault"
+    assert top.core.blink_log2 == 24  # 2^24 cycles at 30 MHz: ~0.56 s
+    code = main(["build", "selector", "--clock-mhz", "500", "--build-root", str(tmp_path)])
+    out, _ = capsys.readouterr()  # above the PLL's range: its fastest clock
+    assert code == 0 and calls[-1][0].pll.f_out <= 275e6 and "from the PLL (12 MHz" in out
+    code = main(["build", "selector", "--clock-mhz", "5", "--build-root", str(tmp_path)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "clock must be 16..275 MHz for the ice40 PLL, not 5 MHz" in err
