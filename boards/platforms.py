@@ -184,7 +184,7 @@ def build_bitstream(top, board: Board, build_dir: Path, name: str) -> dict:
         )
     seconds = time.monotonic() - started
     if code != 0:
-        reason = _first_error(console)
+        reason = _overflow(root / f"{name}.tim") or _first_error(console)
         raise BuildFailed(
             f"{_failed_step(root, name)} failed (exit {code})"
             + (f": {reason}" if reason else "")
@@ -213,6 +213,21 @@ def _failed_step(root: Path, name: str) -> str:
     ):
         return "place and route (nextpnr)"
     return "bitstream packing"
+
+
+def _overflow(log: Path) -> str:
+    """ "does not fit: 6330 of 5280 ICESTORM_LC (120%)" when nextpnr's utilisation table
+    shows a kind of cell used beyond what the device has (the point is too big)."""
+    if not log.is_file():
+        return ""
+    from ..synthesis.reports import parse_nextpnr_utilisation
+
+    over = [
+        f"{row['used']} of {row['available']} {bel} ({100 * row['used'] / row['available']:.0f}%)"
+        for bel, row in parse_nextpnr_utilisation(log.read_text(errors="replace")).items()
+        if row["available"] and row["used"] > row["available"]
+    ]
+    return "does not fit: " + ", ".join(over) if over else ""
 
 
 def _first_error(log: Path, limit: int = 160) -> str:

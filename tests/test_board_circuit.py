@@ -269,14 +269,16 @@ def test_board_points():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s-85f"])
-def test_build_simulate_board_point(capsys, board):
-    # The board's own point, long enough for two status lines.
-    code, out, err = run_cli(
-        capsys, "build", "circuit-tree", "--board", board, "--simulate", "5000", "--json"
-    )
-    assert code == 0, err
-    data = json.loads(out)
-    assert data["lines"] >= 2 and data["checked"] > 0 and data["errors"] == 0
+@pytest.mark.parametrize("design", ["circuit-tree", "scheduler", "leiserson-tree"])
+def test_build_simulate_board_point(capsys, design, board):
+    # Each network's own point for the board, long enough for two status lines, with and
+    # without the fault.
+    for fault in (False, True):
+        argv = ["build", design, "--board", board, "--simulate", "8000", "--json"]
+        code, out, err = run_cli(capsys, *argv + (["--inject-fault"] if fault else []))
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["lines"] == 2 and data["checked"] > 0 and (data["errors"] > 0) == fault
 
 
 # --- clocking from the PLL --------------------------------------------------------------------
@@ -361,3 +363,17 @@ def test_build_with_pll_plumbing(capsys, tmp_path, monkeypatch):
     code = main(["build", "selector", "--clock-mhz", "5", "--build-root", str(tmp_path)])
     _, err = capsys.readouterr()
     assert code == 2 and "clock must be 16..275 MHz for the ice40 PLL, not 5 MHz" in err
+
+
+def test_a_point_that_does_not_fit_says_by_how_much(tmp_path):
+    from fattree.boards.platforms import _overflow
+
+    log = tmp_path / "x.tim"
+    log.write_text(
+        "Info: Device utilisation:\n"
+        "Info: \t         ICESTORM_LC:    6330/   5280   119%\n"
+        "Info: \t        ICESTORM_RAM:       6/     30    20%\n"
+    )
+    assert _overflow(log) == "does not fit: 6330 of 5280 ICESTORM_LC (120%)"
+    log.write_text(log.read_text().replace("6330", "5000"))
+    assert _overflow(log) == "" and _overflow(tmp_path / "none.tim") == ""
