@@ -85,3 +85,63 @@ def test_parameter_errors():
         bidelta(32)
     with pytest.raises(ValueError, match=r"seed must be at least 0, not -1"):
         bidelta(16, -1)
+
+
+# --- the network's hardware against its model ---------------------------------------------
+
+
+def check_network(endpoints, seed, pattern, count, mutate=False):
+    import random
+
+    from fattree.hdl.rn1_bidelta import RN1Bidelta
+    from fattree.sim.checks.rn1 import CHECKS, RN1Check, bidelta_layout, transmissions
+    from fattree.sim.models.rn1 import RN1BideltaModel
+    from fattree.sim.scoreboard import Scoreboard
+    from fattree.sim.testbench import simulate
+
+    dut = RN1Bidelta(endpoints, seed)
+    model = RN1BideltaModel(endpoints, seed)
+    layout = bidelta_layout(model.net)
+    n = layout.channels
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    rng = random.Random(seed)
+    result = {}
+
+    async def bench(ctx):
+        def read():
+            return (
+                [ctx.get(dut.o[k].fwd.as_value()) for k in range(n)],
+                [ctx.get(dut.i[k].bk.as_value()) for k in range(n)],
+            )
+
+        def drive(i_fwd, o_bk):
+            for k in range(n):
+                ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(dut.o[k].bk.as_value(), o_bk[k])
+
+        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, layout=layout)
+        await check.phase(pattern, transmissions(pattern, count, rng, layout))
+        result["check"] = check
+
+    simulate(dut, bench)
+    return scoreboard, result["check"]
+
+
+@pytest.mark.parametrize("pattern, count", [("random", 2), ("hotspot", 1)])
+def test_network_matches_model(pattern, count):
+    scoreboard, check = check_network(16, 3, pattern, count)
+    scoreboard.raise_on_mismatch()
+    assert scoreboard.checked == 32 * count
+    assert check.stats["blocked"] > 0 and check.stats["turn_segments"] > 0
+
+
+def test_network_broken_reference_fails():
+    scoreboard, _ = check_network(4, 1, "random", 2, mutate=True)
+    assert scoreboard.failures["cycle_mismatches"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [5, 6])
+def test_network_64_matches_model(seed):
+    scoreboard, _ = check_network(64, seed, "random", 2)
+    scoreboard.raise_on_mismatch()

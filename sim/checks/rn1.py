@@ -1,26 +1,29 @@
-"""One RN1 router against :class:`RN1Model`, in lock step, driven by protocol-following
-endpoints.
+"""One RN1 router, or a network of them, against its cycle-exact model, in lock step, driven
+by protocol-following endpoints.
 
-Sixteen endpoints surround the router: a *sender* on each input channel (it opens
-connections: head, bytes, a TURN or DROP close, then waits for the status) and a *receiver*
-on each output channel (it reads a transmission and answers its close with CONNECTED, or
-now and then BLOCKED as a busy destination would; after a TURN it answers over the same
-connection and may turn it again). Both ends of a connection run the same :class:`End`
-machine, so turns may go back and forth. A blocked transmission is sent again (same bytes,
-after a random gap) until it gets through.
+An endpoint sits on every channel: a *sender* on each input channel (it opens connections:
+head, bytes, a TURN or DROP close, then waits for the status) and a *receiver* on each
+output channel (it reads a transmission and answers its close with CONNECTED, or now and
+then BLOCKED as a busy destination would; after a TURN it answers over the same connection
+and may turn it again). Both ends of a connection run the same :class:`End` machine, so
+turns may go back and forth. A blocked transmission is sent again (same bytes, after a
+random gap) until it gets through. A :class:`Layout` says how heads name targets and which
+outputs serve them: :func:`router_layout` for one RN1, :func:`bidelta_layout` for the
+bidelta network.
 
 Two checks run side by side:
 
 * ``cycle_mismatches``: every output word of the router (``o_fwd`` on each output channel,
   ``i_bk`` on each input channel's backward link) against the cycle-exact model;
 * ``message_mismatches``: every transmission queued is delivered exactly once, through an
-  output of the direction its head asked for (and of its crossbar in the alternate mode),
-  with its bytes intact (the head as the router passes it on); every segment sent after a
-  turn arrives intact at the other end; every status the senders wait for comes.
+  output that serves the target its head names (for one router: the direction, and the
+  crossbar in the alternate mode; for a network: the destination endpoint), with its bytes
+  intact (the head as the routers pass it on); every segment sent after a turn arrives
+  intact at the other end; every status the senders wait for comes.
 
-``read()`` gives ``(o_fwd, i_bk)`` (lists of eight words), ``drive(i_fwd, o_bk)`` sets the
-inputs, ``tick()`` waits one cycle. The endpoints react to what the design shows, so a
-mismatch shows up in both checks.
+``read()`` gives ``(o_fwd, i_bk)`` (lists of words, one per channel), ``drive(i_fwd,
+o_bk)`` sets the inputs, ``tick()`` waits one cycle. The endpoints react to what the design
+shows, so a mismatch shows up in both checks.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ...spec.rn1 import (
     BLOCKED,
@@ -43,6 +47,7 @@ from ...spec.rn1 import (
     outputs_for,
     word,
 )
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, Bidelta
 from ..models.rn1 import RN1Model
 from ..scoreboard import Scoreboard
 
@@ -52,6 +57,9 @@ __all__ = [
     "CHECKS",
     "PATTERNS",
     "Knobs",
+    "Layout",
+    "router_layout",
+    "bidelta_layout",
     "End",
     "RN1Check",
     "transmissions",
@@ -87,17 +95,76 @@ def unpass_head(head: int) -> int:
     return ((head << 2) | (head >> 6)) & 0xFF
 
 
-def transmissions(pattern: str, count: int, rng: random.Random) -> list[list[list[int]]]:
-    """Per input, ``count`` transmissions (byte lists; the head's low bits the direction):
-    ``random`` directions, or ``hotspot`` (every transmission to direction 0)."""
+@dataclass(frozen=True)
+class Layout:
+    """What the check needs to know of the design around the endpoints: its ``channels``
+    (input and output channels alike), the ``targets`` a head can name, ``head(target,
+    fill)`` the head byte for a target (other bits from ``fill``), ``tx_key(input, head)``
+    and ``out_key(output)`` (equal when a transmission sent on ``input`` may leave by
+    ``output``), and ``restore(head)`` (a head as it leaves, back to as it was sent)."""
+
+    channels: int
+    targets: int
+    head: Callable[[int, int], int]
+    tx_key: Callable[[int, int], tuple]
+    out_key: Callable[[int], tuple]
+    restore: Callable[[int], int]
+
+
+def _unpass(times: int, head: int) -> int:
+    for _ in range(times):
+        head = unpass_head(head)
+    return head
+
+
+def router_layout(mode: str) -> Layout:
+    """One RN1: targets are directions; an output serves (crossbar, direction)."""
+
+    def group(i: int) -> int:
+        return i // DIRECTIONS if mode == "alternate" else 0
+
+    out = {}
+    for i in range(CHANNELS):
+        for d in range(DIRECTIONS):
+            for o in outputs_for(mode, i, d):
+                out[o] = (group(i), d)
+    return Layout(
+        CHANNELS,
+        DIRECTIONS,
+        lambda d, fill: (fill & ~0b11) | d,
+        lambda i, head: (group(i), head & 0b11),
+        out.__getitem__,
+        unpass_head,
+    )
+
+
+def bidelta_layout(net: Bidelta) -> Layout:
+    """A bidelta network: targets are endpoints; channel ``2e + k`` is endpoint ``e``'s."""
+    return Layout(
+        ENDPOINT_LINKS * net.endpoints,
+        net.endpoints,
+        net.head,
+        lambda i, head: (net.destination(head),),
+        lambda o: (o // ENDPOINT_LINKS,),
+        partial(_unpass, net.stages),
+    )
+
+
+def transmissions(
+    pattern: str, count: int, rng: random.Random, layout: Layout | None = None
+) -> list[list[list[int]]]:
+    """Per input channel, ``count`` transmissions (byte lists, the head first): to
+    ``random`` targets, or ``hotspot`` (every transmission to target 0). ``layout``: the
+    design's (default: one RN1, targets are directions)."""
     if pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+    layout = layout or router_layout("primary")
     queues = []
-    for _ in range(CHANNELS):
+    for _ in range(layout.channels):
         queue = []
         for _ in range(count):
-            d = rng.randrange(DIRECTIONS) if pattern == "random" else 0
-            head = (rng.getrandbits(8) & ~0b11) | d
+            target = rng.randrange(layout.targets) if pattern == "random" else 0
+            head = layout.head(target, rng.getrandbits(8))
             queue.append([head] + [rng.getrandbits(8) for _ in range(rng.randint(0, 5))])
         queues.append(queue)
     return queues
@@ -234,24 +301,17 @@ class RN1Check:
         tick: Callable[[], Awaitable],
         *,
         rng: random.Random | None = None,
-        knobs: Knobs = Knobs(),
+        knobs: Knobs | None = None,
+        layout: Layout | None = None,
     ):
         self.model = model
         self.scoreboard = scoreboard
         self.read, self.drive, self.tick = read, drive, tick
         self.rng = rng if rng is not None else random.Random(0)
-        self.knobs = knobs
+        self.knobs = knobs or Knobs()
+        self.layout = layout or router_layout(model.mode)
         self.cycle = 0
         self.stats = Counter()
-        # Output o serves (crossbar, direction); an input's crossbar in the alternate mode.
-        self.out_key = {}
-        for i in range(CHANNELS):
-            for d in range(DIRECTIONS):
-                for o in outputs_for(model.mode, i, d):
-                    self.out_key[o] = (self._group(i), d)
-
-    def _group(self, i: int) -> int:
-        return i // DIRECTIONS if self.model.mode == "alternate" else 0
 
     async def phase(self, name: str, queues: list[list[list[int]]], limit: int = 20_000) -> int:
         """Send every queue (one per input) until each transmission got through and every end
@@ -293,11 +353,10 @@ class RN1Check:
 
     def _check_messages(self, name, queues, senders, receivers) -> None:
         sb = self.scoreboard
-        want = Counter(
-            (self._group(i), b[0] & 0b11, tuple(b)) for i, q in enumerate(queues) for b in q
-        )
+        lay = self.layout
+        want = Counter((*lay.tx_key(i, b[0]), tuple(b)) for i, q in enumerate(queues) for b in q)
         got_sent = Counter(
-            (self._group(i), seg[0] & 0b11, seg)
+            (*lay.tx_key(i, seg[0]), seg)
             for i, s in enumerate(senders)
             for tag, seg in s.sent
             if tag == "first"
@@ -306,7 +365,7 @@ class RN1Check:
         for o, r in enumerate(receivers):
             for tag, seg in r.received:
                 if tag == "first":
-                    got[(*self.out_key[o], (unpass_head(seg[0]), *seg[1:]))] += 1
+                    got[(*lay.out_key(o), (lay.restore(seg[0]), *seg[1:]))] += 1
         sb.checked += sum(want.values())
         for what, have in (("delivered", got), ("confirmed to their senders", got_sent)):
             if have != want:

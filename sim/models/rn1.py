@@ -42,10 +42,12 @@ from ...spec.rn1 import (
     data_of,
     direction,
     pass_head,
+    router_seed,
     word,
 )
+from ...spec.rn1_bidelta import bidelta
 
-__all__ = ["IDLE", "OPEN", "DISCARD", "RN1Model"]
+__all__ = ["IDLE", "OPEN", "DISCARD", "RN1Model", "RN1BideltaModel"]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
 
@@ -111,7 +113,9 @@ class RN1Model:
         state = self.state
         ctrl = [ctrl_of(w) for w in i_fwd]
         heads = [data_of(w) for w in i_fwd]
-        header = [state[i] == IDLE and ctrl[i] == 1 and not self.prev_ctrl[i] for i in range(8)]
+        header = [
+            state[i] == IDLE and ctrl[i] == 1 and not self.prev_ctrl[i] for i in range(CHANNELS)
+        ]
         grants = self._arbitrate(header, heads)
 
         n_state, n_route, n_closing = list(state), list(self.route), list(self.closing)
@@ -160,3 +164,75 @@ class RN1Model:
         self.o_fwd, self.i_bk = n_o_fwd, n_i_bk
         self.decisions = decisions
         self.lfsr.clock()
+
+
+class RN1BideltaModel:
+    """The bidelta network of :mod:`fattree.spec.rn1_bidelta`: one :class:`RN1Model` per
+    router (seeds from :func:`fattree.spec.rn1.router_seed`), wired by the same link list
+    as the hardware. Every router output is a register, so a step gathers every router's
+    inputs from the current outputs first, then steps them all.
+
+    Network channel ``2e + k`` is endpoint ``e``'s link ``k``: :attr:`o_fwd` and :attr:`i_bk`
+    (outputs) and the arguments of :meth:`step` (inputs) are lists of ``2N`` words.
+    """
+
+    def __init__(self, endpoints: int = 16, seed: int = 1):
+        self.net = bidelta(endpoints, seed)
+        self.channels = 2 * endpoints
+        self.routers = [
+            [
+                RN1Model(self.net.mode(j), router_seed(seed, j, r))
+                for r in range(self.net.routers_per_stage)
+            ]
+            for j in range(self.net.stages)
+        ]
+        self._links = list(self.net.links)
+
+    def reset(self) -> None:
+        for stage in self.routers:
+            for router in stage:
+                router.reset()
+
+    @property
+    def decisions(self) -> list:
+        return [d for stage in self.routers for r in stage for d in r.decisions]
+
+    @property
+    def o_fwd(self) -> list[int]:
+        words = [0] * self.channels
+        for src, dst in self._links:
+            if dst[0] == "ep_in":
+                _, j, r, p = src
+                words[2 * dst[1] + dst[2]] = self.routers[j][r].o_fwd[p]
+        return words
+
+    @property
+    def i_bk(self) -> list[int]:
+        words = [0] * self.channels
+        for src, dst in self._links:
+            if src[0] == "ep_out":
+                _, j, r, p = dst
+                words[2 * src[1] + src[2]] = self.routers[j][r].i_bk[p]
+        return words
+
+    def step(self, i_fwd, o_bk) -> None:
+        fwd_in = [[[0] * CHANNELS for _ in stage] for stage in self.routers]
+        bk_in = [[[0] * CHANNELS for _ in stage] for stage in self.routers]
+        for src, dst in self._links:
+            if src[0] == "ep_out":
+                fwd = i_fwd[2 * src[1] + src[2]]
+            else:
+                _, j, r, p = src
+                fwd = self.routers[j][r].o_fwd[p]
+            if dst[0] == "ep_in":
+                bk = o_bk[2 * dst[1] + dst[2]]
+            else:
+                _, j, r, p = dst
+                bk = self.routers[j][r].i_bk[p]
+                fwd_in[j][r][p] = fwd
+            if src[0] == "out":
+                _, j, r, p = src
+                bk_in[j][r][p] = bk
+        for j, stage in enumerate(self.routers):
+            for r, router in enumerate(stage):
+                router.step(fwd_in[j][r], bk_in[j][r])
