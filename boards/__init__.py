@@ -87,7 +87,7 @@ SELFTESTS: Registry[SelfTest] = Registry(
                 "an off-line schedule's waveforms from block RAM; every receive wire compared "
                 "cycle for cycle with the model, every payload checked"
             ),
-            board_params={"icebreaker": {"leaves": 16}, "ulx3s-85f": {"leaves": 64}},
+            board_params={"icebreaker": {"leaves": 8}, "ulx3s-85f": {"leaves": 16}},
             options=("pattern",),
         ),
     ],
