@@ -164,6 +164,7 @@ DESIGNS: Registry[Design] = Registry(
                 ),
             ),
             bench="fattree.sim.benches.scheduler",
+            axis=AxisTop("fattree.hdl.axis:scheduler_axis", "fattree.sim.benches.scheduler_axis"),
         ),
         Design(
             name="leiserson-tree",
@@ -187,6 +188,10 @@ DESIGNS: Registry[Design] = Registry(
                 Param("data_bits", 8, "data bits per message", lo=1, hi=64),
             ),
             bench="fattree.sim.benches.leiserson_stream",
+            axis=AxisTop(
+                "fattree.hdl.axis:leiserson_stream_axis",
+                "fattree.sim.benches.leiserson_stream_axis",
+            ),
             bench_params=(
                 Param(
                     "backpressure",

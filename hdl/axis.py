@@ -25,13 +25,19 @@ the AXI ones that tools (and cocotbext-axi's ``AxiStreamBus.from_prefix``) look 
 """
 
 from amaranth import ClockDomain, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ._validation import validates_parameters
 from .circuit_tree import CircuitFatTree
 
-__all__ = ["CircuitTreeAxis", "DROP_COUNTER_WIDTH"]
+__all__ = [
+    "CircuitTreeAxis",
+    "DROP_COUNTER_WIDTH",
+    "StreamAxis",
+    "scheduler_axis",
+    "leiserson_stream_axis",
+]
 
 #: Width of each ``dropped_<k>`` counter; it stops at its largest value.
 DROP_COUNTER_WIDTH = 16
@@ -160,3 +166,90 @@ class CircuitTreeAxis(wiring.Component):
         ]
         with m.If(p("tvalid") & p("tready")):
             m.d.sync += beat.eq(Mux(last_beat, 0, beat + 1))
+
+
+class StreamAxis(wiring.Component):
+    """Any component whose edges are ``amaranth.lib.stream`` ports, with AXI4-Stream names.
+
+    Every stream member ``x`` of ``inner`` (``In``: into the design, ``Out``: out of it)
+    becomes ``s_axis_x_*`` or ``m_axis_x_*`` (arrays: ``s_axis_x_<k>_*``) with ``tdata``,
+    ``tvalid`` and ``tready``; ``tdata`` is the payload's bits, zero-padded to whole bytes
+    (padding ignored on the way in, 0 on the way out). One beat is one whole message, so
+    there is no ``tlast`` (AXI4-Stream lets it be absent: every transfer is then a packet).
+    Other members (``cycle_valid``, ...) keep their names. Clock ``aclk``, reset
+    ``aresetn`` (active low, synchronous) drive the ``sync`` domain of ``inner``.
+    """
+
+    def __init__(self, inner: wiring.Component):
+        self.inner = inner
+        #: (inner port, AXI prefix, into the design?) of every stream.
+        self.streams = []
+        #: names of the other members, passed through.
+        self.plain = []
+        members = {"aclk": In(1), "aresetn": In(1)}
+        for name, member in inner.signature.members.items():
+            if member.is_signature and isinstance(member.signature, stream.Signature):
+                into = member.flow == In
+                ports = getattr(inner, name)
+                indexed = (
+                    [(f"{name}_{k}", ports[k]) for k in range(len(ports))]
+                    if (member.dimensions)
+                    else [(name, ports)]
+                )
+                for label, port in indexed:
+                    prefix = ("s_axis_" if into else "m_axis_") + label + "_"
+                    width = -(-len(port.payload.as_value()) // 8) * 8 or 8
+                    members |= {
+                        prefix + "tdata": (In if into else Out)(width),
+                        prefix + "tvalid": (In if into else Out)(1),
+                        prefix + "tready": (Out if into else In)(1),
+                    }
+                    self.streams.append((port, prefix, into))
+            elif member.is_port:
+                members[name] = member
+                self.plain.append(name)
+            else:
+                raise TypeError(f"member {name} of {type(inner).__name__} is not a stream")
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = sync = ClockDomain("sync")
+        m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
+        m.submodules.inner = inner = self.inner
+        for port, prefix, into in self.streams:
+            p = lambda name, prefix=prefix: getattr(self, prefix + name)  # noqa: E731
+            payload = port.payload.as_value()
+            if into:
+                m.d.comb += [
+                    port.payload.eq(p("tdata")[: len(payload)]),
+                    port.valid.eq(p("tvalid")),
+                    p("tready").eq(port.ready),
+                ]
+            else:
+                m.d.comb += [
+                    p("tdata").eq(payload),
+                    p("tvalid").eq(port.valid),
+                    port.ready.eq(p("tready")),
+                ]
+        for name in self.plain:
+            if self.inner.signature.members[name].flow == In:
+                m.d.comb += getattr(inner, name).eq(getattr(self, name))
+            else:
+                m.d.comb += getattr(self, name).eq(getattr(inner, name))
+        return m
+
+
+def scheduler_axis(**params) -> StreamAxis:
+    """The scheduler with AXI4-Stream ports: ``s_axis_requests_*``, ``m_axis_results_*``."""
+    from .scheduler import LevelWiseScheduler
+
+    return StreamAxis(LevelWiseScheduler(**params))
+
+
+def leiserson_stream_axis(**params) -> StreamAxis:
+    """The Leiserson tree behind stream ports with AXI4-Stream names: ``s_axis_tx_<k>_*``,
+    ``m_axis_rx_<k>_*``, and ``cycle_valid``/``cycle_ready`` as they are."""
+    from .leiserson_stream import leiserson_stream_tree
+
+    return StreamAxis(leiserson_stream_tree(**params))

@@ -87,7 +87,10 @@ def test_verilog_writes_axis_file(capsys, tmp_path, monkeypatch):
     assert "module circuit_tree_axis(" in (path / "circuit-tree-axis.v").read_text()
 
 
-NO_AXIS = "design selector has no AXI-Stream top yet (--ports axis); designs with one: circuit-tree"
+NO_AXIS = (
+    "design selector has no AXI-Stream top yet (--ports axis); "
+    "designs with one: circuit-tree, scheduler, leiserson-stream"
+)
 
 
 @pytest.mark.parametrize(

@@ -20,82 +20,10 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
+from fattree.sim.checks.scheduler import CHECKS, Packer, ResultCheck, make_commands
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
-from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
 from fattree.sim.scoreboard import Scoreboard
-from fattree.spec.scheduler import Op, field_offsets, request_fields, result_fields
 from fattree.spec.topology import FatTree
-
-BURST = 20
-CHECKS = ("reference_mismatches", "double_grants")
-
-
-class Packer:
-    """Packs and unpacks the stream payloads by the offsets of their fields."""
-
-    def __init__(self, levels: int, w: int):
-        self.levels, self.port_bits = levels, (w - 1).bit_length()
-        self.req = field_offsets(request_fields(levels, w))
-        self.res = field_offsets(result_fields(levels, w))
-        self.node_mask = (1 << (levels * self.port_bits)) - 1
-
-    def _ports(self, ports, offset: int) -> int:
-        return sum(p << (offset + i * self.port_bits) for i, p in enumerate(ports))
-
-    def request(self, op: Op, src: int, dst: int, ports) -> int:
-        r = self.req
-        return (
-            (op.value << r["op"])
-            | (src << r["src"])
-            | (dst << r["dst"])
-            | self._ports(ports, r["ports"])
-        )
-
-    def result(self, word: int) -> tuple:
-        r, pmask = self.res, (1 << self.port_bits) - 1
-        return (
-            Op((word >> r["op"]) & 3),
-            (word >> r["src"]) & self.node_mask,
-            (word >> r["dst"]) & self.node_mask,
-            (word >> r["granted"]) & 1,
-            tuple(
-                (word >> (r["ports"] + i * self.port_bits)) & pmask for i in range(self.levels - 1)
-            ),
-        )
-
-
-def make_commands(tree: FatTree, rng: random.Random, bursts: int):
-    """Commands and the results the sequential reference expects for them: bursts from all
-    nodes and from two hot leaf switches in turn, then a clear and a random permutation."""
-    stream = CommandStream(tree)
-    for burst in range(bursts):
-        nodes = stream.hot_nodes(rng) if burst % 2 else None
-        stream.random(rng, BURST, nodes=nodes, releases=0.24, clears=0.01)
-    stream.permutation(rng)
-    return stream.commands, stream.expected
-
-
-class ResultCheck:
-    """Each result against the reference's, field by field, and through a :class:`LinkLedger`
-    that does not trust the model (double grants, and releases of links the connection does
-    not hold)."""
-
-    def __init__(self, tree: FatTree, expected: list[tuple], scoreboard: Scoreboard):
-        self.expected = expected
-        self.ledger = LinkLedger(tree)
-        self.scoreboard = scoreboard
-        self.granted = 0
-
-    def check(self, seen: tuple) -> None:
-        sb = self.scoreboard
-        k = sb.checked
-        want = self.expected[k] if k < len(self.expected) else None
-        sb.checked += 1
-        sb.compare("reference_mismatches", f"result {k}", seen, want)
-        if seen[0] == Op.SCHEDULE and seen[3]:
-            self.granted += 1
-        for problem in self.ledger.apply(seen):
-            sb.fail("double_grants", f"result {k}: {problem}")
 
 
 @cocotb.test()
