@@ -97,6 +97,11 @@ def add_arguments(parser) -> None:
         metavar="DIR",
         help="root of the build tree (default build)",
     )
+    parser.add_argument(
+        "--program",
+        action="store_true",
+        help="program the board after the build (iceprog for iCE40, openFPGALoader for ECP5)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -181,8 +186,26 @@ def run(args) -> int:
         **_describe(core),
         **result,
     }
+    if args.program:
+        data["programmed"] = _program(board, data["program"])
     emit(args, data, _text(data))
     return 0
+
+
+def _program(board, command: str) -> bool:
+    """Run the program command if its tool is installed; else a one-line error naming it."""
+    import shlex
+    import shutil
+    import subprocess
+
+    argv = shlex.split(command)
+    if shutil.which(argv[0]) is None:
+        raise CliError(f"{argv[0]} not found; program the board with: {command}", code=3)
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        raise CliError(f"{command} failed (exit {done.returncode}): {last[0]}", code=1)
+    return True
 
 
 def _describe(core) -> dict:

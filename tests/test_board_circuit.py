@@ -377,3 +377,48 @@ def test_a_point_that_does_not_fit_says_by_how_much(tmp_path):
     assert _overflow(log) == "does not fit: 6330 of 5280 ICESTORM_LC (120%)"
     log.write_text(log.read_text().replace("6330", "5000"))
     assert _overflow(log) == "" and _overflow(tmp_path / "none.tim") == ""
+
+
+def test_build_program(capsys, tmp_path, monkeypatch):
+    # --program runs the board's programmer on the bitstream if it is installed, else names
+    # the command to run (one line, exit 3).
+    from amaranth.hdl import Fragment
+
+    from fattree.scripts import build
+
+    def fake_build(top, board_, out, name):
+        Fragment.get(top.core, None)
+        top._MustUse__silence = True
+        path = out / f"{name}.bin"
+        return {
+            "bitstream": str(path),
+            "bytes": 1,
+            "seconds": 0.1,
+            "luts": 5,
+            "ffs": 6,
+            "lut_capacity": 10,
+            "cells": {},
+            "fmax_mhz": 40.0,
+            "target_mhz": 12.0,
+            "timing_pass": True,
+            "nextpnr_log": "log",
+        }
+
+    monkeypatch.setattr(build, "build_bitstream", fake_build)
+    argv = ["build", "-p", "width=2", "--build-root", str(tmp_path), "--program"]
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    code = main(argv)
+    out, err = capsys.readouterr()
+    bitstream = tmp_path / "boards/icebreaker/selector/width2/selector_selftest.bin"
+    assert code == 3 and err.strip().splitlines()[-1] == (
+        f"fattree build: error: iceprog not found; program the board with: iceprog {bitstream}"
+    )
+    (tmp_path / "bin").mkdir()
+    record = tmp_path / "args"
+    fake = tmp_path / "bin" / "iceprog"
+    fake.write_text(f'#!/bin/sh\necho "$@" > {record}\n')
+    fake.chmod(0o755)
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["programmed"] and record.read_text().strip() == str(bitstream)
