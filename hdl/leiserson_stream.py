@@ -102,48 +102,73 @@ class LeisersonStreamTree(wiring.Component):
         m.submodules.tree = tree = self.tree
         m.d.comb += tree.root_i.eq(0)
         wires, dbits, hbits = self.wires, self.data_bits, self.header_bits
-        frame_bits = 1 + hbits + dbits
 
         # Delivery-cycle control: a cycle handshake at t starts the tree's delivery cycle at t + 1
-        # (no path from an input to an output); `left` counts the cycles still to run.
+        # (no path from an input to an output); `left` counts the cycles still to run and
+        # `running` is a register of its own (it fans out to every sender and receiver).
         left = Signal(range(self.cycle_length + 1))
-        running = left != 0
+        running = Signal()
         waiting = Signal()  # a received message not yet taken by its rx stream
         start = Signal()
+        handshake = self.cycle_valid & self.cycle_ready
         m.d.comb += self.cycle_ready.eq(~running & ~waiting)
-        m.d.sync += start.eq(self.cycle_valid & self.cycle_ready)
+        m.d.sync += start.eq(handshake)
         m.d.comb += tree.start.eq(start)
-        with m.If(self.cycle_valid & self.cycle_ready):
-            m.d.sync += left.eq(self.cycle_length)
+        with m.If(handshake):
+            m.d.sync += [left.eq(self.cycle_length), running.eq(1)]
         with m.Elif(running):
             m.d.sync += left.eq(left - 1)
+            with m.If(left == 1):
+                m.d.sync += running.eq(0)
 
         full_bits = []
         for leaf in range(self.leaves):
-            self._sender(m, leaf, wires, frame_bits, hbits, running)
+            self._sender(m, leaf, wires, hbits, dbits, running)
             full_bits += self._receiver(m, leaf, wires, dbits, start)
         m.d.comb += waiting.eq(Cat(full_bits).any())
         return m
 
-    def _sender(self, m, leaf, wires, frame_bits, hbits, running):
-        """Per wire a shift register holding one frame, M bit in its top bit; every message
-        taken goes to the next free wire, and all shift out from the tree's ``start`` on."""
+    def _sender(self, m, leaf, wires, hbits, dbits, running):
+        """Per wire one message, sent bit by bit from the tree's ``start`` on: the M bit, the
+        header's ``header_len`` bits picked by a down-counter (no shifter to align a header of
+        any length), then the data from a shift register. Every message taken goes to the
+        next free wire."""
         tx = self.tx[leaf]
         loaded = Signal(range(wires + 1), name=f"loaded{leaf}")
-        shifters = [Signal(frame_bits, name=f"frame{leaf}_{k}") for k in range(wires)]
         m.d.comb += tx.ready.eq(~running & (loaded < wires))
-        # Header's first bit just below the M bit; header bits above header_len fall off.
-        body = Cat(tx.payload.data, tx.payload.header)
-        aligned = Cat((body << (hbits - tx.payload.header_len).as_unsigned())[: len(body)], 1)
-        with m.If(tx.valid & tx.ready):
+        take = tx.valid & tx.ready
+        with m.If(take):
             m.d.sync += loaded.eq(loaded + 1)
-            for k, shifter in enumerate(shifters):
-                with m.If(loaded == k):
-                    m.d.sync += shifter.eq(aligned)
         with m.If(running):
-            m.d.sync += [s.eq(s << 1) for s in shifters]
             m.d.sync += loaded.eq(0)
-        m.d.comb += self.tree.send[leaf].eq(Cat(s[-1] & running for s in shifters))
+        bits = []
+        for k in range(wires):
+            mark = Signal(name=f"mark{leaf}_{k}")  # the M bit is still to go
+            header = Signal(hbits, name=f"header{leaf}_{k}")
+            hleft = Signal(range(hbits + 1), name=f"hleft{leaf}_{k}")
+            data = Signal(dbits, name=f"data{leaf}_{k}")
+            dleft = Signal(range(dbits + 1), name=f"dleft{leaf}_{k}")
+            bit = Signal(name=f"bit{leaf}_{k}")
+            with m.If(take & (loaded == k)):
+                m.d.sync += [
+                    mark.eq(1),
+                    header.eq(tx.payload.header),
+                    hleft.eq(tx.payload.header_len),
+                    data.eq(tx.payload.data),
+                    dleft.eq(dbits),
+                ]
+            with m.If(running):
+                with m.If(mark):
+                    m.d.comb += bit.eq(1)
+                    m.d.sync += mark.eq(0)
+                with m.Elif(hleft != 0):
+                    m.d.comb += bit.eq(header.bit_select((hleft - 1).as_unsigned(), 1))
+                    m.d.sync += hleft.eq(hleft - 1)
+                with m.Elif(dleft != 0):
+                    m.d.comb += bit.eq(data[-1])
+                    m.d.sync += [data.eq(data << 1), dleft.eq(dleft - 1)]
+            bits.append(bit)
+        m.d.comb += self.tree.send[leaf].eq(Cat(bits))
 
     def _receiver(self, m, leaf, wires, dbits, start):
         """Per wire: wait for the M bit (armed by ``start``), shift in the data bits, hold them
