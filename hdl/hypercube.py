@@ -1,0 +1,329 @@
+"""The Connection Machine's hypercube router and network (Stanfill 1987, section 4.2).
+
+:class:`HypercubeNode` is one node: ``procs`` processors' stream ports, ``dim`` wires (full
+duplex, one message per wire and direction per cycle), ``buffers`` buffer slots. It does the
+paper's five functions every cycle, in a fixed order of the messages it holds: the *network*
+messages first (buffer slots in order, oldest first, then the arrivals by wire number), then
+the heads of the processors' injection queues (by processor):
+
+1. **deliver**: per processor, the first message whose relative address is all zeros and
+   which is for that processor goes into its receive register, if that is empty or being
+   read in this cycle;
+2. **route**: each network message takes the lowest-numbered free wire whose bit is 1 in its
+   relative address (fixed priority: the older message and the lower dimension first);
+3. **buffer**: the network messages left keep (or take) the buffer slots, in order;
+4. **refer**: those left when the buffer is full each take the lowest-numbered free wire
+   (which is a step away: every wire of their relative address was taken). A node holds at
+   most ``buffers + dim`` network messages and has ``buffers + dim`` places, so a free wire
+   is always there: nothing is ever dropped;
+5. **inject**: each injection head takes the lowest free wire of its relative address, else a
+   free buffer slot, else waits in its queue. Injection has the lowest priority for every
+   resource, so it can never take a place a network message needs.
+
+Store-and-forward of whole messages on parallel links: a link carries one whole message
+(valid, relative address, processor, data) per cycle into the neighbour's arrival register.
+Sending over wire ``i`` inverts bit ``i`` of the relative address. Timing of a message from
+processor ``a`` of node ``s`` to processor ``b`` of the neighbour ``d = s XOR 2^i``
+(docs/hypercube.md)::
+
+    cycle          t        t+1          t+2           t+3
+    tx[a]          valid,   (queue head)
+                   ready
+    node s                  route: wire i
+    link s->d, i            ----msg----> arrival reg
+    node d                               deliver
+    rx[b]                                              valid (held until ready)
+
+Every output is a register (``tx.ready`` = the injection queue has room, ``rx`` = the
+receive register, ``refer`` = the last cycle's referral count): no output depends on an input
+in the same cycle. :class:`HypercubeNetwork` wires ``2^dim`` nodes into the cube.
+"""
+
+from __future__ import annotations
+
+from amaranth import Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..spec.hypercube import (
+    INJECT_DEPTH,
+    MAX_RTL_DIM,
+    check_hypercube,
+    link_fields,
+    neighbour,
+    proc_bits,
+    rx_fields,
+    tx_fields,
+)
+from ._validation import validates_parameters
+
+__all__ = ["HypercubeNode", "HypercubeNetwork", "link_layout", "tx_layout", "rx_layout"]
+
+
+def link_layout(dim: int, procs: int, data_bits: int) -> data.StructLayout:
+    """A message on a link or in a register: ``valid``, ``rel``, ``proc``, ``data``."""
+    return data.StructLayout(link_fields(dim, procs, data_bits))
+
+
+def tx_layout(dim: int, procs: int, data_bits: int) -> data.StructLayout:
+    """A processor's message to send: ``dest`` (network processor number), ``data``."""
+    return data.StructLayout(tx_fields(dim, procs, data_bits))
+
+
+def rx_layout(data_bits: int) -> data.StructLayout:
+    """A message received: its ``data``."""
+    return data.StructLayout(rx_fields(data_bits))
+
+
+def _lowest(bits):
+    """One-hot of the lowest set bit of ``bits`` (0 if none)."""
+    return (bits & (~bits + 1))[: len(bits)]
+
+
+class HypercubeNode(wiring.Component):
+    """One router node of the hypercube with its processors' stream ports.
+
+    Parameters
+    ----------
+    node : int
+        This node's number, ``0 .. 2^dim - 1``.
+    dim : int
+        Dimension of the cube (wires per node), ``1 .. 6``.
+    procs : int
+        Processors per node, a power of two ``1 .. 16``.
+    buffers : int
+        Buffer slots, ``0 .. 16``.
+    data_bits : int
+        Data bits per message, ``1 .. 64``.
+
+    Attributes
+    ----------
+    link_in : In(link_layout).array(dim)
+        What the neighbour over wire ``i`` sends in this cycle (registered here).
+    link_out : Out(link_layout).array(dim)
+        What this node sends over wire ``i`` in this cycle.
+    tx : In(stream.Signature(tx_layout)).array(procs)
+        Per processor, messages to send.
+    rx : Out(stream.Signature(rx_layout)).array(procs)
+        Per processor, messages received, each held until ``ready``.
+    refer : Out(range(dim + 1))
+        Messages this node referred in the last cycle.
+    """
+
+    @validates_parameters
+    def __init__(self, node=0, dim=4, procs=1, buffers=2, data_bits=8):
+        check_hypercube(dim, procs, buffers, data_bits, max_dim=MAX_RTL_DIM)
+        if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < 1 << dim:
+            raise ValueError(f"node must be between 0 and {(1 << dim) - 1}, not {node!r}")
+        self.node, self.dim, self.procs = node, dim, procs
+        self.buffers, self.data_bits = buffers, data_bits
+        self.link = link_layout(dim, procs, data_bits)
+        super().__init__(
+            {
+                "link_in": In(self.link).array(dim),
+                "link_out": Out(self.link).array(dim),
+                "tx": In(stream.Signature(tx_layout(dim, procs, data_bits))).array(procs),
+                "rx": Out(stream.Signature(rx_layout(data_bits))).array(procs),
+                "refer": Out(range(dim + 1)),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        dim, procs, nbuf = self.dim, self.procs, self.buffers
+        pbits = proc_bits(procs)
+        link = self.link
+
+        arrive = [Signal(link, name=f"arrive{i}") for i in range(dim)]
+        for i in range(dim):
+            m.d.sync += arrive[i].eq(self.link_in[i])
+        buf = [Signal(link, name=f"buf{s}") for s in range(nbuf)]
+        queue = [
+            [Signal(link, name=f"inj{q}_{e}") for e in range(INJECT_DEPTH)] for q in range(procs)
+        ]
+        rx_valid = [Signal(name=f"rx_valid{q}") for q in range(procs)]
+        rx_data = [Signal(self.data_bits, name=f"rx_data{q}") for q in range(procs)]
+
+        network = buf + arrive
+        heads = [queue[q][0] for q in range(procs)]
+        cands = network + heads
+
+        # 1. Deliver: per processor the first message for it, if its receive register is free.
+        rx_free = [~rx_valid[q] | self.rx[q].ready for q in range(procs)]
+        delivered = [Const(0) for _ in cands]
+        for q in range(procs):
+            taken = Const(0)
+            for c, msg in enumerate(cands):
+                for_q = (msg.proc == q) if pbits else Const(1)
+                hit = Signal(name=f"deliver{c}_{q}")
+                m.d.comb += hit.eq(msg.valid & (msg.rel == 0) & for_q & rx_free[q] & ~taken)
+                taken = taken | hit
+                delivered[c] = delivered[c] | hit
+                with m.If(hit):
+                    m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(msg.data)]
+            with m.If(~taken & self.rx[q].ready):
+                m.d.sync += rx_valid[q].eq(0)
+            m.d.comb += [self.rx[q].valid.eq(rx_valid[q]), self.rx[q].payload.data.eq(rx_data[q])]
+
+        # 2. Route network messages: the lowest free wire whose bit is 1.
+        step = [0]
+
+        def signal(value, shape, name):
+            # Each link of a priority chain in a signal of its own: no expression is copied.
+            sig = Signal(shape, name=f"{name}{step[0]}")
+            step[0] += 1
+            m.d.comb += sig.eq(value)
+            return sig
+
+        free = Const((1 << dim) - 1, dim)
+        wire = [Const(0, dim) for _ in cands]
+        left = []
+        for c, msg in enumerate(network):
+            active = msg.valid & ~delivered[c]
+            onehot = Signal(dim, name=f"route{c}")
+            m.d.comb += onehot.eq(_lowest(msg.rel & free & active.replicate(dim)))
+            wire[c] = onehot
+            free = signal(free & ~onehot, dim, "free")
+            left.append(active & ~onehot.any())
+
+        # 3. Buffer the rest in order; 4. refer what does not fit over the lowest free wires.
+        slot = []
+        buffered = []
+        rank = Const(0)
+        referred = []
+        for c in range(len(network)):
+            slot.append(rank)
+            keep = left[c] & (rank < nbuf) if nbuf else Const(0)
+            refer = left[c] & ~keep
+            buffered.append(keep)
+            referred.append(refer)
+            onehot = Signal(dim, name=f"refer{c}")
+            m.d.comb += onehot.eq(_lowest(free & refer.replicate(dim)))
+            wire[c] = wire[c] | onehot
+            free = signal(free & ~onehot, dim, "free")
+            rank = signal(rank + left[c], range(len(network) + 1), "rank")
+        m.d.sync += self.refer.eq(sum(referred[1:], referred[0]) if referred else 0)
+        used = Signal(range(nbuf + 1), name="buffered")
+        m.d.comb += used.eq(Mux(rank > nbuf, nbuf, rank))
+
+        # 5. Inject: a head takes a wire of its relative address, else a free buffer slot.
+        count = used
+        pops = []
+        for q, msg in enumerate(heads):
+            c = len(network) + q
+            active = msg.valid & ~delivered[c]
+            onehot = Signal(dim, name=f"inject{q}")
+            m.d.comb += onehot.eq(_lowest(msg.rel & free & active.replicate(dim)))
+            wire[c] = onehot
+            free = signal(free & ~onehot, dim, "free")
+            keep = active & ~onehot.any() & (count < nbuf) if nbuf else Const(0)
+            slot.append(count)
+            buffered.append(keep)
+            count = signal(count + keep, range(nbuf + 1), "count")
+            pops.append(delivered[c] | onehot.any() | keep)
+
+        # The next buffer: slot s takes the candidate buffered at rank s.
+        for s in range(nbuf):
+            m.d.sync += buf[s].valid.eq(0)
+            for c, msg in enumerate(cands):
+                with m.If(buffered[c] & (slot[c] == s)):
+                    m.d.sync += buf[s].eq(msg)
+
+        # Links: the message on wire i has bit i of its relative address inverted.
+        for i in range(dim):
+            for c, msg in enumerate(cands):
+                with m.If(wire[c][i]):
+                    m.d.comb += [
+                        self.link_out[i].eq(msg),
+                        self.link_out[i].rel.eq(msg.rel ^ (1 << i)),
+                    ]
+
+        # Injection queues: the head leaves (pop), a new message joins at the first free entry.
+        for q in range(procs):
+            tx = self.tx[q]
+            entries = queue[q]
+            m.d.comb += tx.ready.eq(~entries[-1].valid)
+            new = Signal(link, name=f"new{q}")
+            dest_node = tx.payload.dest[pbits:]
+            m.d.comb += [
+                new.valid.eq(1),
+                new.rel.eq(dest_node ^ self.node),
+                new.data.eq(tx.payload.data),
+            ]
+            if pbits:
+                m.d.comb += new.proc.eq(tx.payload.dest[:pbits])
+            accept = tx.valid & tx.ready
+            shifted = []
+            for e in range(INJECT_DEPTH):
+                nxt = entries[e + 1].as_value() if e + 1 < INJECT_DEPTH else Const(0, link.size)
+                sh = Signal(link, name=f"shift{q}_{e}")
+                m.d.comb += sh.eq(Mux(pops[q], nxt, entries[e].as_value()))
+                shifted.append(sh)
+            for e in range(INJECT_DEPTH):
+                first_free = ~shifted[e].valid
+                if e:
+                    first_free = first_free & shifted[e - 1].valid
+                with m.If(accept & first_free):
+                    m.d.sync += entries[e].eq(new)
+                with m.Else():
+                    m.d.sync += entries[e].eq(shifted[e])
+        return m
+
+
+class HypercubeNetwork(wiring.Component):
+    """``2^dim`` :class:`HypercubeNode` s wired into a ``dim``-cube, with stream ports per
+    processor.
+
+    Parameters
+    ----------
+    dim, procs, buffers, data_bits
+        As :class:`HypercubeNode`.
+
+    Attributes
+    ----------
+    tx : In(stream.Signature(tx_layout)).array(2^dim * procs)
+        Per network processor ``g`` (processor ``g mod procs`` of node ``g div procs``),
+        messages to send: ``payload.dest`` (a network processor number), ``payload.data``.
+    rx : Out(stream.Signature(rx_layout)).array(2^dim * procs)
+        Per network processor, messages received, each held until ``ready``.
+    refer : Out(range(dim + 1)).array(2^dim)
+        Per node, the messages it referred in the last cycle.
+    """
+
+    @validates_parameters
+    def __init__(self, dim=4, procs=2, buffers=2, data_bits=8):
+        check_hypercube(dim, procs, buffers, data_bits, max_dim=MAX_RTL_DIM)
+        self.dim, self.procs, self.buffers, self.data_bits = dim, procs, buffers, data_bits
+        self.nodes = 1 << dim
+        self.processors = self.nodes * procs
+        n = self.processors
+        super().__init__(
+            {
+                "tx": In(stream.Signature(tx_layout(dim, procs, data_bits))).array(n),
+                "rx": Out(stream.Signature(rx_layout(data_bits))).array(n),
+                "refer": Out(range(dim + 1)).array(self.nodes),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        dim, procs = self.dim, self.procs
+        nodes = []
+        for n in range(self.nodes):
+            node = HypercubeNode(n, dim, procs, self.buffers, self.data_bits)
+            m.submodules[f"node{n}"] = node
+            nodes.append(node)
+            for q in range(procs):
+                g = n * procs + q
+                wiring.connect(m, wiring.flipped(self.tx[g]), node.tx[q])
+                wiring.connect(m, node.rx[q], wiring.flipped(self.rx[g]))
+            m.d.comb += self.refer[n].eq(node.refer)
+        for n, node in enumerate(nodes):
+            for i in range(dim):
+                m.d.comb += node.link_in[i].eq(nodes[neighbour(n, i)].link_out[i])
+        return m
+
+
+def hypercube(dim=4, procs=2, buffers=2, data_bits=8) -> HypercubeNetwork:
+    """The command line's ``hypercube`` design."""
+    return HypercubeNetwork(dim, procs, buffers, data_bits)

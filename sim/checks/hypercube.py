@@ -1,0 +1,144 @@
+"""The hypercube network against :class:`HypercubeModel`, in lock step.
+
+Two checks run side by side:
+
+* cycle by cycle, every output (per processor ``tx_ready``, ``rx_valid``, ``rx_data``; per
+  node ``refer``) against the cycle-exact model;
+* message by message, every message taken from a processor is taken by the receiver it was
+  sent to exactly once, its data intact (a multiset per destination: none lost or
+  duplicated), and none stays in the network longer than the phase's limit.
+
+The receivers may stall: with ``stall`` > 0 each processor's ``rx_ready`` is low in a cycle
+with that probability (from ``rng``), the same for the design and the model. A message counts
+as delivered in the cycle its receive stream transfers it (valid and ready both high). The
+time in network of each message (from its transmit transfer to its receive transfer) comes
+from the model, which carries each message's send cycle; :attr:`HypercubeCheck.longest` is
+the most over every phase.
+
+Names are the plain per-processor (or per-node) signals; the callers map them to the design's
+ports (``tx[g].valid``, ``tx[g].payload.dest`` ..., ``rx[g].ready``, ``refer[n]``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+
+from ..models.hypercube import Driver, HypercubeModel, traffic
+from ..scoreboard import Scoreboard
+
+__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "HypercubeCheck", "bench_phases"]
+
+OUTPUTS = ("tx_ready", "rx_valid", "rx_data", "refer")
+INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
+CHECKS = ("cycle_mismatches", "message_mismatches")
+
+
+class HypercubeCheck:
+    """Drives phases of traffic into a hypercube and checks it against ``model``.
+
+    ``read()`` gives the output lists in :data:`OUTPUTS` order, ``drive(valid, dest, data,
+    ready)`` sets the per-processor inputs (:data:`INPUTS` order), ``tick()`` waits one
+    cycle. ``stall``: probability that a receiver is not ready in a cycle (0: always ready).
+    :attr:`cycle` counts the cycles run over every phase, :attr:`referrals` the referrals the
+    design reported (its ``refer`` outputs), :attr:`backpressure_cycles` the processor-cycles
+    in which a receiver held a message while not ready; :attr:`phases` has one record per
+    phase (messages, cycles, referrals, longest time in network).
+    """
+
+    def __init__(
+        self,
+        model: HypercubeModel,
+        scoreboard: Scoreboard,
+        read: Callable[[], list[list[int]]],
+        drive: Callable[[list[int], list[int], list[int], list[int]], None],
+        tick: Callable[[], Awaitable],
+        *,
+        stall: float = 0.0,
+        rng: random.Random | None = None,
+    ):
+        if not 0 <= stall < 1:
+            raise ValueError(f"stall must be at least 0 and below 1, not {stall!r}")
+        self.model = model
+        self.scoreboard = scoreboard
+        self.read, self.drive, self.tick = read, drive, tick
+        self.stall = stall
+        self.rng = rng if rng is not None else random.Random(0)
+        self.cycle = 0
+        self.referrals = 0
+        self.backpressure_cycles = 0
+        self.longest = 0
+        self.phases: dict[str, dict] = {}
+
+    def _ready(self) -> list[int]:
+        n = self.model.processors
+        if not self.stall:
+            return [1] * n
+        return [int(self.rng.random() >= self.stall) for _ in range(n)]
+
+    async def phase(self, name: str, queues: list[list[tuple[int, int]]], limit: int) -> int:
+        """Offer every processor its queue of ``(dest, data)`` messages until each is taken by
+        its receiver (at most ``limit`` cycles), then check what was delivered; returns how
+        many messages there were."""
+        sb, model = self.scoreboard, self.model
+        n = model.processors
+        driver = Driver(queues)
+        total = driver.pending()
+        received = []
+        start, referrals = self.cycle, self.referrals
+        first = len(model.delivered)
+        while len(received) < total and self.cycle - start < limit:
+            seen = self.read()
+            # A receive stream's payload means nothing while it is not valid.
+            seen[2] = [x if v else 0 for v, x in zip(seen[1], seen[2], strict=True)]
+            valid, dest, data = driver.inputs()
+            ready = self._ready()
+            self.drive(valid, dest, data, ready)
+            want = model.step(valid, dest, data, ready)
+            expected = [want.tx_ready, want.rx_valid, want.rx_data, want.refer]
+            sb.compare("cycle_mismatches", f"{name}, cycle {self.cycle}", seen, expected, OUTPUTS)
+            tx_ready, rx_valid, rx_data, refer = seen
+            driver.taken(tx_ready)
+            received += [(g, rx_data[g]) for g in range(n) if rx_valid[g] and ready[g]]
+            self.backpressure_cycles += sum(1 for g in range(n) if rx_valid[g] and not ready[g])
+            self.referrals += sum(refer)
+            self.cycle += 1
+            await self.tick()
+        # `refer` shows a referral one cycle late; none is missed: in the last cycle every
+        # message was in a receive register, none in the network.
+        if len(received) < total:
+            sb.fail(
+                "message_mismatches",
+                f"{name}: {total - len(received)} of {total} messages not delivered "
+                f"in {limit} cycles",
+            )
+        want_messages = Counter((dest, data) for _src, dest, data in driver.sent)
+        got_messages = Counter(received)
+        sb.checked += len(driver.sent)
+        if want_messages != got_messages:
+            lost = dict(want_messages - got_messages)
+            extra = dict(got_messages - want_messages)
+            sb.fail("message_mismatches", f"{name}: lost {lost}, unexpected or duplicated {extra}")
+        longest = max((d.latency for d in model.delivered[first:]), default=0)
+        self.longest = max(self.longest, longest)
+        self.phases[name] = {
+            "messages": total,
+            "cycles": self.cycle - start,
+            "referrals": self.referrals - referrals,
+            "longest": longest,
+        }
+        return total
+
+
+def bench_phases(dim: int, procs: int, data_bits: int, rng, frames: int):
+    """The benches' traffic, phase by phase as ``(name, queues)``: ``frames`` random messages
+    in all, a random permutation, transpose, bit reversal, and a hot spot (two each)."""
+    per_proc = max(1, -(-frames // ((1 << dim) * procs)))
+    return [
+        ("random", traffic("random", dim, procs, data_bits, rng, messages=per_proc)),
+        ("permutation", traffic("permutation", dim, procs, data_bits, rng)),
+        ("transpose", traffic("transpose", dim, procs, data_bits, rng)),
+        ("bit-reversal", traffic("bit-reversal", dim, procs, data_bits, rng)),
+        ("hotspot", traffic("hotspot", dim, procs, data_bits, rng, messages=2)),
+    ]

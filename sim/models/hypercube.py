@@ -1,0 +1,355 @@
+"""Cycle-exact reference model of the Connection Machine's hypercube router (Stanfill 1987).
+
+Restated from section 4.2 of the paper and the choices of docs/hypercube.md, not from the
+RTL. Each node holds, as registers: one arrival register per wire (the message its neighbour
+sent over that wire in the last cycle), ``buffers`` buffer slots (kept in order, oldest
+first), an injection queue of :data:`~fattree.spec.hypercube.INJECT_DEPTH` messages per
+processor, a receive register per processor and the count of its referrals in the last
+cycle. In each cycle a node takes its messages in a fixed order, the *network* messages
+first (buffer slots in order, then the arrivals by wire), then the heads of the injection
+queues (by processor), and
+
+1. **delivers**: per processor, the first message whose relative address is 0 and which is
+   for that processor goes to its receive register, if that is empty or being read;
+2. **routes**: each network message takes the lowest-numbered free wire whose bit is 1 in
+   its relative address;
+3. **buffers**: the network messages left keep (or take) the buffer slots, in order;
+4. **refers**: the network messages left after that (the buffer is full) each take the
+   lowest-numbered free wire: one step away, never dropped (there are always enough free
+   wires: at most ``buffers + dim`` network messages, ``buffers + dim`` places);
+5. **injects**: each injection head then takes, in turn, the lowest free wire of its
+   relative address, else a free buffer slot, else waits in its queue (never referred).
+
+A message sent over wire ``i`` has bit ``i`` of its relative address inverted. Outputs are
+registers only: no output depends on an input in the same cycle.
+
+:meth:`HypercubeModel.step` takes one cycle's inputs, returns the outputs visible in that
+cycle (before the clock edge), then advances one clock. The model carries with each message
+what the hardware does not (source, injection cycle, hops) to report the time in network.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from ...spec.hypercube import (
+    INJECT_DEPTH,
+    check_hypercube,
+    neighbour,
+    proc_bits,
+    relative_address,
+    split_dest,
+)
+from ...spec.traffic import HOT_SPOT, destination
+
+__all__ = [
+    "Message",
+    "HypercubeOutputs",
+    "HypercubeModel",
+    "Driver",
+    "traffic",
+    "run_model",
+    "PATTERNS",
+]
+
+#: The traffic patterns :func:`traffic` makes.
+PATTERNS = ("random", "permutation", "transpose", "bit-reversal", "hotspot")
+
+
+@dataclass
+class Message:
+    """A message in flight: what the hardware carries (``rel``, ``proc``, ``data``) and what
+    only the model keeps (``src``, ``dest``, ``sent``: the cycle its tx beat was taken,
+    ``hops``, ``referrals``)."""
+
+    rel: int
+    proc: int
+    data: int
+    src: int
+    dest: int
+    sent: int
+    hops: int = 0
+    referrals: int = 0
+
+
+@dataclass
+class HypercubeOutputs:
+    """The outputs of one cycle, per network processor (``tx_ready``, ``rx_valid``,
+    ``rx_data``) and per node (``refer``: referrals the node made in the last cycle)."""
+
+    tx_ready: list[int]
+    rx_valid: list[int]
+    rx_data: list[int]
+    refer: list[int]
+
+
+@dataclass
+class Delivery:
+    """A message taken by its receiver: where and when."""
+
+    dest: int
+    data: int
+    src: int
+    latency: int
+    hops: int
+    referrals: int
+
+
+class _Node:
+    def __init__(self, dim: int, procs: int):
+        self.arrive: list[Message | None] = [None] * dim
+        self.buffer: list[Message] = []
+        self.inject: list[list[Message]] = [[] for _ in range(procs)]
+        self.rx: list[Message | None] = [None] * procs
+        self.refer = 0
+
+
+class HypercubeModel:
+    """``2^dim`` nodes of ``procs`` processors each, ``buffers`` buffer slots per node.
+
+    Attributes
+    ----------
+    cycle : int
+        Clock edges so far.
+    delivered : list of Delivery
+        Every message taken by a receiver, in order.
+    referrals, hops : int
+        Referrals and wire crossings so far, over the whole network.
+    """
+
+    def __init__(self, dim: int, procs: int = 1, buffers: int = 2, data_bits: int = 8):
+        self.dim, self.procs, self.buffers, self.data_bits = check_hypercube(
+            dim, procs, buffers, data_bits
+        )
+        self.nodes_count = 1 << dim
+        self.processors = self.nodes_count * procs
+        self.reset()
+
+    def reset(self) -> None:
+        self.nodes = [_Node(self.dim, self.procs) for _ in range(self.nodes_count)]
+        self.cycle = 0
+        self.delivered: list[Delivery] = []
+        self.referrals = 0
+        self.hops = 0
+        self.injected = 0
+
+    # -- outputs -----------------------------------------------------------------------------
+
+    def outputs(self) -> HypercubeOutputs:
+        p = self.procs
+        tx_ready, rx_valid, rx_data = [], [], []
+        for node in self.nodes:
+            for q in range(p):
+                tx_ready.append(int(len(node.inject[q]) < INJECT_DEPTH))
+                held = node.rx[q]
+                rx_valid.append(int(held is not None))
+                rx_data.append(held.data if held is not None else 0)
+        return HypercubeOutputs(tx_ready, rx_valid, rx_data, [n.refer for n in self.nodes])
+
+    def in_flight(self) -> int:
+        """Messages taken from a processor and not yet taken by their receiver."""
+        return self.injected - len(self.delivered)
+
+    # -- one clock ---------------------------------------------------------------------------
+
+    def step(self, tx_valid, tx_dest, tx_data, rx_ready=None) -> HypercubeOutputs:
+        """Outputs of this cycle, then one clock edge with these inputs (per processor)."""
+        out = self.outputs()
+        p, dim = self.procs, self.dim
+        mask = (1 << self.data_bits) - 1
+        if rx_ready is None:
+            rx_ready = [1] * self.processors
+        sent: list[list[Message | None]] = []
+        for n, node in enumerate(self.nodes):
+            ready = rx_ready[n * p : (n + 1) * p]
+            sent.append(self._node_step(n, node, ready))
+            # Injection after the node's decisions: the new message joins the queue's tail.
+            for q in range(p):
+                g = n * p + q
+                if tx_valid[g] and out.tx_ready[g]:
+                    dest = tx_dest[g] & (self.processors - 1)
+                    dst_node, dst_proc = split_dest(dest, p)
+                    rel = relative_address(n, dst_node)
+                    msg = Message(rel, dst_proc, tx_data[g] & mask, g, dest, self.cycle)
+                    node.inject[q].append(msg)
+                    self.injected += 1
+        for n, node in enumerate(self.nodes):
+            for wire in range(dim):
+                node.arrive[wire] = sent[neighbour(n, wire)][wire]
+        self.cycle += 1
+        return out
+
+    def _node_step(self, n: int, node: _Node, ready) -> list[Message | None]:
+        """One node's decisions; returns what it sends on each wire."""
+        p, dim, cycle = self.procs, self.dim, self.cycle
+        # Receivers: a held message taken this cycle frees its register.
+        rx_free = []
+        for q in range(p):
+            held = node.rx[q]
+            if held is not None and ready[q]:
+                self.delivered.append(
+                    Delivery(
+                        n * p + q, held.data, held.src, cycle - held.sent, held.hops, held.referrals
+                    )
+                )
+                node.rx[q] = None
+            rx_free.append(node.rx[q] is None)
+        network = node.buffer + [m for m in node.arrive if m is not None]
+        heads = [(q, queue[0]) for q, queue in enumerate(node.inject) if queue]
+        # 1. deliver: per processor, the first message for it (network first, then heads).
+        delivered = set()
+        for msg in network + [h for _, h in heads]:
+            if msg.rel == 0 and rx_free[msg.proc]:
+                node.rx[msg.proc] = msg
+                rx_free[msg.proc] = False
+                delivered.add(id(msg))
+        # 2. route: the lowest free wire whose bit is 1.
+        free = (1 << dim) - 1
+        wires: list[Message | None] = [None] * dim
+        remaining = []
+        for msg in network:
+            if id(msg) in delivered:
+                continue
+            avail = msg.rel & free
+            if avail:
+                free = self._send(wires, msg, avail, free)
+            else:
+                remaining.append(msg)
+        # 3. buffer, in order; 4. refer the rest over the lowest free wires.
+        buffer = remaining[: self.buffers]
+        referred = remaining[self.buffers :]
+        for msg in referred:
+            if not free:  # cannot happen: at most dim + buffers network messages
+                raise AssertionError(f"node {n}: no free wire to refer a message to")
+            msg.referrals += 1
+            free = self._send(wires, msg, free, free)
+        self.referrals += len(referred)
+        node.refer = len(referred)
+        # 5. inject: a head takes a wire of its relative address, else a buffer slot, else waits.
+        for q, msg in heads:
+            if id(msg) in delivered:
+                node.inject[q].pop(0)
+                continue
+            avail = msg.rel & free
+            if avail:
+                free = self._send(wires, msg, avail, free)
+                node.inject[q].pop(0)
+            elif len(buffer) < self.buffers:
+                buffer.append(msg)
+                node.inject[q].pop(0)
+        node.buffer = buffer
+        return wires
+
+    def _send(self, wires, msg: Message, avail: int, free: int) -> int:
+        """Send ``msg`` over the lowest wire of ``avail``; returns the wires still free."""
+        wire = (avail & -avail).bit_length() - 1
+        msg.rel ^= 1 << wire
+        msg.hops += 1
+        self.hops += 1
+        wires[wire] = msg
+        return free & ~(1 << wire)
+
+
+def traffic(
+    pattern: str,
+    dim: int,
+    procs: int,
+    data_bits: int,
+    rng: random.Random,
+    *,
+    messages: int = 1,
+) -> list[list[tuple[int, int]]]:
+    """Per network processor, a queue of ``(dest, data)`` messages.
+
+    ``random``: ``messages`` random destinations each; ``permutation``: one random
+    permutation (one-to-one, ``messages`` rounds of it); ``transpose``, ``bit-reversal``:
+    the patterns of :mod:`fattree.spec.traffic` on the ``dim + lg procs``-bit processor
+    number (fixed points send nothing); ``hotspot``: ``messages`` each to processor
+    :data:`~fattree.spec.traffic.HOT_SPOT` (which sends nothing).
+    """
+    n = (1 << dim) * procs
+    bits = dim + proc_bits(procs)
+    queues: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    if pattern == "random":
+        for g in range(n):
+            queues[g] = [(rng.randrange(n), rng.getrandbits(data_bits)) for _ in range(messages)]
+    elif pattern == "permutation":
+        for _ in range(messages):
+            perm = list(range(n))
+            rng.shuffle(perm)
+            for g in range(n):
+                queues[g].append((perm[g], rng.getrandbits(data_bits)))
+    elif pattern in ("transpose", "bit-reversal"):
+        for g in range(n):
+            d = destination(pattern, g, bits)
+            if d != g:
+                queues[g] = [(d, rng.getrandbits(data_bits)) for _ in range(messages)]
+    elif pattern == "hotspot":
+        for g in range(n):
+            if g != HOT_SPOT:
+                queues[g] = [(HOT_SPOT, rng.getrandbits(data_bits)) for _ in range(messages)]
+    else:
+        raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+    return queues
+
+
+class Driver:
+    """Offers each processor's queued ``(dest, data)`` messages on its transmit stream; the
+    head is taken when ready is high (and stays offered until then)."""
+
+    def __init__(self, queues: list[list[tuple[int, int]]]):
+        self.queues = [list(q) for q in queues]
+        self.sent: list[tuple[int, int, int]] = []  # (src, dest, data) as taken
+
+    def inputs(self) -> tuple[list[int], list[int], list[int]]:
+        valid = [int(bool(q)) for q in self.queues]
+        dest = [q[0][0] if q else 0 for q in self.queues]
+        data = [q[0][1] if q else 0 for q in self.queues]
+        return valid, dest, data
+
+    def taken(self, tx_ready: list[int]) -> None:
+        for g, q in enumerate(self.queues):
+            if q and tx_ready[g]:
+                dest, data = q.pop(0)
+                self.sent.append((g, dest, data))
+
+    def pending(self) -> int:
+        return sum(len(q) for q in self.queues)
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_model` measured."""
+
+    cycles: int
+    messages: int
+    referrals: int
+    hops: int
+    longest: int  # most cycles from a tx beat taken to its rx beat taken
+    deliveries: list[Delivery] = field(repr=False, default_factory=list)
+
+
+def run_model(model: HypercubeModel, queues, *, limit: int = 1_000_000, rx_ready=None) -> RunResult:
+    """Run ``queues`` (:func:`traffic`) on ``model`` until every message is taken by its
+    receiver; ``rx_ready(cycle)`` gives the receivers' ready list (default: always ready)."""
+    driver = Driver(queues)
+    total = driver.pending()
+    first_delivery = len(model.delivered)
+    referrals, hops, start = model.referrals, model.hops, model.cycle
+    while len(model.delivered) - first_delivery < total:
+        if model.cycle - start >= limit:
+            raise RuntimeError(f"not every message delivered in {limit} cycles")
+        valid, dest, data = driver.inputs()
+        ready = rx_ready(model.cycle) if rx_ready is not None else None
+        out = model.step(valid, dest, data, ready)
+        driver.taken(out.tx_ready)
+    deliveries = model.delivered[first_delivery:]
+    return RunResult(
+        cycles=model.cycle - start,
+        messages=total,
+        referrals=model.referrals - referrals,
+        hops=model.hops - hops,
+        longest=max((d.latency for d in deliveries), default=0),
+        deliveries=deliveries,
+    )

@@ -1,0 +1,245 @@
+"""The hypercube router and network (amaranth.sim) against the cycle-exact model; the model
+on its own at larger sizes; parameter checks; the cocotb bench."""
+
+import random
+import shutil
+from collections import Counter
+
+import pytest
+
+from fattree.hdl.hypercube import HypercubeNetwork, HypercubeNode
+from fattree.sim.checks.hypercube import CHECKS, INPUTS, OUTPUTS, HypercubeCheck, bench_phases
+from fattree.sim.models.hypercube import HypercubeModel, run_model, traffic
+from fattree.sim.scoreboard import Scoreboard
+from fattree.sim.testbench import simulate
+from fattree.spec.hypercube import (
+    check_hypercube,
+    link_fields,
+    neighbour,
+    relative_address,
+    split_dest,
+    tx_fields,
+)
+
+
+def ports(dut):
+    g, nodes = dut.processors, dut.nodes
+    return {
+        "tx_valid": [dut.tx[i].valid for i in range(g)],
+        "tx_ready": [dut.tx[i].ready for i in range(g)],
+        "tx_dest": [dut.tx[i].payload.dest for i in range(g)],
+        "tx_data": [dut.tx[i].payload.data for i in range(g)],
+        "rx_valid": [dut.rx[i].valid for i in range(g)],
+        "rx_ready": [dut.rx[i].ready for i in range(g)],
+        "rx_data": [dut.rx[i].payload.data for i in range(g)],
+        "refer": [dut.refer[n] for n in range(nodes)],
+    }
+
+
+def lockstep(dim, procs, buffers, phases, *, stall=0.0, mutate=False, limit=3000, seed=1):
+    """Run ``phases`` (name, queues) through the RTL and the model side by side; returns the
+    scoreboard, the check and the model."""
+    dut = HypercubeNetwork(dim, procs, buffers, 8)
+    model = HypercubeModel(dim, procs, buffers, 8)
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    signals = ports(dut)
+    checks = []
+
+    async def bench(ctx):
+        def read():
+            return [[ctx.get(s) for s in signals[name]] for name in OUTPUTS]
+
+        def drive(*values):
+            for name, value in zip(INPUTS, values, strict=True):
+                for s, v in zip(signals[name], value, strict=True):
+                    ctx.set(s, v)
+
+        check = HypercubeCheck(
+            model, scoreboard, read, drive, ctx.tick, stall=stall, rng=random.Random(seed)
+        )
+        checks.append(check)
+        for name, queues in phases:
+            await check.phase(name, queues, limit)
+
+    simulate(dut, bench)
+    return scoreboard, checks[0], model
+
+
+def assert_clean(scoreboard, phases):
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert scoreboard.checked == sum(len(q) for _, queues in phases for q in queues)
+
+
+@pytest.mark.parametrize(
+    ("dim", "procs", "buffers", "stall"),
+    [(2, 1, 1, 0.0), (3, 2, 2, 0.3), (2, 4, 0, 0.5)],
+)
+def test_bench_phases_match_the_model(dim, procs, buffers, stall):
+    # Random traffic, a permutation, transpose, bit reversal and a hot spot, one after the
+    # other: every output every cycle as the model says, every message delivered once.
+    rng = random.Random(dim * 100 + procs)
+    phases = bench_phases(dim, procs, 8, rng, frames=3 * (1 << dim) * procs)
+    scoreboard, check, model = lockstep(dim, procs, buffers, phases, stall=stall)
+    assert_clean(scoreboard, phases)
+    assert check.longest > dim  # reported, and at least the cube's diameter
+    assert check.referrals == model.referrals
+    if stall:
+        assert check.backpressure_cycles > 0
+
+
+def test_buffer_exhaustion_forces_referrals():
+    # A hot spot with one buffer slot per node: the buffers fill and messages are referred
+    # (the RTL's own refer outputs count them), yet every message arrives exactly once.
+    rng = random.Random(7)
+    phases = [("hotspot", traffic("hotspot", 3, 2, 8, rng, messages=3))]
+    scoreboard, check, model = lockstep(3, 2, 1, phases, stall=0.3)
+    assert_clean(scoreboard, phases)
+    assert check.referrals > 10
+    assert check.referrals == model.referrals
+    assert check.phases["hotspot"]["longest"] >= 45  # 45 messages through one receiver
+
+
+def test_no_buffers_refers_every_blocked_message():
+    # buffers=0: a message that finds no wire of its relative address free is referred at once.
+    rng = random.Random(3)
+    phases = [("random", traffic("random", 3, 2, 8, rng, messages=4))]
+    scoreboard, check, _ = lockstep(3, 2, 0, phases)
+    assert_clean(scoreboard, phases)
+    assert check.referrals > 0
+
+
+def test_broken_model_is_caught():
+    rng = random.Random(5)
+    phases = [("random", traffic("random", 2, 1, 8, rng, messages=2))]
+    scoreboard, _, _ = lockstep(2, 1, 1, phases, mutate=True)
+    assert scoreboard.mismatches == 1
+
+
+def test_node_timing_one_hop():
+    # Timing diagram of docs/hypercube.md: tx beat at t, the message crosses wire i at t+1
+    # (arrival register at t+2), delivered at the end of t+2, rx valid from t+3.
+    model = HypercubeModel(2, 1, 1)
+    zeros = [0] * 4
+    seen = []
+    for t in range(5):
+        valid = [1, 0, 0, 0] if t == 0 else zeros
+        out = model.step(valid, [2, 0, 0, 0], [0x5A, 0, 0, 0], [0] * 4)
+        seen.append(out.rx_valid[2])
+    assert seen == [0, 0, 0, 1, 1]
+    assert model.hops == 1
+
+
+# -- the model alone ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["random", "permutation", "transpose", "bit-reversal"])
+@pytest.mark.parametrize(("dim", "procs", "buffers"), [(6, 4, 2), (8, 2, 0), (9, 1, 4)])
+def test_model_delivers_every_message_once(pattern, dim, procs, buffers):
+    rng = random.Random(dim)
+    queues = traffic(pattern, dim, procs, 8, rng, messages=2)
+    model = HypercubeModel(dim, procs, buffers)
+    result = run_model(model, queues, limit=20_000)
+    want = Counter((d, x) for q in queues for d, x in q)
+    got = Counter((d.dest, d.data) for d in result.deliveries)
+    assert got == want
+    assert result.hops >= sum(
+        bin(relative_address(g // procs, d // procs)).count("1")
+        for g, q in enumerate(queues)
+        for d, _ in q
+    )
+    assert result.longest < result.cycles
+
+
+def test_model_hot_spot_one_message_per_cycle():
+    # Everything to processor 0: its receiver takes one message per cycle, so the phase takes
+    # about as many cycles as there are messages; referrals are many, drops none.
+    model = HypercubeModel(5, 2, 2)
+    result = run_model(model, traffic("hotspot", 5, 2, 8, random.Random(1), messages=1))
+    assert result.messages == 63
+    assert 63 <= result.cycles <= 63 + 10
+    assert result.referrals > 0
+
+
+def test_model_slow_receiver_loses_nothing():
+    model = HypercubeModel(3, 2, 1)
+    queues = traffic("random", 3, 2, 8, random.Random(2), messages=3)
+    stalls = random.Random(4)
+    result = run_model(model, queues, rx_ready=lambda _: [int(stalls.random() < 0.3)] * 16)
+    assert len(result.deliveries) == 48
+
+
+# -- definitions and parameters ----------------------------------------------------------------
+
+
+def test_definitions():
+    assert neighbour(5, 1) == 7
+    assert relative_address(5, 3) == 6
+    assert split_dest(13, 4) == (3, 1)
+    assert tx_fields(4, 2, 8) == {"dest": 5, "data": 8}
+    assert link_fields(4, 1, 8) == {"valid": 1, "rel": 4, "proc": 0, "data": 8}
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((0, 1, 1, 8), ValueError, "dim must be between 1 and 16, not 0"),
+        ((3, 3, 1, 8), ValueError, "procs must be a power of two of at least 1, not 3"),
+        ((3, 32, 1, 8), ValueError, "procs must be at most 16, not 32"),
+        ((3, 1, -1, 8), ValueError, "buffers must be between 0 and 16, not -1"),
+        ((3, 1, 1, 0), ValueError, "data_bits must be between 1 and 64, not 0"),
+        ((3.0, 1, 1, 8), TypeError, "dim must be an integer, not 3.0"),
+    ],
+)
+def test_bad_parameters(args, error, message):
+    with pytest.raises(error, match=f"^{message}$"):
+        check_hypercube(*args)
+
+
+def test_rtl_size_limit_and_node_number():
+    with pytest.raises(ValueError, match="^dim must be between 1 and 6, not 7$"):
+        HypercubeNetwork(7)
+    with pytest.raises(ValueError, match="^node must be between 0 and 3, not 4$"):
+        HypercubeNode(4, 2)
+
+
+# -- cocotb --------------------------------------------------------------------------------------
+
+ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
+
+
+def run_cocotb(simulator, tmp_path, *, dim=3, mutation=False, frames=48):
+    from fattree.designs import get_design
+    from fattree.sim.cocotb_runner import run_bench
+
+    return run_bench(
+        get_design("hypercube"),
+        {"dim": dim, "procs": 2, "buffers": 2, "data_bits": 8},
+        simulator,
+        seed=1,
+        bench={"frames": frames, "mutation": mutation},
+        root=tmp_path,
+    )
+
+
+@pytest.mark.cocotb
+@ICARUS
+def test_cocotb_icarus(tmp_path):
+    result = run_cocotb("icarus", tmp_path)
+    assert result.passed, result.summary
+    assert result.summary["mismatches"] == 0
+    assert result.summary["referrals"] > 0
+
+
+@pytest.mark.cocotb
+@ICARUS
+def test_cocotb_icarus_mutated_model_fails(tmp_path):
+    result = run_cocotb("icarus", tmp_path, mutation=True, frames=16)
+    assert not result.passed
+    assert result.summary["mismatches"] == 1
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow
+def test_cocotb_verilator_dim4(tmp_path):
+    result = run_cocotb("verilator", tmp_path, dim=4, frames=128)
+    assert result.passed, result.summary
