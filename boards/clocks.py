@@ -5,7 +5,7 @@ a target (pure Python, so the command line knows the real clock before it builds
 :func:`pll_domain` instantiates that PLL in a module and makes the ``sync`` domain of it,
 held in reset until the PLL locks.
 
-* iCE40 (``SB_PLL40_CORE``, simple feedback, as ``icepll`` computes it):
+* iCE40 (``SB_PLL40_PAD`` on the oscillator's pin, simple feedback, as ``icepll`` computes it):
   ``f_out = f_in * (DIVF + 1) / ((DIVR + 1) * 2^DIVQ)``, phase detector 10..133 MHz, VCO
   533..1066 MHz, output 16..275 MHz.
 * ECP5 (``EHXPLLL``, feedback from CLKOP, as ``ecppll`` computes it):
@@ -78,31 +78,38 @@ def pll_plan(family: str, f_in: float, target: float) -> PLLPlan:
     return PLLPlan(family, f_in, best[0], best[1])
 
 
-def pll_domain(m, platform, plan: PLLPlan, clock_in) -> None:
-    """Add ``plan``'s PLL to ``m``, fed by ``clock_in`` (the oscillator's clock, a signal), and
-    a ``sync`` domain on its output, reset until the PLL locks."""
+def pll_domain(m, platform, plan: PLLPlan) -> None:
+    """Add ``plan``'s PLL to ``m``, fed by the board's oscillator, and a ``sync`` domain on its
+    output, reset until the PLL locks."""
     from amaranth import ClockDomain, Instance, Signal
+    from amaranth.lib import io
     from amaranth.lib.cdc import ResetSynchronizer
 
     m.domains.sync = sync = ClockDomain("sync")
     locked = Signal()
+    pll_clk = Signal(name="pll_clk")
+    m.d.comb += sync.clk.eq(pll_clk)
     p = plan.params
+    port = platform.request(platform.default_clk, dir="-")
     if plan.family == "ice40":
+        # The UP5K's PLL shares its site with the oscillator's pin (35 on the iCEBreaker): the
+        # pad form takes the pin itself, with no input buffer in between.
         m.submodules.pll = Instance(
-            "SB_PLL40_CORE",
+            "SB_PLL40_PAD",
             p_FEEDBACK_PATH="SIMPLE",
             p_PLLOUT_SELECT="GENCLK",
             p_DIVR=p["DIVR"],
             p_DIVF=p["DIVF"],
             p_DIVQ=p["DIVQ"],
             p_FILTER_RANGE=p["FILTER_RANGE"],
-            i_REFERENCECLK=clock_in,
+            i_PACKAGEPIN=port.io,
             i_RESETB=1,
             i_BYPASS=0,
-            o_PLLOUTGLOBAL=sync.clk,
+            o_PLLOUTGLOBAL=pll_clk,
             o_LOCK=locked,
         )
     else:
+        m.submodules.clk_in = clk_in = io.Buffer("i", port)
         m.submodules.pll = Instance(
             "EHXPLLL",
             p_PLLRST_ENA="DISABLED",
@@ -120,8 +127,8 @@ def pll_domain(m, platform, plan: PLLPlan, clock_in) -> None:
             p_CLKOP_FPHASE=0,
             p_FEEDBK_PATH="CLKOP",
             p_CLKFB_DIV=p["CLKFB_DIV"],
-            i_CLKI=clock_in,
-            i_CLKFB=sync.clk,
+            i_CLKI=clk_in.i,
+            i_CLKFB=pll_clk,
             i_RST=0,
             i_STDBY=0,
             i_PHASESEL0=0,
@@ -131,7 +138,7 @@ def pll_domain(m, platform, plan: PLLPlan, clock_in) -> None:
             i_PHASELOADREG=1,
             i_PLLWAKESYNC=0,
             i_ENCLKOP=0,
-            o_CLKOP=sync.clk,
+            o_CLKOP=pll_clk,
             o_LOCK=locked,
             a_FREQUENCY_PIN_CLKI=f"{plan.f_in / 1e6:g}",
             a_FREQUENCY_PIN_CLKOP=f"{plan.f_out / 1e6:g}",
@@ -141,4 +148,5 @@ def pll_domain(m, platform, plan: PLLPlan, clock_in) -> None:
             a_MFG_GMCREF_SEL="2",
         )
     m.submodules.pll_reset = ResetSynchronizer(~locked, domain="sync")
-    platform.add_clock_constraint(sync.clk, plan.f_out)
+    # No clock constraint here: nextpnr derives the output's from the oscillator's and the
+    # PLL's dividers ("Derived frequency constraint of 30.0 MHz for net clk").

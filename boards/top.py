@@ -37,9 +37,7 @@ class BoardTop(Elaboratable):
         if self.pll is not None:
             from .clocks import pll_domain
 
-            port = platform.request(platform.default_clk, dir="-")
-            m.submodules.clk_in = clk_in = io.Buffer("i", port)
-            pll_domain(m, platform, self.pll, clk_in.i)
+            pll_domain(m, platform, self.pll)
             clock_hz = self.pll.f_out
         for role, (resource, number) in self.board.leds.items():
             port = platform.request(resource, number, dir="-")
