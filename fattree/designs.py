@@ -217,6 +217,16 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.rn1",
         ),
+        Design(
+            name="rn1-bidelta",
+            summary="Transit bidelta network of RN1 routers: log4 N stages, random wiring",
+            component="fattree.hdl.rn1_bidelta:RN1Bidelta",
+            params=(
+                Param("endpoints", 16, "endpoints: 4, 16, 64 or 256", lo=4, hi=256),
+                Param("seed", 1, "seed of the wiring and of the routers' LFSRs", lo=0),
+            ),
+            bench="fattree.sim.benches.rn1_bidelta",
+        ),
     ],
 )
 

@@ -145,3 +145,29 @@ def test_network_broken_reference_fails():
 def test_network_64_matches_model(seed):
     scoreboard, _ = check_network(64, seed, "random", 2)
     scoreboard.raise_on_mismatch()
+
+
+@pytest.mark.slow
+@pytest.mark.cocotb
+@pytest.mark.parametrize("mutate", [False, True])
+def test_network_cocotb_bench(mutate, tmp_path):
+    import shutil
+
+    from fattree.designs import get_design
+    from fattree.sim.cocotb_runner import run_bench
+
+    if shutil.which("iverilog") is None:
+        pytest.skip("no iverilog")
+    result = run_bench(
+        get_design("rn1-bidelta"),
+        {"endpoints": 16, "seed": 2},
+        "icarus",
+        seed=4,
+        bench={"frames": 32, "mutation": mutate},
+        root=tmp_path,
+    )
+    if mutate:
+        assert not result.passed and result.summary["cycle_mismatches"] == 1
+    else:
+        assert result.passed, result.summary.get("first_mismatch") or result.log
+        assert result.summary["checked"] == 64

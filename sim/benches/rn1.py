@@ -36,9 +36,11 @@ class Ports:
     """The flattened Verilog ports: ``i__k__fwd`` in, ``i__k__bk`` out, ``o__k__fwd`` out,
     ``o__k__bk`` in, nine bits each (``data`` low, ``ctrl`` bit 8)."""
 
-    def __init__(self, dut):
+    def __init__(self, dut, channels: int = CHANNELS):
+        self.channels = channels
+
         def ports(fmt):
-            return [getattr(dut, fmt.format(k)) for k in range(CHANNELS)]
+            return [getattr(dut, fmt.format(k)) for k in range(channels)]
 
         self.o_fwd, self.i_bk = ports("o__{}__fwd"), ports("i__{}__bk")
         self.i_fwd, self.o_bk = ports("i__{}__fwd"), ports("o__{}__bk")
@@ -49,7 +51,7 @@ class Ports:
         values = (list(i_fwd), list(o_bk))
         for k, (handles, new) in enumerate(zip((self.i_fwd, self.o_bk), values, strict=True)):
             old = self.driven[k] if self.driven is not None else None
-            for n in range(CHANNELS):
+            for n in range(self.channels):
                 if old is None or old[n] != new[n]:
                     handles[n].value = new[n]
         self.driven = values
