@@ -1,10 +1,14 @@
 """``fattree build``: a self-testing bitstream for a real board.
 
 The bitstream runs the design against on-chip pseudo-random traffic and an on-chip checker
-and shows the verdict on the board's LEDs (see ``docs/boards.md``). It is written to
-``build/boards/<board>/<design>/<params>/`` (with ``-fault`` and ``-nouart`` appended for
-those variants), next to the tools' logs; the command reports utilisation and Fmax from
-nextpnr's log. A status line (frames checked, error flag) goes out on the board's UART.
+(for the networks: the reference model's expected trace replayed from block RAM) and shows
+the verdict on the board's LEDs (see ``docs/boards.md``). It is written to
+``build/boards/<board>/<design>/<params>/`` (with the options, ``-fault`` and ``-nouart``
+appended for those variants), next to the tools' logs; the command reports utilisation and
+Fmax from nextpnr's log. A status line (counters, errors) goes out on the board's UART.
+``--simulate CYCLES`` runs the self-test core and its UART in amaranth.sim instead and
+decodes the status lines; ``--clock-mhz`` clocks the design from the PLL; ``--program``
+programs the board.
 """
 
 from __future__ import annotations
@@ -46,12 +50,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--inject-fault",
         action="store_true",
-        help="flip one checked output bit every ~3 s: the error LED must light",
+        help="flip one checked bit every ~3 s (with --simulate: ~4 times): errors must rise",
     )
     parser.add_argument(
         "--no-uart",
         action="store_true",
-        help="leave out the UART status line (frames checked, error flag; ~170 iCE40 LUTs)",
+        help="leave out the UART status line (counters; ~170 iCE40 LUTs for the selector)",
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the on-chip traffic")
     parser.add_argument(
