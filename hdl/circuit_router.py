@@ -61,6 +61,9 @@ class CircuitRouter(wiring.Component):
         :data:`~fattree.spec.circuit.SHARED_SEED`, shared by many routers) instead of an LFSR
         of its own. The bit, and so the router's behaviour, is the same; the 16 flip-flops are
         saved.
+    broken : bool
+        A deliberately wrong router for the proofs' own test (``fattree prove circuit-router
+        --broken``): downstream claims ignore whether the wire is held. Never for real use.
 
     Attributes
     ----------
@@ -73,10 +76,23 @@ class CircuitRouter(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, width: int = 1, seed: int = 1, shared_lfsr: bool = False):
+    def __init__(
+        self, width: int = 1, seed: int = 1, shared_lfsr: bool = False, *, broken: bool = False
+    ):
         self.width = check_positive_int("width", width)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         self.shared_lfsr = bool(shared_lfsr)
+        self.broken = bool(broken)
+        # The state, made here rather than in elaborate() so that a proof can name it
+        # (fattree/proofs): conn[i, o] is high while input i holds output o; dead[i] while
+        # input i ignores the rest of a rejected or released burst.
+        self.conn = {
+            (i, o): Signal(name=f"conn_{PORTS[i]}{PORTS[o]}")
+            for i in range(4)
+            for o in range(4)
+            if i != o and not (i in (C, D) and o in (C, D))
+        }
+        self.dead = [Signal(name=f"dead_{n}") for n in PORTS]
         port = port_signature(width)
         members = {"a": Out(port), "b": Out(port), "c": Out(port), "d": Out(port)}
         if self.shared_lfsr:
@@ -102,16 +118,11 @@ class CircuitRouter(wiring.Component):
         # most one owner and an input at most one output, so these bits are the whole
         # (input state FWD + route, output busy + owner) of section 3's router; up ports are
         # only ever claimed from a or b, and no input claims its own port's output.
-        conn = {
-            (i, o): Signal(name=f"conn_{PORTS[i]}{PORTS[o]}")
-            for i in range(4)
-            for o in range(4)
-            if i != o and not (i in (C, D) and o in (C, D))
-        }
+        conn = self.conn
         owners = [[i for i in range(4) if (i, o) in conn] for o in range(4)]
         routes = [[o for o in range(4) if (i, o) in conn] for i in range(4)]
         # DEAD: rejected or released, ignoring the rest of the burst until valid falls.
-        dead = [Signal(name=f"dead_{n}") for n in PORTS]
+        dead = self.dead
         fwd = [Signal(name=f"fwd_{n}") for n in PORTS]
         busy = [Signal(name=f"busy_{n}") for n in PORTS]
         for i in range(4):
@@ -129,6 +140,8 @@ class CircuitRouter(wiring.Component):
         for o in range(4):
             m.d.comb += ends[o].eq(out[o].reject | out[o].ack)
 
+        if self.broken:
+            busy = [0, 0, busy[C], busy[D]]  # downstream wires always look free
         claim, reject = self._decide(m, r, header, bit, busy, conn, routes)
 
         # Next-state logic as plain gates, not If/Else: Yosys would turn the multiplexers into

@@ -8,10 +8,22 @@ import sys
 
 from .. import __version__
 from ..toolchain import ToolMissing
-from . import build, draw, experiment, export, monitor, schedule, sim, synth, verilog, wave
+from . import (
+    build,
+    draw,
+    experiment,
+    export,
+    monitor,
+    prove,
+    schedule,
+    sim,
+    synth,
+    verilog,
+    wave,
+)
 from .common import CliError
 
-SUBCOMMANDS = [verilog, sim, synth, build, monitor, experiment, schedule, export, draw, wave]
+SUBCOMMANDS = [verilog, sim, synth, prove, build, monitor, experiment, schedule, export, draw, wave]
 
 
 def make_parser() -> argparse.ArgumentParser:

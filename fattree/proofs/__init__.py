@@ -1,0 +1,168 @@
+"""``fattree prove``: the designs' properties, proved with SymbiYosys.
+
+Each entry of :data:`PROOFS` names a design, a harness (an Amaranth elaboratable holding the
+design with its free inputs, built as ``harness(params, broken)``) and its properties. Every
+property is its own sby run, so the report gives each one a status:
+
+* ``proved``: k-induction closed (unbounded);
+* ``bounded N``: induction did not close at the proof depth, but no counterexample exists in
+  the first N cycles from reset (bounded model check);
+* ``failed``: a counterexample, written as a VCD (``counterexample`` in the JSON).
+
+A property may *assume* the harness's invariants (``Property.assumes``): sound because each
+invariant is proved in a run of its own, and the report says what rests on what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..formal import run_sby
+from ..registry import Registry, resolve
+
+__all__ = ["Property", "Proof", "PROOFS", "prove"]
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    text: str
+    #: Names of invariants this property assumes (each proved on its own).
+    assumes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proof:
+    design: str
+    #: ``"module:function"``: ``function(params, broken) -> harness``; the harness has
+    #: ``ports`` (free inputs), ``properties`` (name -> list of conditions) and ``select``.
+    harness: str
+    properties: tuple[Property, ...]
+    summary: str
+    #: k-induction depth; the bounded fallback checks ``bmc_depth`` cycles.
+    depth: int = 6
+    bmc_depth: int = 20
+    params: dict = field(default_factory=dict)
+
+    def build(self, params: dict, broken: bool):
+        return resolve(self.harness)(params, broken)
+
+
+PROOFS: Registry[Proof] = Registry(
+    "proof",
+    [
+        Proof(
+            design="circuit-router",
+            harness="fattree.proofs.circuit_router:harness",
+            summary="the four-port router: circuits, forwarding, release; any route bits, "
+            "any random bit (shared-LFSR input left free), any link behaviour",
+            properties=(
+                Property(
+                    "circuits",
+                    "an outgoing wire is held by at most one input, an input holds at most "
+                    "one wire, and a held circuit's input is never dead (ignoring its burst)",
+                ),
+                Property(
+                    "claimed_output_only",
+                    "a message appears on an output only through a circuit held the cycle "
+                    "before, fed by its owner's valid, with its owner's data (else data 0)",
+                    ("circuits",),
+                ),
+                Property(
+                    "release_in_one_cycle",
+                    "reject or ack on a held wire frees it and reaches its owner the next "
+                    "cycle; the owner then ignores the rest of its burst",
+                    ("circuits",),
+                ),
+                Property(
+                    "no_spurious_backward",
+                    "an ack goes back only for an ack on the wire the input held",
+                    ("circuits",),
+                ),
+                Property(
+                    "idle_router_quiet",
+                    "with no circuit held and no input valid, no output is valid next cycle",
+                ),
+                Property(
+                    "claims_follow_the_route_bit",
+                    "a new circuit from a or b goes up on route bit 0 and turns on 1; from c "
+                    "or d it goes down to a on 0, to b on 1",
+                    ("circuits",),
+                ),
+            ),
+            params={"width": 2},
+        ),
+    ],
+    key="design",
+    message="design {name!r} has no proof yet; designs with one: {known}",
+)
+
+
+def prove(
+    design: str,
+    params: dict | None = None,
+    *,
+    root: str | Path = "build/prove",
+    broken: bool = False,
+    only: list[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """Run every property of ``design``'s proof; one dict per property (name, text, status,
+    mode, depth, assumes, seconds, counterexample, log)."""
+    import time
+
+    proof = PROOFS.get_or_raise(design)
+    params = {**proof.params, **(params or {})}
+    names = [p.name for p in proof.properties]
+    for name in only or []:
+        if name not in names:
+            raise ValueError(f"{design} has no property {name!r}; it has: {', '.join(names)}")
+    rows = []
+    tag = "-".join(f"{k}{v}" for k, v in sorted(params.items())) + ("-broken" if broken else "")
+    for prop in proof.properties:
+        if only and prop.name not in only:
+            continue
+        if progress:
+            progress(f"proving {design}: {prop.name} ...")
+        started = time.perf_counter()
+        where = Path(root) / design / tag / prop.name
+        harness = proof.build(params, broken)
+        harness.select(prop.name, prop.assumes)
+        result = run_sby(prop.name, harness, harness.ports, where, mode="prove", depth=proof.depth)
+        mode, depth, status = "prove", proof.depth, None
+        if result.status == "PASS":
+            status = "proved"
+        elif result.status != "FAIL":
+            # Induction did not close: check the bounded claim instead.
+            harness = proof.build(params, broken)
+            harness.select(prop.name, prop.assumes)
+            result = run_sby(
+                prop.name, harness, harness.ports, where, mode="bmc", depth=proof.bmc_depth
+            )
+            mode, depth = "bmc", proof.bmc_depth
+            status = f"bounded {depth}" if result.status == "PASS" else None
+        if status is None:
+            status = "failed" if result.status == "FAIL" else "error"
+        trace = _counterexample(where) if status == "failed" else None
+        rows.append(
+            {
+                "property": prop.name,
+                "text": prop.text,
+                "status": status,
+                "mode": mode,
+                "depth": depth,
+                "assumes": list(prop.assumes),
+                "seconds": round(time.perf_counter() - started, 2),
+                "counterexample": trace,
+                "workdir": str(where),
+                "log": result.log[-2000:] if status == "error" else None,
+            }
+        )
+    return rows
+
+
+def _counterexample(where: Path) -> str | None:
+    traces = sorted(where.rglob("trace*.vcd"))
+    return str(traces[0]) if traces else None
