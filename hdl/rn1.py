@@ -21,7 +21,7 @@ docs/dehon.md for the protocol, the timing and the choices the paper leaves open
 The cycle-exact reference is :class:`fattree.sim.models.rn1.RN1Model`.
 """
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.hdl import Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -168,19 +168,22 @@ class RN1Router(wiring.Component):
             for o in routes[i]:
                 m.d.sync += conn[i, o].eq(claim[i, o] | (conn[i, o] & ~release[i]))
 
-        # Forward registers: the owner's word, or the rotated head of this cycle's claim.
+        # Forward registers: the owner's word, or the rotated head of this cycle's claim. The
+        # rotation is chosen per input by `header` (early), not per output by `claim` (late
+        # and 64 of them): an input that claims has a head, one that holds has none.
+        passed = []
+        for i in range(n):
+            word_ = Signal(WORD_BITS, name=f"pass_{i}")
+            head = Cat(fwd[i].data[2:], fwd[i].data[:2], Const(1, 1))
+            m.d.comb += word_.eq(Mux(header[i], head, Value.cast(fwd[i])))
+            passed.append(word_)
         for o in range(n):
             claimed = _any(claim[i, o] for i in owners[o])
             freed = _any(conn[i, o] & release[i] for i in owners[o])
             m.d.sync += busy[o].eq(claimed | (busy[o] & ~freed))
             value = 0
             for i in owners[o]:
-                head = Cat(fwd[i].data[2:], fwd[i].data[:2], Const(1, 1))
-                value = (
-                    value
-                    | (Value.cast(fwd[i]) & conn[i, o].replicate(WORD_BITS))
-                    | (head & claim[i, o].replicate(WORD_BITS))
-                )
+                value = value | (passed[i] & (conn[i, o] | claim[i, o]).replicate(WORD_BITS))
             m.d.sync += Value.cast(self.o[o].fwd).eq(value)
         return m
 
