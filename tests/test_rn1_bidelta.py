@@ -171,3 +171,21 @@ def test_network_cocotb_bench(mutate, tmp_path):
     else:
         assert result.passed, result.summary.get("first_mismatch") or result.log
         assert result.summary["checked"] == 64
+
+
+def test_open_probability_experiment():
+    import argparse
+
+    from fattree.sim.experiments import registry
+    from fattree.sim.experiments.dehon import open_probability
+
+    light = open_probability(16, 0.005, 600, 4, 3)
+    heavy = open_probability(16, 0.5, 600, 4, 3)
+    assert light == open_probability(16, 0.005, 600, 4, 3)  # seeded
+    first, first_ok, tries, ok = heavy
+    assert tries > first > 0 and ok <= tries and first_ok <= first
+    # Light traffic opens (almost) always; heavy traffic is blocked often.
+    assert light[1] / light[0] > 0.8 > heavy[1] / heavy[0]
+    args = argparse.Namespace(endpoints=16, loads=[0.05], cycles=300, length=4, seed=1)
+    result = registry()["dehon-open-probability"].run(args)
+    assert result.rows[0][0] == 0.05 and 0 < result.rows[0][2] <= 1
