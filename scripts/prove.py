@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..designs import get_design, parse_params
 from ..proofs import PROOFS, prove
 from .common import CliError, emit, progress_display
 
@@ -34,10 +33,17 @@ def run(args) -> int:
         proof = PROOFS.get_or_raise(args.design)
     except KeyError as exc:
         raise CliError(str(exc)) from None
-    # The proof's own small parameter point, with what --param sets (checked by the table).
-    parsed = parse_params(get_design(args.design), args.param)
-    given = {item.split("=", 1)[0] for item in args.param or []}
-    params = {**proof.params, **{k: v for k, v in parsed.items() if k in given}}
+    # The proof's own small parameter point, with what --param sets.
+    params = dict(proof.params)
+    for item in args.param or []:
+        name, _, value = item.partition("=")
+        if name not in proof.params:
+            known = ", ".join(proof.params) or "none"
+            raise CliError(f"the {args.design} proof has no parameter {name!r}; it has: {known}")
+        try:
+            params[name] = int(value)
+        except ValueError:
+            raise CliError(f"parameter {name} must be an integer, not {value!r}") from None
     with progress_display(quiet=args.json) as show:
         rows = prove(
             args.design,

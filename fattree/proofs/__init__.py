@@ -94,6 +94,34 @@ PROOFS: Registry[Proof] = Registry(
             ),
             params={"width": 2},
         ),
+        Proof(
+            design="network-interface",
+            harness="fattree.proofs.network_interface:harness",
+            summary="a node's interface (4 leaves, 1-bit words, 2 per message, immediate "
+            "retry): one transmission and one reception at a time, nothing lost",
+            properties=(
+                Property(
+                    "one_transmission",
+                    "a message taken closes the transmit stream until it is acknowledged; "
+                    "tx_done and tx_reject answer a transmission in flight, never both",
+                ),
+                Property(
+                    "rx_holds_until_taken",
+                    "a received message not taken stays, unchanged, until taken",
+                ),
+                Property(
+                    "every_reception_acked_once",
+                    "a new message appears in rx exactly in the cycle the ack goes back",
+                ),
+                Property(
+                    "reject_only_when_full",
+                    "a reject goes back only when rx held a message not taken the cycle before",
+                ),
+            ),
+            params={"leaves": 4, "width": 1, "length": 2, "retry": 0},
+            depth=12,
+            bmc_depth=30,
+        ),
     ],
     key="design",
     message="design {name!r} has no proof yet; designs with one: {known}",

@@ -1,0 +1,122 @@
+"""Properties of :class:`fattree.hdl.network_interface.NetworkInterface`, from its ports only
+(docs/circuit_tree.md, "Network interface").
+
+Free inputs: the transmit stream (any message, any time, valid kept until taken, as the
+stream rules ask), the receive stream's ``ready``, the eject link (any ``valid`` and data: any
+burst a router could send), ``go``. The inject link's ``reject`` and ``ack`` are assumed to
+come only while the interface has a transmission in flight (``busy``) and never both at once:
+the network answers a circuit attempt, and nothing else.
+"""
+
+from __future__ import annotations
+
+from amaranth import Elaboratable, Module, Signal
+from amaranth.hdl import Assert, Assume
+
+__all__ = ["harness", "InterfaceProperties"]
+
+
+def harness(params: dict, broken: bool) -> InterfaceProperties:
+    return InterfaceProperties(
+        params.get("leaves", 4),
+        params.get("width", 1),
+        params.get("length", 2),
+        params.get("retry", 0),
+        broken=broken,
+    )
+
+
+class InterfaceProperties(Elaboratable):
+    def __init__(self, leaves, width, length, retry, *, broken=False):
+        from ..hdl.network_interface import NetworkInterface
+
+        self.dut = NetworkInterface(0, leaves, width, length, retry, seed=1)
+        self.broken = broken
+        d = self.dut
+        self.ports = [
+            d.tx.valid,
+            d.tx.payload.as_value(),
+            d.rx.ready,
+            d.down.valid,
+            d.down.data,
+            d.up.reject,
+            d.up.ack,
+            d.go,
+        ]
+        self.selected, self.assumed = None, ()
+
+    def select(self, name: str, assumes=()) -> None:
+        self.selected, self.assumed = name, tuple(assumes)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.dut
+        tx, rx = dut.tx, dut.rx
+        first = Signal(init=1)
+        m.d.sync += first.eq(0)
+
+        # The environment: the stream rule for tx, and a network that answers only a
+        # transmission in flight.
+        was_tx_valid = Signal()
+        was_tx_ready = Signal()
+        was_tx_payload = Signal.like(tx.payload.as_value())
+        m.d.sync += [
+            was_tx_valid.eq(tx.valid),
+            was_tx_ready.eq(tx.ready),
+            was_tx_payload.eq(tx.payload.as_value()),
+        ]
+        keeps = (
+            first
+            | ~(was_tx_valid & ~was_tx_ready)
+            | (tx.valid & (tx.payload.as_value() == was_tx_payload))
+        )
+        m.d.comb += [
+            Assume(keeps),
+            Assume(~(dut.up.ack & dut.up.reject)),
+            Assume(~(dut.up.ack | dut.up.reject) | dut.busy),
+        ]
+
+        was_busy, was_taken = Signal(), Signal()
+        m.d.sync += [was_busy.eq(dut.busy), was_taken.eq(tx.valid & tx.ready)]
+
+        was_rx_valid, was_rx_ready = Signal(), Signal()
+        was_rx_data = Signal.like(rx.payload.as_value())
+        m.d.sync += [
+            was_rx_valid.eq(rx.valid),
+            was_rx_ready.eq(rx.ready),
+            was_rx_data.eq(rx.payload.as_value()),
+        ]
+        new_rx = rx.valid & (first | ~was_rx_valid | was_rx_ready)
+        was_full = Signal()  # rx held a message not taken in the previous cycle
+        m.d.comb += was_full.eq(~first & was_rx_valid & ~was_rx_ready)
+
+        props = {
+            "one_transmission": [
+                # A message taken closes the transmit stream until it is acknowledged:
+                # tx_done and tx_reject answer a transmission in flight, never both.
+                first | ~was_taken | ~tx.ready,
+                first | ~dut.tx_done | was_busy,
+                first | ~dut.tx_reject | was_busy,
+                ~(dut.tx_done & dut.tx_reject),
+                ~dut.busy | ~tx.ready,
+            ],
+            "rx_holds_until_taken": [
+                ~was_full | (rx.valid & (rx.payload.as_value() == was_rx_data)),
+            ],
+            "every_reception_acked_once": [
+                # A new message in rx exactly when the ack goes back on the eject link.
+                first | (new_rx == dut.down.ack),
+                ~(dut.down.ack & dut.down.reject),
+            ],
+            "reject_only_when_full": [first | ~dut.down.reject | was_full],
+        }
+        if self.broken:
+            # A wrong contract: claims that the interface never rejects. It does (rx full),
+            # so the proof must find the counterexample.
+            props["reject_only_when_full"] = [~dut.down.reject]
+        self.properties = props
+        if self.selected is not None:
+            for name in self.assumed:
+                m.d.comb += [Assume(c) for c in props[name]]
+            m.d.comb += [Assert(c) for c in props[self.selected]]
+        return m
