@@ -12,7 +12,6 @@ BLOCKED; one cycle per stage each way. The reference is
 """
 
 from amaranth import Module
-from amaranth.hdl import Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -20,7 +19,8 @@ from ..params import check_int_range
 from ..spec.rn1 import router_seed
 from ..spec.rn1_bidelta import ENDPOINT_LINKS, bidelta, check_endpoints
 from ._validation import validates_parameters
-from .rn1 import RN1Router, channel_signature
+from .rn1 import channel_signature
+from .rn1_network import wire_network
 
 __all__ = ["RN1Bidelta"]
 
@@ -55,28 +55,19 @@ class RN1Bidelta(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         net = self.net
-        routers = []
-        for j in range(net.stages):
-            stage = []
-            for r in range(net.routers_per_stage):
-                router = RN1Router(net.mode(j), router_seed(self.seed, j, r))
-                m.submodules[f"s{j}_r{r}"] = router
-                stage.append(router)
-            routers.append(stage)
-
-        def channel(end):
-            kind = end[0]
-            if kind == "ep_out":
-                return self.i[ENDPOINT_LINKS * end[1] + end[2]]
-            if kind == "ep_in":
-                return self.o[ENDPOINT_LINKS * end[1] + end[2]]
-            _, j, r, p = end
-            return routers[j][r].o[p] if kind == "out" else routers[j][r].i[p]
-
-        for src, dst in net.links:
-            a, b = channel(src), channel(dst)
-            m.d.comb += [
-                Value.cast(b.fwd).eq(Value.cast(a.fwd)),
-                Value.cast(a.bk).eq(Value.cast(b.bk)),
-            ]
+        routers = {
+            (j, r): (net.mode(j), router_seed(self.seed, j, r))
+            for j in range(net.stages)
+            for r in range(net.routers_per_stage)
+        }
+        ends = [(e, k) for e in range(net.endpoints) for k in range(ENDPOINT_LINKS)]
+        wire_network(
+            m,
+            routers,
+            net.links,
+            [("ep_out", e, k) for e, k in ends],
+            [("ep_in", e, k) for e, k in ends],
+            self.i,
+            self.o,
+        )
         return m

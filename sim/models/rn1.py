@@ -45,9 +45,9 @@ from ...spec.rn1 import (
     router_seed,
     word,
 )
-from ...spec.rn1_bidelta import bidelta
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta
 
-__all__ = ["IDLE", "OPEN", "DISCARD", "RN1Model", "RN1BideltaModel"]
+__all__ = ["IDLE", "OPEN", "DISCARD", "RN1Model", "RN1NetworkModel", "RN1BideltaModel"]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
 
@@ -166,73 +166,84 @@ class RN1Model:
         self.lfsr.clock()
 
 
-class RN1BideltaModel:
-    """The bidelta network of :mod:`fattree.spec.rn1_bidelta`: one :class:`RN1Model` per
-    router (seeds from :func:`fattree.spec.rn1.router_seed`), wired by the same link list
-    as the hardware. Every router output is a register, so a step gathers every router's
+class RN1NetworkModel:
+    """A network of :class:`RN1Model` routers wired by a link list (the one the hardware is
+    built from). Link ends are tuples: ``("in", *key, port)`` and ``("out", *key, port)`` for
+    router ``key``; any other end is outside the network: ``inputs`` lists the sources that
+    are the network's input channels (in channel order), ``outputs`` the sinks that are its
+    output channels. Every router output is a register, so a step gathers every router's
     inputs from the current outputs first, then steps them all.
 
-    Network channel ``2e + k`` is endpoint ``e``'s link ``k``: :attr:`o_fwd` and :attr:`i_bk`
-    (outputs) and the arguments of :meth:`step` (inputs) are lists of ``2N`` words.
+    :attr:`o_fwd` and :attr:`i_bk` (outputs) and the arguments of :meth:`step` (inputs) are
+    lists of words, one per channel.
     """
 
-    def __init__(self, endpoints: int = 16, seed: int = 1):
-        self.net = bidelta(endpoints, seed)
-        self.channels = 2 * endpoints
-        self.routers = [
-            [
-                RN1Model(self.net.mode(j), router_seed(seed, j, r))
-                for r in range(self.net.routers_per_stage)
-            ]
-            for j in range(self.net.stages)
-        ]
-        self._links = list(self.net.links)
+    def __init__(self, routers: dict, links, inputs, outputs):
+        self.routers = {key: RN1Model(mode, seed) for key, (mode, seed) in routers.items()}
+        self.channels = len(inputs)
+        if len(outputs) != self.channels:
+            raise ValueError(f"{len(inputs)} input channels but {len(outputs)} output channels")
+        in_index = {end: c for c, end in enumerate(inputs)}
+        out_index = {end: c for c, end in enumerate(outputs)}
+
+        def place(end, index):
+            if end[0] in ("in", "out"):
+                return ("router", self.routers[end[1:-1]], end[-1])
+            return ("edge", index[end], None)
+
+        # (source, sink) as ("router", model, port) or ("edge", channel, None).
+        self._links = [(place(src, in_index), place(dst, out_index)) for src, dst in links]
 
     def reset(self) -> None:
-        for stage in self.routers:
-            for router in stage:
-                router.reset()
+        for router in self.routers.values():
+            router.reset()
 
     @property
     def decisions(self) -> list:
-        return [d for stage in self.routers for r in stage for d in r.decisions]
+        return [d for r in self.routers.values() for d in r.decisions]
 
     @property
     def o_fwd(self) -> list[int]:
         words = [0] * self.channels
-        for src, dst in self._links:
-            if dst[0] == "ep_in":
-                _, j, r, p = src
-                words[2 * dst[1] + dst[2]] = self.routers[j][r].o_fwd[p]
+        for (_, router, port), (dkind, channel, _) in self._links:
+            if dkind == "edge":
+                words[channel] = router.o_fwd[port]
         return words
 
     @property
     def i_bk(self) -> list[int]:
         words = [0] * self.channels
-        for src, dst in self._links:
-            if src[0] == "ep_out":
-                _, j, r, p = dst
-                words[2 * src[1] + src[2]] = self.routers[j][r].i_bk[p]
+        for (kind, channel, _), (_, router, port) in self._links:
+            if kind == "edge":
+                words[channel] = router.i_bk[port]
         return words
 
     def step(self, i_fwd, o_bk) -> None:
-        fwd_in = [[[0] * CHANNELS for _ in stage] for stage in self.routers]
-        bk_in = [[[0] * CHANNELS for _ in stage] for stage in self.routers]
-        for src, dst in self._links:
-            if src[0] == "ep_out":
-                fwd = i_fwd[2 * src[1] + src[2]]
-            else:
-                _, j, r, p = src
-                fwd = self.routers[j][r].o_fwd[p]
-            if dst[0] == "ep_in":
-                bk = o_bk[2 * dst[1] + dst[2]]
-            else:
-                _, j, r, p = dst
-                bk = self.routers[j][r].i_bk[p]
-                fwd_in[j][r][p] = fwd
-            if src[0] == "out":
-                _, j, r, p = src
-                bk_in[j][r][p] = bk
-        for j, stage in enumerate(self.routers):
-            for r, router in enumerate(stage):
-                router.step(fwd_in[j][r], bk_in[j][r])
+        fwd_in = {id(r): [0] * CHANNELS for r in self.routers.values()}
+        bk_in = {id(r): [0] * CHANNELS for r in self.routers.values()}
+        for (kind, a, pa), (dkind, b, pb) in self._links:
+            fwd = i_fwd[a] if kind == "edge" else a.o_fwd[pa]
+            bk = o_bk[b] if dkind == "edge" else b.i_bk[pb]
+            if dkind == "router":
+                fwd_in[id(b)][pb] = fwd
+            if kind == "router":
+                bk_in[id(a)][pa] = bk
+        for router in self.routers.values():
+            router.step(fwd_in[id(router)], bk_in[id(router)])
+
+
+class RN1BideltaModel(RN1NetworkModel):
+    """The bidelta network of :mod:`fattree.spec.rn1_bidelta`: one :class:`RN1Model` per
+    router (seeds from :func:`fattree.spec.rn1.router_seed`), wired as the hardware is.
+    Network channel ``2e + k`` is endpoint ``e``'s link ``k``."""
+
+    def __init__(self, endpoints: int = 16, seed: int = 1):
+        self.net = net = bidelta(endpoints, seed)
+        routers = {
+            (j, r): (net.mode(j), router_seed(seed, j, r))
+            for j in range(net.stages)
+            for r in range(net.routers_per_stage)
+        }
+        inputs = [("ep_out", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
+        outputs = [("ep_in", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
+        super().__init__(routers, net.links, inputs, outputs)
