@@ -148,24 +148,6 @@ class HypercubeNode(wiring.Component):
         heads = [queue[q][0] for q in range(procs)]
         cands = network + heads
 
-        # 1. Deliver: per processor the first message for it, if its receive register is free.
-        rx_free = [~rx_valid[q] | self.rx[q].ready for q in range(procs)]
-        delivered = [Const(0) for _ in cands]
-        for q in range(procs):
-            taken = Const(0)
-            for c, msg in enumerate(cands):
-                for_q = (msg.proc == q) if pbits else Const(1)
-                hit = Signal(name=f"deliver{c}_{q}")
-                m.d.comb += hit.eq(msg.valid & (msg.rel == 0) & for_q & rx_free[q] & ~taken)
-                taken = taken | hit
-                delivered[c] = delivered[c] | hit
-                with m.If(hit):
-                    m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(msg.data)]
-            with m.If(~taken & self.rx[q].ready):
-                m.d.sync += rx_valid[q].eq(0)
-            m.d.comb += [self.rx[q].valid.eq(rx_valid[q]), self.rx[q].payload.data.eq(rx_data[q])]
-
-        # 2. Route network messages: the lowest free wire whose bit is 1.
         step = [0]
 
         def signal(value, shape, name):
@@ -175,16 +157,35 @@ class HypercubeNode(wiring.Component):
             m.d.comb += sig.eq(value)
             return sig
 
+        # 1. Deliver: per processor the first message for it, if its receive register is free.
+        rx_free = [~rx_valid[q] | self.rx[q].ready for q in range(procs)]
+        delivered = [Const(0) for _ in cands]
+        for q in range(procs):
+            taken = Const(0)
+            for c, msg in enumerate(cands):
+                for_q = (msg.proc == q) if pbits else Const(1)
+                hit = Signal(name=f"deliver{c}_{q}")
+                m.d.comb += hit.eq(msg.valid & (msg.rel == 0) & for_q & rx_free[q] & ~taken)
+                taken = signal(taken | hit, 1, "taken")
+                delivered[c] = delivered[c] | hit
+                with m.If(hit):
+                    m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(msg.data)]
+            with m.If(~taken & self.rx[q].ready):
+                m.d.sync += rx_valid[q].eq(0)
+            m.d.comb += [self.rx[q].valid.eq(rx_valid[q]), self.rx[q].payload.data.eq(rx_data[q])]
+        delivered = [signal(d, 1, "delivered") for d in delivered]
+
+        # 2. Route network messages: the lowest free wire whose bit is 1.
         free = Const((1 << dim) - 1, dim)
         wire = [Const(0, dim) for _ in cands]
         left = []
         for c, msg in enumerate(network):
-            active = msg.valid & ~delivered[c]
+            active = signal(msg.valid & ~delivered[c], 1, "active")
             onehot = Signal(dim, name=f"route{c}")
             m.d.comb += onehot.eq(_lowest(msg.rel & free & active.replicate(dim)))
             wire[c] = onehot
             free = signal(free & ~onehot, dim, "free")
-            left.append(active & ~onehot.any())
+            left.append(signal(active & ~onehot.any(), 1, "left"))
 
         # 3. Buffer the rest in order; 4. refer what does not fit over the lowest free wires.
         slot = []
@@ -193,8 +194,8 @@ class HypercubeNode(wiring.Component):
         referred = []
         for c in range(len(network)):
             slot.append(rank)
-            keep = left[c] & (rank < nbuf) if nbuf else Const(0)
-            refer = left[c] & ~keep
+            keep = signal(left[c] & (rank < nbuf), 1, "keep") if nbuf else Const(0)
+            refer = signal(left[c] & ~keep, 1, "referred")
             buffered.append(keep)
             referred.append(refer)
             onehot = Signal(dim, name=f"refer{c}")
@@ -211,16 +212,18 @@ class HypercubeNode(wiring.Component):
         pops = []
         for q, msg in enumerate(heads):
             c = len(network) + q
-            active = msg.valid & ~delivered[c]
+            active = signal(msg.valid & ~delivered[c], 1, "active")
             onehot = Signal(dim, name=f"inject{q}")
             m.d.comb += onehot.eq(_lowest(msg.rel & free & active.replicate(dim)))
             wire[c] = onehot
             free = signal(free & ~onehot, dim, "free")
-            keep = active & ~onehot.any() & (count < nbuf) if nbuf else Const(0)
+            keep = Const(0)
+            if nbuf:
+                keep = signal(active & ~onehot.any() & (count < nbuf), 1, "keep")
             slot.append(count)
             buffered.append(keep)
             count = signal(count + keep, range(nbuf + 1), "count")
-            pops.append(delivered[c] | onehot.any() | keep)
+            pops.append(signal(delivered[c] | onehot.any() | keep, 1, "pop"))
 
         # The next buffer: slot s takes the candidate buffered at rank s.
         for s in range(nbuf):
