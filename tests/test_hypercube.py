@@ -243,3 +243,17 @@ def test_cocotb_icarus_mutated_model_fails(tmp_path):
 def test_cocotb_verilator_dim4(tmp_path):
     result = run_cocotb("verilator", tmp_path, dim=4, frames=128)
     assert result.passed, result.summary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("dim", "procs"), [(4, 4), (5, 2), (6, 1)])
+def test_larger_cubes_match_the_model(dim, procs):
+    # The RTL's sizes up to k = 6: random traffic and a hot spot, receivers stalling.
+    rng = random.Random(dim)
+    phases = [
+        ("random", traffic("random", dim, procs, 8, rng, messages=2)),
+        ("hotspot", traffic("hotspot", dim, procs, 8, rng, messages=1)),
+    ]
+    scoreboard, check, model = lockstep(dim, procs, 2, phases, stall=0.2)
+    assert_clean(scoreboard, phases)
+    assert check.referrals == model.referrals > 0
