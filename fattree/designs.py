@@ -227,6 +227,16 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.rn1_bidelta",
         ),
+        Design(
+            name="rn1-unit-tree",
+            summary="DeHon unit tree of RN1: 64 subtrees, 3 down layers + 1 up, crossovers",
+            component="fattree.hdl.rn1_unit_tree:RN1UnitTree",
+            params=(
+                Param("width", 2, "links per subtree and direction: 2 or 8", lo=2, hi=8),
+                Param("seed", 1, "seed of the routers' LFSRs", lo=0),
+            ),
+            bench="fattree.sim.benches.rn1_unit_tree",
+        ),
     ],
 )
 

@@ -46,7 +46,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..params import check_int_range
-from .rn1 import CHANNELS, DIRECTIONS
+from .rn1 import CHANNELS, DIRECTIONS, router_seed
 
 __all__ = [
     "UNIT_WIDTHS",
@@ -103,6 +103,56 @@ class UnitTree:
     seed: int | None = None
     routers: dict[str, Router] = field(default_factory=dict)
     links: list[tuple[tuple, tuple]] = field(default_factory=list)
+
+    def inputs(self) -> list[tuple]:
+        """The unit tree's input channels, in order: each subtree's ``width`` up links,
+        then the ``16 width`` links entering the top."""
+        return [("sub_up", t, k) for t in range(SUBTREES) for k in range(self.width)] + [
+            ("top_down", k) for k in range(16 * self.width)
+        ]
+
+    def outputs(self) -> list[tuple]:
+        """Its output channels: each subtree's down links, then the links leaving the top."""
+        return [("sub_down", t, k) for t in range(SUBTREES) for k in range(self.width)] + [
+            ("top_up", k) for k in range(16 * self.width)
+        ]
+
+    def router_modes(self, seed: int) -> dict[tuple, tuple[str, int]]:
+        """``(name,) -> (mode, LFSR seed)`` of every router (the keys of the link ends)."""
+        return {
+            (name,): (r.mode, router_seed(seed, 0, k))
+            for k, (name, r) in enumerate(sorted(self.routers.items()))
+        }
+
+    @staticmethod
+    def route(src: int | None, dest: int | None) -> list[int]:
+        """Directions, router by router, from subtree ``src`` (None: from the top) to
+        subtree ``dest`` (None: out of the top): up to the lowest common node at level
+        ``L`` (the up router's crossover ``L - 1``), then the destination's base-4 digits
+        ``L - 1 .. 0``."""
+        if src is None:
+            return [(dest >> 2 * k) & 3 for k in reversed(range(LEVELS))]
+        if dest is None:
+            return [UP]
+        if src == dest:
+            raise ValueError(f"a subtree cannot route to itself ({src})")
+        level = ((src ^ dest).bit_length() + 1) // 2
+        return [level - 1] + [(dest >> 2 * k) & 3 for k in reversed(range(level))]
+
+    @staticmethod
+    def destination(src: int | None, head: int) -> int | None:
+        """Inverse of :meth:`route`: where a head byte sent from ``src`` goes."""
+        digits = [(head >> 2 * k) & 3 for k in range(4)]
+        if src is None:
+            level, digits = LEVELS, digits
+        elif digits[0] == UP:
+            return None
+        else:
+            level, digits = digits[0] + 1, digits[1:]
+        dest = (src or 0) >> 2 * level << 2 * level
+        for m in range(level):
+            dest |= digits[m] << 2 * (level - 1 - m)
+        return dest
 
     def layer_counts(self) -> dict[str, int]:
         """Routers per layer, top layer first, then the up layer."""

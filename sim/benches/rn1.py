@@ -25,7 +25,7 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.checks.rn1 import CHECKS, RN1Check, transmissions
+from fattree.sim.checks.rn1 import CHECKS, RN1Check, router_layout, transmissions
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.rn1 import RN1Model
 from fattree.sim.scoreboard import Scoreboard
@@ -60,14 +60,15 @@ class Ports:
         return [int(s.value) for s in self.o_fwd], [int(s.value) for s in self.i_bk]
 
 
-@cocotb.test()
-async def traffic_phases(dut):
+async def run_phases(dut, model, layout=None) -> None:
+    """The benches' body, for one router or a network: endpoints on every channel of
+    ``layout`` (default: one RN1's), a random phase then a hot spot, the summary written."""
     config = bench_config()
-    p = config["params"]
     frames = config["bench"].get("frames", 200)
     rng = random.Random(config["seed"])
-    model = RN1Model(p["mode"], p["seed"])
-    ports = Ports(dut)
+    layout = layout or router_layout(model.mode)
+    n = layout.channels
+    ports = Ports(dut, n)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
     check = RN1Check(
         model,
@@ -76,17 +77,18 @@ async def traffic_phases(dut):
         ports.drive,
         lambda: FallingEdge(dut.clk),
         rng=random.Random(rng.getrandbits(32)),
+        layout=layout,
     )
-    ports.drive([0] * CHANNELS, [0] * CHANNELS)
+    ports.drive([0] * n, [0] * n)
     # Cycle 0 of the model is the half cycle where this returns: reset state, and the next
-    # rising edge is the first one without reset (the LFSR advances on it).
+    # rising edge is the first one without reset (the LFSRs advance on it).
     await clock_and_reset(dut)
 
-    per_input = max(1, -(-frames // CHANNELS))
+    per_input = max(1, -(-frames // n))
     counts = {}
     started = time.perf_counter()
     for name in ("random", "hotspot"):
-        queues = transmissions(name, per_input, rng)
+        queues = transmissions(name, per_input, rng, layout)
         counts[name] = await check.phase(name, queues, limit=50_000 * per_input)
     seconds = time.perf_counter() - started
     cycle = check.cycle
@@ -104,3 +106,9 @@ async def traffic_phases(dut):
         ),
     )
     scoreboard.raise_on_mismatch()
+
+
+@cocotb.test()
+async def traffic_phases(dut):
+    p = bench_config()["params"]
+    await run_phases(dut, RN1Model(p["mode"], p["seed"]))

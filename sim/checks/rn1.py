@@ -32,7 +32,6 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 
 from ...spec.rn1 import (
     BLOCKED,
@@ -44,10 +43,13 @@ from ...spec.rn1 import (
     TURN,
     ctrl_of,
     data_of,
+    head_for,
     outputs_for,
+    pass_head,
     word,
 )
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, Bidelta
+from ...spec.rn1_tree import SUBTREES, UnitTree
 from ..models.rn1 import RN1Model
 from ..scoreboard import Scoreboard
 
@@ -60,6 +62,7 @@ __all__ = [
     "Layout",
     "router_layout",
     "bidelta_layout",
+    "unit_tree_layout",
     "End",
     "RN1Check",
     "transmissions",
@@ -98,22 +101,24 @@ def unpass_head(head: int) -> int:
 @dataclass(frozen=True)
 class Layout:
     """What the check needs to know of the design around the endpoints: its ``channels``
-    (input and output channels alike), the ``targets`` a head can name, ``head(target,
-    fill)`` the head byte for a target (other bits from ``fill``), ``tx_key(input, head)``
-    and ``out_key(output)`` (equal when a transmission sent on ``input`` may leave by
-    ``output``), and ``restore(head)`` (a head as it leaves, back to as it was sent)."""
+    (input and output channels alike), the ``targets`` a head can name, ``head(input,
+    target, fill)`` the head byte a sender on ``input`` writes for a target (other bits from
+    ``fill``; None if that sender cannot reach it), ``tx_key(input, head)`` and
+    ``out_key(output)`` (equal when a transmission sent on ``input`` may leave by
+    ``output``), and ``arrive(input, head)`` (the head as the routers pass it on to the
+    receiver)."""
 
     channels: int
     targets: int
-    head: Callable[[int, int], int]
+    head: Callable[[int, int, int], int | None]
     tx_key: Callable[[int, int], tuple]
     out_key: Callable[[int], tuple]
-    restore: Callable[[int], int]
+    arrive: Callable[[int, int], int]
 
 
-def _unpass(times: int, head: int) -> int:
+def _passed(times: int, head: int) -> int:
     for _ in range(times):
-        head = unpass_head(head)
+        head = pass_head(head)
     return head
 
 
@@ -131,10 +136,10 @@ def router_layout(mode: str) -> Layout:
     return Layout(
         CHANNELS,
         DIRECTIONS,
-        lambda d, fill: (fill & ~0b11) | d,
+        lambda i, d, fill: (fill & ~0b11) | d,
         lambda i, head: (group(i), head & 0b11),
         out.__getitem__,
-        unpass_head,
+        lambda i, head: pass_head(head),
     )
 
 
@@ -143,10 +148,41 @@ def bidelta_layout(net: Bidelta) -> Layout:
     return Layout(
         ENDPOINT_LINKS * net.endpoints,
         net.endpoints,
-        net.head,
+        lambda i, dest, fill: net.head(dest, fill),
         lambda i, head: (net.destination(head),),
         lambda o: (o // ENDPOINT_LINKS,),
-        partial(_unpass, net.stages),
+        lambda i, head: _passed(net.stages, head),
+    )
+
+
+def unit_tree_layout(tree: UnitTree) -> Layout:
+    """A unit tree on its own: channels are the subtrees' links (``w`` per subtree), then
+    the top links; targets are the 64 subtrees and 64 = out of the top."""
+    w, top = tree.width, SUBTREES
+
+    def source(i):
+        return i // w if i < SUBTREES * w else None
+
+    def head(i, target, fill):
+        src, dest = source(i), (None if target == top else target)
+        if src == dest or (src is None and dest is None):
+            return None
+        return head_for(tree.route(src, dest), fill)
+
+    def tx_key(i, h):
+        return (tree.destination(source(i), h),)
+
+    def arrive(i, h):
+        dest = tree.destination(source(i), h)
+        return _passed(len(tree.route(source(i), dest)), h)
+
+    return Layout(
+        len(tree.inputs()),
+        top + 1,
+        head,
+        tx_key,
+        lambda o: (o // w if o < SUBTREES * w else None,),
+        arrive,
     )
 
 
@@ -154,17 +190,24 @@ def transmissions(
     pattern: str, count: int, rng: random.Random, layout: Layout | None = None
 ) -> list[list[list[int]]]:
     """Per input channel, ``count`` transmissions (byte lists, the head first): to
-    ``random`` targets, or ``hotspot`` (every transmission to target 0). ``layout``: the
-    design's (default: one RN1, targets are directions)."""
+    ``random`` targets (of those the input can reach), or ``hotspot`` (every transmission to
+    target 0, or 1 from where 0 cannot be reached). ``layout``: the design's (default: one
+    RN1, targets are directions)."""
     if pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
     layout = layout or router_layout("primary")
     queues = []
-    for _ in range(layout.channels):
+    for i in range(layout.channels):
         queue = []
         for _ in range(count):
-            target = rng.randrange(layout.targets) if pattern == "random" else 0
-            head = layout.head(target, rng.getrandbits(8))
+            fill = rng.getrandbits(8)
+            if pattern == "random":
+                head = None
+                while head is None:
+                    head = layout.head(i, rng.randrange(layout.targets), fill)
+            else:
+                head = layout.head(i, 0, fill)
+                head = head if head is not None else layout.head(i, 1, fill)
             queue.append([head] + [rng.getrandbits(8) for _ in range(rng.randint(0, 5))])
         queues.append(queue)
     return queues
@@ -354,18 +397,23 @@ class RN1Check:
     def _check_messages(self, name, queues, senders, receivers) -> None:
         sb = self.scoreboard
         lay = self.layout
-        want = Counter((*lay.tx_key(i, b[0]), tuple(b)) for i, q in enumerate(queues) for b in q)
+        want = Counter(
+            (*lay.tx_key(i, b[0]), (lay.arrive(i, b[0]), *b[1:]))
+            for i, q in enumerate(queues)
+            for b in q
+        )
         got_sent = Counter(
-            (*lay.tx_key(i, seg[0]), seg)
+            (*lay.tx_key(i, seg[0]), (lay.arrive(i, seg[0]), *seg[1:]))
             for i, s in enumerate(senders)
             for tag, seg in s.sent
             if tag == "first"
         )
-        got = Counter()
-        for o, r in enumerate(receivers):
-            for tag, seg in r.received:
-                if tag == "first":
-                    got[(*lay.out_key(o), (lay.restore(seg[0]), *seg[1:]))] += 1
+        got = Counter(
+            (*lay.out_key(o), seg)
+            for o, r in enumerate(receivers)
+            for tag, seg in r.received
+            if tag == "first"
+        )
         sb.checked += sum(want.values())
         for what, have in (("delivered", got), ("confirmed to their senders", got_sent)):
             if have != want:

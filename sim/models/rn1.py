@@ -46,8 +46,17 @@ from ...spec.rn1 import (
     word,
 )
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta
+from ...spec.rn1_tree import unit_tree
 
-__all__ = ["IDLE", "OPEN", "DISCARD", "RN1Model", "RN1NetworkModel", "RN1BideltaModel"]
+__all__ = [
+    "IDLE",
+    "OPEN",
+    "DISCARD",
+    "RN1Model",
+    "RN1NetworkModel",
+    "RN1BideltaModel",
+    "RN1UnitTreeModel",
+]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
 
@@ -247,3 +256,12 @@ class RN1BideltaModel(RN1NetworkModel):
         inputs = [("ep_out", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
         outputs = [("ep_in", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
         super().__init__(routers, net.links, inputs, outputs)
+
+
+class RN1UnitTreeModel(RN1NetworkModel):
+    """One unit tree of :mod:`fattree.spec.rn1_tree` (``width`` 2 or 8), wired as the
+    hardware is; channels as :meth:`UnitTree.inputs` / ``outputs`` order them."""
+
+    def __init__(self, width: int = 2, seed: int = 1):
+        self.tree = tree = unit_tree(width)
+        super().__init__(tree.router_modes(seed), tree.links, tree.inputs(), tree.outputs())
