@@ -189,3 +189,24 @@ def test_open_probability_experiment():
     args = argparse.Namespace(endpoints=16, loads=[0.05], cycles=300, length=4, seed=1)
     result = registry()["dehon-open-probability"].run(args)
     assert result.rows[0][0] == 0.05 and 0 < result.rows[0][2] <= 1
+
+
+@pytest.mark.parametrize("key", NETS)
+def test_heads_reach_their_destination(key):
+    # The head as the routers pass it on (rotated at every stage), through the wiring.
+    net = NETS[key]
+    sink_of = net.sink_of()
+    for src in range(net.endpoints):
+        for dst in range(net.endpoints):
+            frontier, reached = [(("ep_out", src, dst % 2), net.head(dst, fill=src))], set()
+            while frontier:
+                end, h = frontier.pop()
+                sink = sink_of[end]
+                if sink[0] == "ep_in":
+                    reached.add(sink)
+                    continue
+                _, j, r, p = sink
+                d = h & 3
+                ports = [4 * (p // 4) + d] if net.mode(j) == "alternate" else [2 * d, 2 * d + 1]
+                frontier += [(("out", j, r, q), pass_head(h)) for q in ports]
+            assert reached and reached <= {("ep_in", dst, 0), ("ep_in", dst, 1)}

@@ -161,3 +161,48 @@ def test_dehon_components_experiment():
     assert rows["unit tree 8-wide", "-"][4:7] == [208, "32/48/64/64", "8/24/64/128"]
     assert rows["fat-tree", 2][2:5] == [4096, "64/4", 4160]
     assert result.extra["unit_trees"]["8"]["channels"][1]["down"] == 24
+
+
+def _deliver(tree, start, head):
+    """Every sink a head reaches from ``start``, each router taking direction ``head & 3``
+    (all of the direction's outputs) and passing the head on rotated, as the RN1 does."""
+    from fattree.spec.rn1 import pass_head
+
+    nxt = dict(tree.links)
+    frontier, reached = [(start, head)], set()
+    while frontier:
+        end, h = frontier.pop()
+        sink = nxt[end]
+        if sink[0] != "in":
+            reached.add(sink)
+            continue
+        r, d = tree.routers[sink[1]], h & 3
+        ports = [4 * (sink[2] // 4) + d] if r.mode == "alternate" else [2 * d, 2 * d + 1]
+        frontier += [(("out", r.name, p), pass_head(h)) for p in ports]
+    return reached
+
+
+@pytest.mark.parametrize("width", [2, 8])
+def test_route_heads_reach_their_destination(width):
+    from fattree.spec.rn1 import head_for
+
+    tree = TREES[width, None]
+    for s in range(SUBTREES):
+        for t in range(SUBTREES):
+            if s == t:
+                continue
+            head = head_for(tree.route(s, t), fill=s)
+            assert tree.destination(s, head) == t
+            reached = _deliver(tree, ("sub_up", s, width - 1), head)
+            assert reached and reached <= {("sub_down", t, k) for k in range(width)}
+        up = head_for(tree.route(s, None))
+        assert tree.destination(s, up) is None
+        assert {e[0] for e in _deliver(tree, ("sub_up", s, 0), up)} == {"top_up"}
+    for t in range(SUBTREES):
+        head = head_for(tree.route(None, t), fill=0xFF)
+        assert tree.destination(None, head) == t
+        assert _deliver(tree, ("top_down", t % 16), head) <= {
+            ("sub_down", t, k) for k in range(width)
+        }
+    with pytest.raises(ValueError, match="cannot route to itself"):
+        tree.route(5, 5)
