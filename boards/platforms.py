@@ -184,11 +184,12 @@ def build_bitstream(top, board: Board, build_dir: Path, name: str) -> dict:
         )
     seconds = time.monotonic() - started
     if code != 0:
-        reason = _overflow(root / f"{name}.tim") or _first_error(console)
+        log = root / f"{name}.tim"
+        late = _timing_failure(log, board.family)
+        reason = _overflow(log) or late or _first_error(console)
+        step = "place and route (nextpnr)" if late else _failed_step(root, name)
         raise BuildFailed(
-            f"{_failed_step(root, name)} failed (exit {code})"
-            + (f": {reason}" if reason else "")
-            + f"; see {console}"
+            f"{step} failed (exit {code})" + (f": {reason}" if reason else "") + f"; see {console}"
         )
     bitstream = root / f"{name}.{board.bitstream}"
     if not bitstream.is_file() or bitstream.stat().st_size == 0:
@@ -228,6 +229,19 @@ def _overflow(log: Path) -> str:
         if row["available"] and row["used"] > row["available"]
     ]
     return "does not fit: " + ", ".join(over) if over else ""
+
+
+def _timing_failure(log: Path, family: str) -> str:
+    """ "timing not met: Fmax 84.96 MHz, 100.00 MHz wanted" when nextpnr's last verdict is FAIL."""
+    if not log.is_file():
+        return ""
+    timing = parse_nextpnr_summary(log.read_text(errors="replace"), family).timing
+    if timing is None or timing.passed:
+        return ""
+    return (
+        f"timing not met: Fmax {timing.fmax_mhz:.2f} MHz, {timing.target_mhz:.2f} MHz wanted "
+        "(a lower --clock-mhz)"
+    )
 
 
 def _first_error(log: Path, limit: int = 160) -> str:

@@ -379,6 +379,21 @@ def test_a_point_that_does_not_fit_says_by_how_much(tmp_path):
     assert _overflow(log) == "" and _overflow(tmp_path / "none.tim") == ""
 
 
+def test_missed_timing_says_by_how_much(tmp_path):
+    from fattree.boards.platforms import _timing_failure
+
+    log = tmp_path / "x.tim"
+    log.write_text(
+        "Info: Max frequency for clock '$glbnet$clk': 91.00 MHz (FAIL at 100.00 MHz)\n"
+        "Info: Max frequency for clock '$glbnet$clk': 84.96 MHz (FAIL at 100.00 MHz)\n"
+    )
+    assert _timing_failure(log, "ecp5") == (
+        "timing not met: Fmax 84.96 MHz, 100.00 MHz wanted (a lower --clock-mhz)"
+    )
+    log.write_text("Info: Max frequency for clock 'clk': 35.38 MHz (PASS at 30.02 MHz)\n")
+    assert _timing_failure(log, "ice40") == "" == _timing_failure(tmp_path / "no.tim", "ice40")
+
+
 def test_build_program(capsys, tmp_path, monkeypatch):
     # --program runs the board's programmer on the bitstream if it is installed, else names
     # the command to run (one line, exit 3).
