@@ -88,3 +88,24 @@ def test_unit_tree_matches_model(seed, pattern, count):
 def test_parameter_errors():
     with pytest.raises(ValueError, match=r"^width must be 2 or 8, not 4$"):
         RN1UnitTree(4)
+
+
+def test_latency_experiment():
+    import argparse
+
+    from fattree.sim.experiments import registry
+    from fattree.sim.experiments.dehon import fat_tree_routers
+
+    # Stage skipping: one up router per unit-tree stage, not per level.
+    assert [fat_tree_routers(level) for level in range(1, 10)] == [2, 3, 4, 6, 7, 8, 10, 11, 12]
+    result = registry()["dehon-latency"].run(argparse.Namespace(stages=[1, 2]))
+    rows = {(r[0], r[1], r[3]): r for r in result.rows}
+    # Measured on the models: one cycle per router.
+    assert [rows["fat-tree", 1, level][5:] for level in (1, 2, 3)] == [
+        [2, 2, 2],
+        [3, 4, 3],
+        [4, 6, 4],
+    ]
+    assert rows["bidelta", "-", "all"][2] == 256  # the last bidelta row
+    assert [r[7] for r in result.rows if r[0] == "bidelta"] == [2, 3, None]
+    assert sum(r[4] for r in result.rows if r[:2] == ["fat-tree", 2]) == 4096 - 1
