@@ -210,3 +210,28 @@ def test_heads_reach_their_destination(key):
                 ports = [4 * (p // 4) + d] if net.mode(j) == "alternate" else [2 * d, 2 * d + 1]
                 frontier += [(("out", j, r, q), pass_head(h)) for q in ports]
             assert reached and reached <= {("ep_in", dst, 0), ("ep_in", dst, 1)}
+
+
+@pytest.mark.parametrize("n", [16, 64])
+@pytest.mark.parametrize("random_wiring", [True, False])
+def test_any_one_dead_router_leaves_every_pair_connected(n, random_wiring):
+    net = bidelta(n, 2, random_wiring)
+    assert all(all(row) for row in net.connected(set()))
+    for j in range(net.stages):
+        for r in range(net.routers_per_stage):
+            assert all(all(row) for row in net.connected({(j, r)})), (j, r)
+
+
+def test_faults_experiment_random_wiring_beats_regular():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    args = argparse.Namespace(endpoints=64, faults=[8], trials=10, seed=1)
+    (row,) = registry()["dehon-faults"].run(args).rows
+    faults, random_mean, random_worst, regular_mean, regular_worst = row
+    assert faults == 8 and 0 < regular_mean < random_mean < 1
+    # Two dead routers of one dual-crossbar pair cut their endpoints off: the worst case.
+    net = bidelta(16, 2)
+    cut = net.connected({(1, 0), (1, 1)})
+    assert not any(cut[s][d] for s in range(16) for d in range(8))

@@ -86,9 +86,50 @@ class Bidelta:
     def sink_of(self) -> dict[tuple, tuple]:
         return dict(self.links)
 
+    def connected(self, dead: set[tuple[int, int]]) -> list[list[bool]]:
+        """``[src][dst]``: some path from endpoint ``src`` (either of its outputs) to ``dst``
+        avoids the ``dead`` routers (``(stage, router)``), following the routers' rule (a
+        head takes either output of its direction)."""
+        sink_of = self.sink_of()
+        result = []
+        reach_by_dst = []
+        for dst in range(self.endpoints):
+            digits = self.digits(dst)
+            memo: dict[tuple, bool] = {}
 
-def bidelta(endpoints: int, seed: int = 0) -> Bidelta:
-    """The bidelta network of ``endpoints`` (4, 16, 64 or 256), wired with ``seed``."""
+            def reaches(end, digits=digits, dst=dst, memo=memo):
+                if end in memo:
+                    return memo[end]
+                sink = sink_of[end]
+                if sink[0] == "ep_in":
+                    ok = sink[1] == dst
+                else:
+                    _, j, r, p = sink
+                    d = digits[j]
+                    if (j, r) in dead:
+                        ok = False
+                    elif self.mode(j) == "alternate":
+                        ok = reaches(("out", j, r, 4 * (p // 4) + d))
+                    else:
+                        ok = reaches(("out", j, r, 2 * d)) or reaches(("out", j, r, 2 * d + 1))
+                memo[end] = ok
+                return ok
+
+            reach_by_dst.append(
+                [
+                    any(reaches(("ep_out", s, k)) for k in range(ENDPOINT_LINKS))
+                    for s in range(self.endpoints)
+                ]
+            )
+        for src in range(self.endpoints):
+            result.append([reach_by_dst[dst][src] for dst in range(self.endpoints)])
+        return result
+
+
+def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelta:
+    """The bidelta network of ``endpoints`` (4, 16, 64 or 256), wired with ``seed``;
+    ``random_wiring=False`` deals every group's links in order instead (the regular wiring
+    the fault experiments compare against)."""
     n = check_endpoints(endpoints)
     check_int_range("seed", seed, 0)
     rng = random.Random(seed)
@@ -123,7 +164,8 @@ def bidelta(endpoints: int, seed: int = 0) -> Bidelta:
         if len(sinks) != len(sources):
             raise AssertionError(f"{len(sources)} links for {len(sinks)} inputs")
         order = list(sources)
-        rng.shuffle(order)
+        if random_wiring:
+            rng.shuffle(order)
         net.links.extend(zip(order, sinks, strict=True))
 
     ins = group_inputs(0, 0)

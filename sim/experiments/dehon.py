@@ -336,12 +336,63 @@ def _latency_run(args, progress=lambda text: None) -> Result:
     )
 
 
+def _faults_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--endpoints", type=int, choices=SIZES[1:3], default=64)
+    parser.add_argument(
+        "--faults", type=int_list, default=[1, 2, 4, 8, 16], help="dead routers, e.g. 1,2,4"
+    )
+    parser.add_argument("--trials", type=int, default=20, help="random fault sets per point")
+    parser.add_argument("--seed", type=int, default=1, help="wiring and fault seed")
+
+
+def _faults_run(args, progress=lambda text: None) -> Result:
+    from ...spec.rn1_bidelta import bidelta
+
+    nets = {
+        "random": bidelta(args.endpoints, args.seed),
+        "regular": bidelta(args.endpoints, args.seed, random_wiring=False),
+    }
+    routers = [
+        (j, r)
+        for j in range(nets["random"].stages)
+        for r in range(nets["random"].routers_per_stage)
+    ]
+    pairs = args.endpoints**2
+    rows = []
+    for faults in counted(progress, args.faults):
+        rng = random.Random(args.seed * 1000 + faults)
+        sets = [set(rng.sample(routers, min(faults, len(routers)))) for _ in range(args.trials)]
+        row = [faults]
+        for net in nets.values():
+            fractions = [sum(map(sum, net.connected(dead))) / pairs for dead in sets]
+            row += [sum(fractions) / len(fractions), min(fractions)]
+        rows.append(row)
+    return Result(
+        "dehon-faults",
+        {k: getattr(args, k) for k in ("endpoints", "faults", "trials", "seed")},
+        ["dead routers", "random: pairs", "random: worst", "regular: pairs", "regular: worst"],
+        rows,
+        notes=[
+            "fraction of (source, destination) endpoint pairs with a path that avoids the dead "
+            "routers (either of the source's two outputs; a head may take either output of "
+            "its direction), mean and worst over the trials; the same fault sets for both "
+            "wirings of the bidelta network",
+        ],
+    )
+
+
 EXPERIMENTS = [
     Experiment(
         "dehon-components",
         "DeHon: RN1 and channel capacities of unit trees and unit-tree fat-trees",
         _args,
         _run,
+    ),
+    Experiment(
+        "dehon-faults",
+        "DeHon/Leighton: endpoint pairs still connected with dead routers, random vs regular",
+        _faults_args,
+        _faults_run,
     ),
     Experiment(
         "dehon-latency",
