@@ -257,3 +257,21 @@ def test_larger_cubes_match_the_model(dim, procs):
     scoreboard, check, model = lockstep(dim, procs, 2, phases, stall=0.2)
     assert_clean(scoreboard, phases)
     assert check.referrals == model.referrals > 0
+
+
+def test_routing_experiment_small():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    experiment = registry()["hypercube-routing"]
+    parser = argparse.ArgumentParser()
+    experiment.add_arguments(parser)
+    args = parser.parse_args(["--dims", "3,5", "--procs", "1,2", "--load", "10,100"])
+    result = experiment.run(args, lambda _text: None)
+    rows = {(r[0], r[1], r[3]): r for r in result.rows}
+    assert rows[5, 2, 100][4] == 64 and rows[5, 2, 10][4] == 6  # messages: one-to-one
+    assert rows[5, 2, 10][5] < rows[5, 2, 100][5]  # light load is faster
+    for k in (3, 5):
+        assert rows[k, 2, 100][5] < 2 * rows[k, 1, 100][5]  # the paper's claim
+    assert "doubling p" in result.notes[0]
