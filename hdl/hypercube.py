@@ -157,20 +157,29 @@ class HypercubeNode(wiring.Component):
             m.d.comb += sig.eq(value)
             return sig
 
+        def select(choices, width):
+            # AND-OR of one-hot selected values: no priority chain of multiplexers.
+            out = Const(0, width)
+            for value, sel in choices:
+                out = out | (value & sel.replicate(width))
+            return out
+
         # 1. Deliver: per processor the first message for it, if its receive register is free.
         rx_free = [~rx_valid[q] | self.rx[q].ready for q in range(procs)]
         delivered = [Const(0) for _ in cands]
         for q in range(procs):
             taken = Const(0)
+            hits = []
             for c, msg in enumerate(cands):
                 for_q = (msg.proc == q) if pbits else Const(1)
                 hit = Signal(name=f"deliver{c}_{q}")
                 m.d.comb += hit.eq(msg.valid & (msg.rel == 0) & for_q & rx_free[q] & ~taken)
                 taken = signal(taken | hit, 1, "taken")
                 delivered[c] = delivered[c] | hit
-                with m.If(hit):
-                    m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(msg.data)]
-            with m.If(~taken & self.rx[q].ready):
+                hits.append((msg.data, hit))
+            with m.If(taken):
+                m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(select(hits, self.data_bits))]
+            with m.Elif(self.rx[q].ready):
                 m.d.sync += rx_valid[q].eq(0)
             m.d.comb += [self.rx[q].valid.eq(rx_valid[q]), self.rx[q].payload.data.eq(rx_data[q])]
         delivered = [signal(d, 1, "delivered") for d in delivered]
@@ -227,19 +236,18 @@ class HypercubeNode(wiring.Component):
 
         # The next buffer: slot s takes the candidate buffered at rank s.
         for s in range(nbuf):
-            m.d.sync += buf[s].valid.eq(0)
-            for c, msg in enumerate(cands):
-                with m.If(buffered[c] & (slot[c] == s)):
-                    m.d.sync += buf[s].eq(msg)
+            chosen = [
+                (msg.as_value(), signal(buffered[c] & (slot[c] == s), 1, "slot"))
+                for c, msg in enumerate(cands)
+            ]
+            m.d.sync += buf[s].eq(select(chosen, link.size))
 
         # Links: the message on wire i has bit i of its relative address inverted.
+        rel_at = link["rel"].offset
         for i in range(dim):
-            for c, msg in enumerate(cands):
-                with m.If(wire[c][i]):
-                    m.d.comb += [
-                        self.link_out[i].eq(msg),
-                        self.link_out[i].rel.eq(msg.rel ^ (1 << i)),
-                    ]
+            flip = 1 << (rel_at + i)
+            chosen = [(msg.as_value() ^ flip, wire[c][i]) for c, msg in enumerate(cands)]
+            m.d.comb += self.link_out[i].eq(select(chosen, link.size))
 
         # Injection queues: the head leaves (pop), a new message joins at the first free entry.
         for q in range(procs):
