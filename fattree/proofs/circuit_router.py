@@ -9,10 +9,10 @@ flags are read from inside (they are the state the rules speak of).
 
 from __future__ import annotations
 
-from amaranth import Elaboratable, Module, Signal
-from amaranth.hdl import Assert, Assume
+from amaranth import Module, Signal
 
 from ..spec.circuit import PORTS, A, B
+from .harness import Harness
 
 __all__ = ["harness", "RouterProperties"]
 
@@ -30,8 +30,9 @@ def _at_most_one(bits) -> object:
     return ok
 
 
-class RouterProperties(Elaboratable):
+class RouterProperties(Harness):
     def __init__(self, width: int, *, broken: bool = False):
+        super().__init__()
         from ..hdl.circuit_router import CircuitRouter
 
         self.dut = CircuitRouter(width, 1, shared_lfsr=True, broken=broken)
@@ -40,12 +41,6 @@ class RouterProperties(Elaboratable):
         self.ports = [d.lfsr]
         for p in (d.a, d.b, d.c, d.d):
             self.ports += [p.i.valid, p.i.data, p.o.reject, p.o.ack]
-        self.selected: str | None = None
-        self.assumed: tuple[str, ...] = ()
-
-    def select(self, name: str, assumes=()) -> None:
-        """Assert property ``name`` only; assume the invariants ``assumes``."""
-        self.selected, self.assumed = name, tuple(assumes)
 
     def elaborate(self, platform):
         m = Module()
@@ -55,8 +50,7 @@ class RouterProperties(Elaboratable):
         inp, out = [p.i for p in ports], [p.o for p in ports]
 
         # One cycle of history (and whether there is one: Past is meaningless in cycle 0).
-        first = Signal(init=1)
-        m.d.sync += first.eq(0)
+        first = self.first_cycle(m)
         was = {k: Signal(name=f"was_{PORTS[k[0]]}{PORTS[k[1]]}") for k in conn}
         was_valid = [Signal(name=f"was_valid_{n}") for n in PORTS]
         was_data = [Signal(self.width, name=f"was_data_{n}") for n in PORTS]
@@ -131,12 +125,7 @@ class RouterProperties(Elaboratable):
                 checks.append(first | ~new | (was_bit[i] == int(o == B)))
             checks.append(first | ~new | (was_valid[i] & ~was_dead[i] & ~was_held(i)))
         props["claims_follow_the_route_bit"] = checks
-        self.properties = props
-
-        if self.selected is not None:
-            for name in self.assumed:
-                m.d.comb += [Assume(c) for c in props[name]]
-            m.d.comb += [Assert(c) for c in props[self.selected]]
+        self.emit(m, props)
         return m
 
 

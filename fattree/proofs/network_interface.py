@@ -10,8 +10,10 @@ the network answers a circuit attempt, and nothing else.
 
 from __future__ import annotations
 
-from amaranth import Elaboratable, Module, Signal
-from amaranth.hdl import Assert, Assume
+from amaranth import Module, Signal
+from amaranth.hdl import Assume
+
+from .harness import Harness
 
 __all__ = ["harness", "InterfaceProperties"]
 
@@ -26,8 +28,9 @@ def harness(params: dict, broken: bool) -> InterfaceProperties:
     )
 
 
-class InterfaceProperties(Elaboratable):
+class InterfaceProperties(Harness):
     def __init__(self, leaves, width, length, retry, *, broken=False):
+        super().__init__()
         from ..hdl.network_interface import NetworkInterface
 
         self.dut = NetworkInterface(0, leaves, width, length, retry, seed=1)
@@ -43,35 +46,16 @@ class InterfaceProperties(Elaboratable):
             d.up.ack,
             d.go,
         ]
-        self.selected, self.assumed = None, ()
-
-    def select(self, name: str, assumes=()) -> None:
-        self.selected, self.assumed = name, tuple(assumes)
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = dut = self.dut
         tx, rx = dut.tx, dut.rx
-        first = Signal(init=1)
-        m.d.sync += first.eq(0)
-
+        first = self.first_cycle(m)
         # The environment: the stream rule for tx, and a network that answers only a
         # transmission in flight.
-        was_tx_valid = Signal()
-        was_tx_ready = Signal()
-        was_tx_payload = Signal.like(tx.payload.as_value())
-        m.d.sync += [
-            was_tx_valid.eq(tx.valid),
-            was_tx_ready.eq(tx.ready),
-            was_tx_payload.eq(tx.payload.as_value()),
-        ]
-        keeps = (
-            first
-            | ~(was_tx_valid & ~was_tx_ready)
-            | (tx.valid & (tx.payload.as_value() == was_tx_payload))
-        )
+        self.keeps_offer(m, tx, first)
         m.d.comb += [
-            Assume(keeps),
             Assume(~(dut.up.ack & dut.up.reject)),
             Assume(~(dut.up.ack | dut.up.reject) | dut.busy),
         ]
@@ -114,9 +98,5 @@ class InterfaceProperties(Elaboratable):
             # A wrong contract: claims that the interface never rejects. It does (rx full),
             # so the proof must find the counterexample.
             props["reject_only_when_full"] = [~dut.down.reject]
-        self.properties = props
-        if self.selected is not None:
-            for name in self.assumed:
-                m.d.comb += [Assume(c) for c in props[name]]
-            m.d.comb += [Assert(c) for c in props[self.selected]]
+        self.emit(m, props)
         return m

@@ -32,22 +32,16 @@ import time
 from collections import Counter
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+from cocotbext.axi import AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
+from fattree.sim.axis_ends import axis_end, start_axis
 from fattree.sim.checks.circuit_tree import bench_phases
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.models.circuit import CircuitTreeModel, run_model
 from fattree.sim.scoreboard import Scoreboard
 
 CHECKS = ("message_mismatches", "dropped_mismatches")
-
-
-def pauses(rng: random.Random, percent: int):
-    """cocotbext-axi pause generator: paused in a cycle with probability ``percent`` %."""
-    while True:
-        yield percent and rng.randrange(100) < percent
 
 
 def words(data: int, width: int, length: int) -> tuple[int, ...]:
@@ -62,26 +56,8 @@ class Leaves:
     def __init__(self, dut, leaves: int, rng: random.Random, percent: int):
         self.sources, self.sinks = [], []
         for k in range(leaves):
-            src = AxiStreamSource(
-                AxiStreamBus.from_prefix(dut, f"s_axis_{k}"),
-                dut.aclk,
-                dut.aresetn,
-                reset_active_level=False,
-                byte_lanes=1,
-            )
-            sink = AxiStreamSink(
-                AxiStreamBus.from_prefix(dut, f"m_axis_{k}"),
-                dut.aclk,
-                dut.aresetn,
-                reset_active_level=False,
-                byte_lanes=1,
-            )
-            src.set_pause_generator(pauses(random.Random(rng.getrandbits(32)), percent))
-            sink.set_pause_generator(pauses(random.Random(rng.getrandbits(32)), percent))
-            for x in (src, sink):
-                x.log.setLevel("WARNING")
-            self.sources.append(src)
-            self.sinks.append(sink)
+            self.sources.append(axis_end(dut, f"s_axis_{k}", AxiStreamSource, rng, percent))
+            self.sinks.append(axis_end(dut, f"m_axis_{k}", AxiStreamSink, rng, percent))
         self.received: list[list[tuple[int, ...]]] = [[] for _ in range(leaves)]
 
     def drain(self) -> None:
@@ -128,12 +104,8 @@ async def axis_traffic(dut):
         want[leaf].append(words(data, width, length))
     total = sum(map(len, want))
 
-    Clock(dut.aclk, 10, unit="ns").start()
     leaves = Leaves(dut, n, rng, percent)
-    dut.aresetn.value = 0
-    for _ in range(3):
-        await RisingEdge(dut.aclk)
-    dut.aresetn.value = 1
+    await start_axis(dut)
 
     for k, queue in enumerate(queues):
         for dest, data in queue:

@@ -21,10 +21,10 @@ import random
 from collections import Counter
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
-from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+from cocotbext.axi import AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
+from fattree.sim.axis_ends import axis_end, start_axis
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.models.leiserson_schedule import (
     layout_capacities,
@@ -41,11 +41,6 @@ from fattree.spec.leiserson_frames import cycle_length, header_bits_bound, rx_fi
 CHECKS = ("message_mismatches",)
 
 
-def pauses(rng: random.Random, percent: int):
-    while True:
-        yield percent and rng.randrange(100) < percent
-
-
 @cocotb.test()
 async def axis_delivery_cycles(dut):
     config = bench_config()
@@ -60,26 +55,12 @@ async def axis_delivery_cycles(dut):
     txf = tx_fields(header_bits_bound(layout), data_bits)
     rxf = rx_fields(layout.cap(layout.levels), data_bits)
 
-    Clock(dut.aclk, 10, unit="ns").start()
     sources, sinks = [], []
     for k in range(n):
-        for prefix, kind, ends in (("s_axis_tx", AxiStreamSource, sources),
-                                   ("m_axis_rx", AxiStreamSink, sinks)):  # fmt: skip
-            end = kind(
-                AxiStreamBus.from_prefix(dut, f"{prefix}_{k}"),
-                dut.aclk,
-                dut.aresetn,
-                reset_active_level=False,
-                byte_lanes=1,
-            )
-            end.set_pause_generator(pauses(random.Random(rng.getrandbits(32)), percent))
-            end.log.setLevel("WARNING")
-            ends.append(end)
+        sources.append(axis_end(dut, f"s_axis_tx_{k}", AxiStreamSource, rng, percent))
+        sinks.append(axis_end(dut, f"m_axis_rx_{k}", AxiStreamSink, rng, percent))
     dut.cycle_valid.value = 0
-    dut.aresetn.value = 0
-    for _ in range(3):
-        await RisingEdge(dut.aclk)
-    dut.aresetn.value = 1
+    await start_axis(dut)
 
     received = [Counter() for _ in range(n)]
     want = [Counter() for _ in range(n)]

@@ -20,20 +20,14 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+from cocotbext.axi import AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
+from fattree.sim.axis_ends import axis_end, start_axis
 from fattree.sim.checks.scheduler import CHECKS, Packer, ResultCheck, make_commands
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.topology import FatTree
-
-
-def pauses(rng: random.Random, percent: int):
-    """cocotbext-axi pause generator: paused in a cycle with probability ``percent`` %."""
-    while True:
-        yield percent and rng.randrange(100) < percent
 
 
 @cocotb.test()
@@ -49,24 +43,9 @@ async def axis_commands(dut):
     scoreboard = Scoreboard(CHECKS, unit="results", mutate=config["bench"].get("mutation", False))
     results = ResultCheck(tree, expected, scoreboard)
 
-    Clock(dut.aclk, 10, unit="ns").start()
-    ends = []
-    for prefix, kind in (("s_axis_requests", AxiStreamSource), ("m_axis_results", AxiStreamSink)):
-        end = kind(
-            AxiStreamBus.from_prefix(dut, prefix),
-            dut.aclk,
-            dut.aresetn,
-            reset_active_level=False,
-            byte_lanes=1,
-        )
-        end.set_pause_generator(pauses(random.Random(rng.getrandbits(32)), percent))
-        end.log.setLevel("WARNING")
-        ends.append(end)
-    source, sink = ends
-    dut.aresetn.value = 0
-    for _ in range(3):
-        await RisingEdge(dut.aclk)
-    dut.aresetn.value = 1
+    source = axis_end(dut, "s_axis_requests", AxiStreamSource, rng, percent)
+    sink = axis_end(dut, "m_axis_results", AxiStreamSink, rng, percent)
+    await start_axis(dut)
 
     for command in commands:
         source.send_nowait(AxiStreamFrame([packer.request(*command)]))

@@ -1,0 +1,96 @@
+"""Properties of the whole circuit tree (:class:`fattree.hdl.circuit_tree.CircuitFatTree`) with
+receive backpressure, for a small tree, from its ports only.
+
+Free inputs: every node's transmit stream (any destination but itself, at any time, ``valid``
+kept until taken) and every receive stream's ``ready`` (any stall pattern). Every message
+carries its source and destination in its data (assumed: ``data = dest << lg n | src``), so
+the receiver can tell where a message came from and where it was meant to go.
+"""
+
+from __future__ import annotations
+
+from amaranth import Module, Signal
+from amaranth.hdl import Assume
+
+from .harness import Harness
+
+__all__ = ["harness", "TreeProperties"]
+
+COUNT_BITS = 3  # per-source message counters; compared modulo 2^3
+
+
+def harness(params: dict, broken: bool) -> TreeProperties:
+    return TreeProperties(params.get("leaves", 4), params.get("retry", 0), broken=broken)
+
+
+class TreeProperties(Harness):
+    def __init__(self, leaves: int, retry: int, *, broken: bool = False):
+        super().__init__()
+        from ..hdl.circuit_tree import CircuitFatTree
+
+        self.leaves = leaves
+        self.h = leaves.bit_length() - 1
+        # One word per message, wide enough for the source and destination tags.
+        self.dut = CircuitFatTree(leaves, 2 * self.h, 1, seed=1, retry=retry)
+        self.broken = broken
+        d = self.dut
+        self.ports = []
+        for n in range(leaves):
+            self.ports += [d.tx[n].valid, d.tx[n].payload.as_value(), d.rx[n].ready]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.dut
+        n, h = self.leaves, self.h
+        first = self.first_cycle(m)
+
+        taken = [Signal(COUNT_BITS, name=f"taken{s}") for s in range(n)]
+        stored = [Signal(COUNT_BITS, name=f"stored{s}") for s in range(n)]
+        acked = [Signal(COUNT_BITS, name=f"acked{s}") for s in range(n)]
+        misdelivered = []
+        for node in range(n):
+            tx, rx = dut.tx[node], dut.rx[node]
+            dest, data = tx.payload.dest, tx.payload.data
+            # The environment: tagged messages, never to oneself, kept until taken.
+            self.keeps_offer(m, tx, first)
+            m.d.comb += Assume(~tx.valid | ((dest != node) & (data == (dest << h | node))))
+            with m.If(tx.valid & tx.ready):
+                m.d.sync += taken[node].eq(taken[node] + 1)
+            with m.If(dut.tx_done[node]):
+                m.d.sync += acked[node].eq(acked[node] + 1)
+            # A message newly in rx: valid now, and not the one held (and not taken) before.
+            was_rx_valid, was_rx_ready = Signal(), Signal()
+            m.d.sync += [was_rx_valid.eq(rx.valid), was_rx_ready.eq(rx.ready)]
+            new = rx.valid & (first | ~was_rx_valid | was_rx_ready)
+            src = rx.payload.data[:h]
+            to = rx.payload.data[h : 2 * h]
+            misdelivered.append(new & (to != node))
+            for s in range(n):
+                if s == node:
+                    continue
+                with m.If(new & (src == s)):
+                    m.d.sync += stored[s].eq(stored[s] + 1)
+        # Counters can see two deliveries to different nodes from one source in one cycle
+        # only if a message were duplicated: the sums above would then count one; the
+        # property below (at most one in flight per source) catches it in any case.
+        props = {
+            "right_destination": [~x for x in misdelivered],
+            "exactly_once": [],
+        }
+        for s in range(n):
+            pending = (taken[s] - stored[s])[:COUNT_BITS]
+            unacked = (stored[s] - acked[s])[:COUNT_BITS]
+            props["exactly_once"] += [
+                # Stored at most once per message taken, and acknowledged only once stored:
+                # per source at most one message between taken and stored, or stored and
+                # acknowledged, and never more stored than taken.
+                (pending == 0) | (pending == 1),
+                (unacked == 0) | (unacked == 1),
+                ~((pending == 1) & (unacked == 1)),
+            ]
+        if self.broken:
+            props["right_destination"] = [~x for x in misdelivered] + [
+                dut.rx[0].valid == 0  # a wrong contract: nothing is ever delivered to node 0
+            ]
+        self.emit(m, props)
+        return m

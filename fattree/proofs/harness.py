@@ -1,0 +1,53 @@
+"""What every proof harness shares: the property it asserts this run, the first-cycle flag
+(``Past`` means nothing in cycle 0), and the stream rule a free input is assumed to keep."""
+
+from __future__ import annotations
+
+from amaranth import Elaboratable, Signal
+from amaranth.hdl import Assert, Assume
+
+__all__ = ["Harness"]
+
+
+class Harness(Elaboratable):
+    """Subclasses set ``dut`` and ``ports`` (the free inputs) and, in ``elaborate``, build
+    their properties (name -> list of conditions) and hand them to :meth:`emit`."""
+
+    def __init__(self):
+        self.selected: str | None = None
+        self.assumed: tuple[str, ...] = ()
+        self.properties: dict[str, list] = {}
+
+    def select(self, name: str, assumes=()) -> None:
+        """Assert property ``name`` only; assume the invariants ``assumes``."""
+        self.selected, self.assumed = name, tuple(assumes)
+
+    @staticmethod
+    def first_cycle(m) -> Signal:
+        """High in the first cycle only."""
+        first = Signal(init=1)
+        m.d.sync += first.eq(0)
+        return first
+
+    @staticmethod
+    def keeps_offer(m, stream, first) -> None:
+        """Assume the stream rule of a free input stream: an offer not taken stays, with the
+        same payload, until it is taken."""
+        was_valid, was_ready = Signal(), Signal()
+        was_payload = Signal.like(stream.payload.as_value())
+        m.d.sync += [
+            was_valid.eq(stream.valid),
+            was_ready.eq(stream.ready),
+            was_payload.eq(stream.payload.as_value()),
+        ]
+        kept = stream.valid & (stream.payload.as_value() == was_payload)
+        m.d.comb += Assume(first | ~(was_valid & ~was_ready) | kept)
+
+    def emit(self, m, props: dict[str, list]) -> None:
+        """Record ``props``; assert the selected one, assume its invariants."""
+        self.properties = props
+        if self.selected is None:
+            return
+        for name in self.assumed:
+            m.d.comb += [Assume(c) for c in props[name]]
+        m.d.comb += [Assert(c) for c in props[self.selected]]
