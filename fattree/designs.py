@@ -237,6 +237,27 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.rn1_unit_tree",
         ),
+        Design(
+            name="hypercube",
+            summary="the Connection Machine hypercube: route, buffer, refer, deliver; 2^dim nodes",
+            component="fattree.hdl.hypercube:hypercube",
+            params=(
+                Param("dim", 4, "dimension k of the cube (2^k nodes)", lo=1, hi=6),
+                Param("procs", 2, "processors per node (a power of two)", lo=1, hi=16),
+                Param("buffers", 2, "buffer slots per node", lo=0, hi=16),
+                Param("data_bits", 8, "data bits per message", lo=1, hi=64),
+            ),
+            bench="fattree.sim.benches.hypercube",
+            bench_params=(
+                Param(
+                    "backpressure",
+                    20,
+                    "percent of cycles each receiver is not ready, at random (0 = always ready)",
+                    lo=0,
+                    hi=99,
+                ),
+            ),
+        ),
     ],
 )
 
