@@ -105,6 +105,17 @@ class Design:
         return self.axis
 
 
+def backpressure(default: int) -> Param:
+    """The bench knob of every design with receive streams: how often receivers stall."""
+    return Param(
+        "backpressure",
+        default,
+        "percent of cycles each receiver is not ready, at random (0 = always ready)",
+        lo=0,
+        hi=99,
+    )
+
+
 DESIGNS: Registry[Design] = Registry(
     "design",
     [
@@ -130,15 +141,7 @@ DESIGNS: Registry[Design] = Registry(
             axis=AxisTop(
                 "fattree.hdl.axis:CircuitTreeAxis", "fattree.sim.benches.circuit_tree_axis"
             ),
-            bench_params=(
-                Param(
-                    "backpressure",
-                    30,
-                    "percent of cycles each receiver is not ready, at random (0 = always ready)",
-                    lo=0,
-                    hi=99,
-                ),
-            ),
+            bench_params=(backpressure(30),),
         ),
         Design(
             name="circuit-router",
@@ -192,15 +195,7 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.hdl.axis:leiserson_stream_axis",
                 "fattree.sim.benches.leiserson_stream_axis",
             ),
-            bench_params=(
-                Param(
-                    "backpressure",
-                    30,
-                    "percent of cycles each receiver is not ready, at random (0 = always ready)",
-                    lo=0,
-                    hi=99,
-                ),
-            ),
+            bench_params=(backpressure(30),),
         ),
         Design(
             name="rn1",
@@ -248,15 +243,7 @@ DESIGNS: Registry[Design] = Registry(
                 Param("data_bits", 8, "data bits per message", lo=1, hi=64),
             ),
             bench="fattree.sim.benches.hypercube",
-            bench_params=(
-                Param(
-                    "backpressure",
-                    20,
-                    "percent of cycles each receiver is not ready, at random (0 = always ready)",
-                    lo=0,
-                    hi=99,
-                ),
-            ),
+            bench_params=(backpressure(20),),
         ),
     ],
 )
