@@ -70,3 +70,10 @@ def test_circuit_tree_bounded_no_misdelivery_no_duplicate(tmp_path):
         "circuit-tree", {"leaves": 2}, root=tmp_path, broken=True, only=["right_destination"]
     )
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
+
+
+def test_concentrator_stage_routes_exactly(tmp_path):
+    rows = prove("concentrator", root=tmp_path)
+    assert [(r["property"], r["status"]) for r in rows] == [("routed_exactly", "bounded 12")]
+    broken = prove("concentrator", root=tmp_path, broken=True)
+    assert broken[0]["status"] == "failed" and broken[0]["counterexample"]

@@ -152,6 +152,22 @@ PROOFS: Registry[Proof] = Registry(
             bmc_depth=20,
             induction=False,
         ),
+        Proof(
+            design="concentrator",
+            harness="fattree.proofs.concentrator:harness",
+            summary="one Pippenger partial concentrator stage (r = 6 -> s = 4, seed 1): "
+            "messages routed by their decision bits, under a conflict-free schedule",
+            properties=(
+                Property(
+                    "routed_exactly",
+                    "each output shows, one cycle late, exactly the message routed to it "
+                    "(M bit after its last decision bit, then its data) and nothing else",
+                ),
+            ),
+            params={"r": 6, "s": 4, "seed": 1},
+            bmc_depth=12,
+            induction=False,
+        ),
     ],
     key="design",
     message="design {name!r} has no proof yet; designs with one: {known}",
