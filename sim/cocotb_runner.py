@@ -253,3 +253,23 @@ def bench_config() -> dict:
 def write_summary(config: dict, summary: dict) -> None:
     """Inside a bench: hand the scoreboard summary back to :func:`run_bench`."""
     Path(config["summary"]).write_text(json.dumps(summary, indent=2, sort_keys=True))
+
+
+class ChangedInputs:
+    """Inside a bench: writes groups of input handles (one list of handles per input, one
+    handle per port), only the values that changed since the last write: every write is a
+    VPI call, and most inputs hold their value from one cycle to the next."""
+
+    def __init__(self, groups):
+        self.groups = [list(g) for g in groups]
+        self.last = None
+
+    def write(self, values) -> None:
+        """``values[k][n]`` goes to ``groups[k][n]``."""
+        values = [list(v) for v in values]
+        for k, (handles, new) in enumerate(zip(self.groups, values, strict=True)):
+            old = self.last[k] if self.last is not None else None
+            for n, handle in enumerate(handles):
+                if old is None or old[n] != new[n]:
+                    handle.value = new[n]
+        self.last = values

@@ -30,7 +30,12 @@ import cocotb
 from cocotb.triggers import FallingEdge
 
 from fattree.sim.checks.hypercube import CHECKS, HypercubeCheck, bench_phases
-from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
+from fattree.sim.cocotb_runner import (
+    ChangedInputs,
+    bench_config,
+    clock_and_reset,
+    write_summary,
+)
 from fattree.sim.models.hypercube import HypercubeModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.bits import pack_fields
@@ -59,7 +64,7 @@ class Ports:
         ]
         self.inputs = [ports("tx__{}__valid", n), ports("tx__{}__payload", n)]
         self.inputs.append(ports("rx__{}__ready", n))
-        self.driven = None
+        self.writer = ChangedInputs(self.inputs)
 
     def drive(self, valid, dest, data, ready) -> None:
         """Set the inputs; only those that change are written (each write is a VPI call)."""
@@ -67,13 +72,7 @@ class Ports:
             pack_fields(self.fields, dest=d, data=x) for d, x in zip(dest, data, strict=True)
         ]
         values = (valid, payload, ready)
-        last = self.driven
-        for k, (handles, new) in enumerate(zip(self.inputs, values, strict=True)):
-            old = last[k] if last is not None else None
-            for g in range(self.processors):
-                if old is None or old[g] != new[g]:
-                    handles[g].value = new[g]
-        self.driven = tuple(list(v) for v in values)
+        self.writer.write(values)
 
     def sample(self) -> list[list[int]]:
         return [[int(s.value) for s in handles] for handles in self.outputs]

@@ -26,7 +26,12 @@ import cocotb
 from cocotb.triggers import FallingEdge
 
 from fattree.sim.checks.rn1 import CHECKS, RN1Check, router_layout, transmissions
-from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
+from fattree.sim.cocotb_runner import (
+    ChangedInputs,
+    bench_config,
+    clock_and_reset,
+    write_summary,
+)
 from fattree.sim.models.rn1 import RN1Model
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.rn1 import CHANNELS
@@ -44,17 +49,11 @@ class Ports:
 
         self.o_fwd, self.i_bk = ports("o__{}__fwd"), ports("i__{}__bk")
         self.i_fwd, self.o_bk = ports("i__{}__fwd"), ports("o__{}__bk")
-        self.driven = None
+        self.writer = ChangedInputs((self.i_fwd, self.o_bk))
 
     def drive(self, i_fwd, o_bk) -> None:
         """Set the inputs; only those that change are written (each write is a VPI call)."""
-        values = (list(i_fwd), list(o_bk))
-        for k, (handles, new) in enumerate(zip((self.i_fwd, self.o_bk), values, strict=True)):
-            old = self.driven[k] if self.driven is not None else None
-            for n in range(self.channels):
-                if old is None or old[n] != new[n]:
-                    handles[n].value = new[n]
-        self.driven = values
+        self.writer.write((i_fwd, o_bk))
 
     def sample(self):
         return [int(s.value) for s in self.o_fwd], [int(s.value) for s in self.i_bk]
