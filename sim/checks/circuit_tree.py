@@ -18,12 +18,10 @@ Names are the plain signals of one node; the callers map them to the design's po
 
 from __future__ import annotations
 
-import random
 from collections import Counter
-from collections.abc import Awaitable, Callable
 
-from ..models.circuit import CircuitTreeModel, Driver, traffic
-from ..scoreboard import Scoreboard
+from ..models.circuit import Driver, traffic
+from .lockstep import LockstepCheck
 
 __all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck"]
 
@@ -32,7 +30,7 @@ INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
 CHECKS = ("cycle_mismatches", "message_mismatches")
 
 
-class CircuitTreeCheck:
+class CircuitTreeCheck(LockstepCheck):
     """Drives phases of traffic into a circuit tree and checks it against ``model``.
 
     ``read()`` gives the per-node output lists in :data:`OUTPUTS` order, ``drive(valid, dest,
@@ -42,32 +40,8 @@ class CircuitTreeCheck:
     node-cycles in which a receiver held a message while not ready.
     """
 
-    def __init__(
-        self,
-        model: CircuitTreeModel,
-        scoreboard: Scoreboard,
-        read: Callable[[], list[list[int]]],
-        drive: Callable[[list[int], list[int], list[int], list[int]], None],
-        tick: Callable[[], Awaitable],
-        *,
-        stall: float = 0.0,
-        rng: random.Random | None = None,
-    ):
-        if not 0 <= stall < 1:
-            raise ValueError(f"stall must be at least 0 and below 1, not {stall!r}")
-        self.model = model
-        self.scoreboard = scoreboard
-        self.read, self.drive, self.tick = read, drive, tick
-        self.stall = stall
-        self.rng = rng if rng is not None else random.Random(0)
-        self.cycle = 0
-        self.backpressure_cycles = 0
-
     def _ready(self) -> list[int]:
-        leaves = self.model.leaves
-        if not self.stall:
-            return [1] * leaves
-        return [int(self.rng.random() >= self.stall) for _ in range(leaves)]
+        return self.receivers_ready(self.model.leaves)
 
     async def phase(self, name: str, queues: list[list[tuple[int, int]]], limit: int) -> int:
         """Offer every node its queue of ``(dest, data)`` messages until each is acknowledged

@@ -21,12 +21,11 @@ ports (``tx[g].valid``, ``tx[g].payload.dest`` ..., ``rx[g].ready``, ``refer[n]`
 
 from __future__ import annotations
 
-import random
 from collections import Counter
-from collections.abc import Awaitable, Callable
 
 from ..models.hypercube import Driver, HypercubeModel, traffic
 from ..scoreboard import Scoreboard
+from .lockstep import LockstepCheck
 
 __all__ = ["OUTPUTS", "INPUTS", "CHECKS", "HypercubeCheck", "bench_phases"]
 
@@ -35,7 +34,7 @@ INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
 CHECKS = ("cycle_mismatches", "message_mismatches")
 
 
-class HypercubeCheck:
+class HypercubeCheck(LockstepCheck):
     """Drives phases of traffic into a hypercube and checks it against ``model``.
 
     ``read()`` gives the output lists in :data:`OUTPUTS` order, ``drive(valid, dest, data,
@@ -47,35 +46,14 @@ class HypercubeCheck:
     phase (messages, cycles, referrals, longest time in network).
     """
 
-    def __init__(
-        self,
-        model: HypercubeModel,
-        scoreboard: Scoreboard,
-        read: Callable[[], list[list[int]]],
-        drive: Callable[[list[int], list[int], list[int], list[int]], None],
-        tick: Callable[[], Awaitable],
-        *,
-        stall: float = 0.0,
-        rng: random.Random | None = None,
-    ):
-        if not 0 <= stall < 1:
-            raise ValueError(f"stall must be at least 0 and below 1, not {stall!r}")
-        self.model = model
-        self.scoreboard = scoreboard
-        self.read, self.drive, self.tick = read, drive, tick
-        self.stall = stall
-        self.rng = rng if rng is not None else random.Random(0)
-        self.cycle = 0
+    def __init__(self, model: HypercubeModel, scoreboard: Scoreboard, read, drive, tick, **kw):
+        super().__init__(model, scoreboard, read, drive, tick, **kw)
         self.referrals = 0
-        self.backpressure_cycles = 0
         self.longest = 0
         self.phases: dict[str, dict] = {}
 
     def _ready(self) -> list[int]:
-        n = self.model.processors
-        if not self.stall:
-            return [1] * n
-        return [int(self.rng.random() >= self.stall) for _ in range(n)]
+        return self.receivers_ready(self.model.processors)
 
     async def phase(self, name: str, queues: list[list[tuple[int, int]]], limit: int) -> int:
         """Offer every processor its queue of ``(dest, data)`` messages until each is taken by
