@@ -44,10 +44,18 @@ class SelfTest:
             params, seed=seed, blink_log2=blink_log2, fault_log2=fault_log2, **options
         )
 
-    def defaults_for(self, board: str) -> dict[str, int | str]:
-        """Design parameters this self-test uses on ``board`` unless given."""
+    def defaults_for(self, board: str, family: str | None = None) -> dict[str, int | str]:
+        """Design parameters this self-test uses on ``board`` unless given. A board without a
+        point of its own (one found in amaranth-boards) takes the point of the tuned board of
+        its ``family`` (iCEBreaker for iCE40, ULX3S-85F for ECP5); if that does not fit its
+        device, the build says by how much."""
+        if board not in self.board_params and family in FAMILY_REFERENCE:
+            board = FAMILY_REFERENCE[family]
         return dict(self.board_params.get(board, {}))
 
+
+#: The tuned board whose self-test points a board of the family without its own takes.
+FAMILY_REFERENCE = {"ice40": "icebreaker", "ecp5": "ulx3s-85f"}
 
 SELFTESTS: Registry[SelfTest] = Registry(
     "self-test",

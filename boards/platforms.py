@@ -16,6 +16,7 @@ YoWASP tools need (they cannot see absolute ``/tmp`` paths).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import subprocess
@@ -30,6 +31,7 @@ __all__ = [
     "Board",
     "BOARDS",
     "get_board",
+    "discovered_boards",
     "UART_BAUD",
     "blink_log2_for",
     "nextpnr_figures",
@@ -111,8 +113,93 @@ BOARDS: Registry[Board] = Registry(
 
 
 def get_board(name: str) -> Board:
-    """The board named ``name``; ``ValueError`` naming the known ones if there is none."""
-    return BOARDS.get_or_raise(name)
+    """The board named ``name``: one of :data:`BOARDS`, or one found in amaranth-boards
+    (:func:`discovered_boards`); ``ValueError`` naming every known one if there is none."""
+    if name in BOARDS:
+        return BOARDS[name]
+    found = discovered_boards()
+    if name in found:
+        return found[name]
+    known = ", ".join(sorted([*BOARDS, *found]))
+    raise ValueError(f"unknown board {name!r}; known boards: {known}")
+
+
+#: amaranth-boards device prefixes -> our family (MachXO parts need another nextpnr).
+_FAMILY_OF_DEVICE = {"iCE40": "ice40", "LFE5U": "ecp5"}
+_FAMILY_TOOLS = {
+    "ice40": (("yosys", "nextpnr-ice40", "icepack"), "bin"),
+    "ecp5": (("yosys", "nextpnr-ecp5", "ecppack"), "bit"),
+}
+
+
+def _slug(module: str, cls: str) -> str:
+    """A board's name from its amaranth-boards module and class: ``ulx3s``,
+    ``ULX3S_12F_Platform`` -> ``ulx3s-12f``; ``icestick``, ``ICEStickPlatform`` -> ``icestick``."""
+    base = module.replace("_", "-")
+    m = module.replace("_", "").lower()
+    v = cls.removesuffix("Platform").replace("_", "").lower()
+    if v.startswith(m):
+        return f"{base}-{v[len(m):]}" if v != m else base
+    return f"{base}-{v}"
+
+
+@functools.cache
+def discovered_boards() -> dict[str, Board]:
+    """Every amaranth-boards platform of the iCE40 and ECP5 families with a clock, at least one
+    LED (resource ``led``) and a UART, as a :class:`Board`: the self-test's ``error`` goes to
+    the last LED, ``heartbeat`` to the first and ``ok`` to the second, as far as there are
+    LEDs; the status line to ``uart`` 0. Boards of :data:`BOARDS` (tuned by hand) are left
+    out. Imports amaranth-boards (about a second), so only when asked."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import amaranth_boards
+
+    curated = {b.platform for b in BOARDS.values()}
+    found: dict[str, Board] = {}
+    for info in pkgutil.iter_modules(amaranth_boards.__path__):
+        try:
+            module = importlib.import_module(f"amaranth_boards.{info.name}")
+        except Exception:  # a board file that needs something not installed
+            continue
+        for cls_name, cls in inspect.getmembers(module, inspect.isclass):
+            path = f"amaranth_boards.{info.name}:{cls_name}"
+            device = getattr(cls, "device", None)
+            if cls.__module__ != module.__name__ or not isinstance(device, str):
+                continue
+            family = next((f for p, f in _FAMILY_OF_DEVICE.items() if device.startswith(p)), None)
+            resources = getattr(cls, "resources", [])
+            leds = sorted(r.number for r in resources if r.name == "led")
+            uarts = [r for r in resources if r.name == "uart"]
+            if (
+                family is None
+                or path in curated
+                or not getattr(cls, "default_clk", None)
+                or not leds
+                or not uarts
+            ):
+                continue
+            roles = {"error": ("led", leds[-1])}
+            if len(leds) >= 2:
+                roles["heartbeat"] = ("led", leds[0])
+            if len(leds) >= 3:
+                roles["ok"] = ("led", leds[1])
+            tools, bitstream = _FAMILY_TOOLS[family]
+            name = _slug(info.name, cls_name)
+            found[name] = Board(
+                name=name,
+                platform=path,
+                family=family,
+                device=f"{device}-{getattr(cls, 'package', '')}".rstrip("-"),
+                leds=roles,
+                tools=tools,
+                bitstream=bitstream,
+                uart=("uart", 0),
+                uart_note="the board's UART 0, 115200 8N1",
+                led_notes={role: f"LED {number}" for role, (_, number) in roles.items()},
+            )
+    return dict(sorted(found.items()))
 
 
 #: Baud rate of the status line.

@@ -17,7 +17,14 @@ from pathlib import Path
 
 from .. import toolchain
 from ..boards import SELFTESTS, get_selftest
-from ..boards.platforms import BOARDS, BuildFailed, blink_log2_for, build_bitstream, get_board
+from ..boards.platforms import (
+    BOARDS,
+    BuildFailed,
+    blink_log2_for,
+    build_bitstream,
+    discovered_boards,
+    get_board,
+)
 from ..designs import build_dir, get_design, param_slug, parse_params
 from ..spec.traffic import PATTERNS
 from .common import CliError, add_param_argument, emit, progress_display, writable_dir
@@ -28,7 +35,9 @@ HELP = "build a self-testing bitstream for an FPGA board"
 # Program commands to suggest, by board family.
 _PROGRAM_HINT = {
     "ice40": "iceprog {path}",
-    "ecp5": "openFPGALoader --board ulx3s {path}",
+    # openFPGALoader finds the cable itself; the ULX3S needs its board name.
+    "ecp5": "openFPGALoader {path}",
+    "ulx3s": "openFPGALoader --board ulx3s {path}",
 }
 
 
@@ -44,7 +53,15 @@ def add_arguments(parser) -> None:
         "--board",
         "-b",
         default="icebreaker",
-        help="target board: " + ", ".join(BOARDS) + " (default icebreaker)",
+        help="target board: "
+        + ", ".join(BOARDS)
+        + " (tuned; default icebreaker), or any iCE40/ECP5 board of amaranth-boards with a "
+        "clock, an LED and a UART (--list-boards)",
+    )
+    parser.add_argument(
+        "--list-boards",
+        action="store_true",
+        help="list the boards (tuned ones and those found in amaranth-boards) and exit",
     )
     add_param_argument(parser)
     parser.add_argument(
@@ -110,12 +127,15 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    if args.list_boards:
+        return _list_boards(args)
     try:
         board = get_board(args.board)
         design = get_design(args.design)
         selftest = get_selftest(design.name)
         # The design's defaults, then the self-test's point for this board, then the user's.
-        board_items = [f"{k}={v}" for k, v in selftest.defaults_for(board.name).items()]
+        points = selftest.defaults_for(board.name, board.family)
+        board_items = [f"{k}={v}" for k, v in points.items()]
         params = parse_params(design, board_items + list(args.param))
         options = {}
         if args.pattern is not None:
@@ -186,7 +206,9 @@ def run(args) -> int:
             role: board.led_notes.get(role, f"{r} {n}") for role, (r, n) in board.leds.items()
         },
         "uart": board.uart_note if top.uart else None,
-        "program": _PROGRAM_HINT[board.family].format(path=result["bitstream"]),
+        "program": _PROGRAM_HINT[
+            "ulx3s" if board.name.startswith("ulx3s") else board.family
+        ].format(path=result["bitstream"]),
         **_describe(core),
         **result,
     }
@@ -299,3 +321,31 @@ def _text(d: dict) -> str:
         f"  program: {d['program']}",
     ]
     return "\n".join(lines)
+
+
+def _list_boards(args) -> int:
+    """Every board ``--board`` takes: the tuned ones, then those found in amaranth-boards."""
+    rows = []
+    for board, source in [(b, "tuned") for b in BOARDS.values()] + [
+        (b, "amaranth-boards") for b in discovered_boards().values()
+    ]:
+        clock = board.make_platform().default_clk_frequency
+        rows.append(
+            {
+                "board": board.name,
+                "source": source,
+                "device": board.device,
+                "family": board.family,
+                "clock_mhz": round(clock / 1e6, 3),
+                "leds": {role: f"{r}{n}" for role, (r, n) in board.leds.items()},
+                "uart": bool(board.uart),
+                "platform": board.platform,
+            }
+        )
+    lines = [f"{'board':24s} {'device':22s} {'clock':>9s}  LEDs (heartbeat, ok, error)  source"]
+    for r in rows:
+        leds = ", ".join(r["leds"].get(k, "-") for k in ("heartbeat", "ok", "error"))
+        head = f"{r['board']:24s} {r['device']:22s} {r['clock_mhz']:6.2f} MHz"
+        lines.append(f"{head}  {leds:28s} {r['source']}")
+    emit(args, {"boards": rows}, "\n".join(lines))
+    return 0

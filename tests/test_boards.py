@@ -612,7 +612,7 @@ def run_cli(capsys, *argv):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--board", "nexys"], "unknown board 'nexys'; known boards: icebreaker, ulx3s-85f"),
+        (["--board", "nexys"], "unknown board 'nexys'; known boards: blackice, blackice-ii, "),
         (["nosuch"], "unknown design 'nosuch'; known designs: "),
         (["-p", "width=0"], "parameter width must be 1..1024, not 0"),
         (["-p", "depth=2"], "design selector has no parameter 'depth'; its parameters: width"),
@@ -767,3 +767,52 @@ def test_build_tool_failure_is_one_line(capsys, tmp_path, monkeypatch):
         "fattree build: error: synthesis (yosys) failed (exit 1): design does not fit "
         f"(simulated); see {log}"
     )
+
+
+def test_boards_found_in_amaranth_boards():
+    # Every iCE40/ECP5 platform of amaranth-boards with a clock, an LED and a UART becomes a
+    # board, named after its module (and variant); the tuned ones are not listed twice.
+    from fattree.boards.platforms import discovered_boards
+
+    found = discovered_boards()
+    assert {"icestick", "icesugar", "ulx3s-12f", "ulx3s-45f", "versa-ecp5"} <= set(found)
+    assert not set(found) & set(BOARDS)
+    assert {b.platform for b in found.values()}.isdisjoint(b.platform for b in BOARDS.values())
+    for board in found.values():
+        platform = board.make_platform()
+        assert board.family == platform.family.lower()
+        assert board.device.startswith(platform.device)
+        assert "error" in board.leds  # the one LED a self-test cannot do without
+        pins = {str(platform.lookup(*led).ios[0]) for led in board.leds.values()}
+        assert len(pins) == len(board.leds)
+        assert platform.lookup(*board.uart).ios
+    assert get_board("icestick") is found["icestick"]
+    with pytest.raises(ValueError, match="^unknown board 'nosuch'; known boards: blackice, "):
+        get_board("nosuch")
+
+
+def test_list_boards(capsys):
+    code, out, err = run_cli(capsys, "build", "--list-boards", "--json")
+    assert code == 0, err
+    rows = {r["board"]: r for r in json.loads(out)["boards"]}
+    assert rows["icebreaker"]["source"] == "tuned" and rows["icestick"]["source"] != "tuned"
+    assert rows["icestick"]["clock_mhz"] == 12.0 and rows["ulx3s-12f"]["clock_mhz"] == 25.0
+    assert len(rows) >= 12
+
+
+def test_found_board_takes_its_family_point():
+    # A board without a point of its own takes the tuned board's of its family.
+    scheduler = get_selftest("scheduler")
+    assert scheduler.defaults_for("ulx3s-12f", "ecp5") == scheduler.defaults_for("ulx3s-85f")
+    assert scheduler.defaults_for("icestick", "ice40") == scheduler.defaults_for("icebreaker")
+
+
+@pytest.mark.synthesis
+def test_build_on_a_found_board(capsys, tmp_path):
+    code, out, err = run_cli(
+        capsys, "build", "--board", "icestick", "--build-root", str(tmp_path), "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["bitstream"].endswith("selector_selftest.bin") and data["timing_pass"]
+    assert data["lut_capacity"] == 1280  # the HX1K of the iCEstick, not the UP5K
