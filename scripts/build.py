@@ -13,6 +13,7 @@ programs the board.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from .. import toolchain
@@ -98,11 +99,12 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--clock-mhz",
-        type=float,
+        type=_clock_mhz,
         default=None,
-        metavar="F",
-        help="clock the self-test from the board's PLL at the highest frequency <= F MHz "
-        "(default: the board's oscillator, no PLL)",
+        metavar="F|max",
+        help="clock the self-test from the board's PLL at the highest frequency <= F MHz; "
+        "'max': build at the oscillator, then from the PLL just under the Fmax nextpnr found, "
+        "lower until timing is met (default: the board's oscillator, no PLL)",
     )
     parser.add_argument(
         "--simulate",
@@ -152,11 +154,23 @@ def run(args) -> int:
             return _simulate(args, board, design, selftest, params, options)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if args.clock_mhz == "max":
+        data = _fastest(args, board, design, selftest, params, options)
+    else:
+        data = _build(args, board, design, selftest, params, options, args.clock_mhz)
+    if args.program:
+        data["programmed"] = _program(board, data["program"])
+    emit(args, data, _text(data))
+    return 0
+
+
+def _build(args, board, design, selftest, params, options, clock_mhz) -> dict:
+    """One bitstream at ``clock_mhz`` from the PLL (None: the oscillator); its report."""
     toolchain.require(*board.tools)
     out = build_dir(f"boards/{board.name}", design, params, Path(args.build_root))
     # Variants of the same parameters get their own folders, so no build overwrites another.
     suffix = "".join(f"-{k.replace('_', '')}{v}" for k, v in sorted(options.items()))
-    suffix += f"-{args.clock_mhz:g}mhz" if args.clock_mhz else ""
+    suffix += f"-{clock_mhz:g}mhz" if clock_mhz else ""
     suffix += ("-fault" if args.inject_fault else "") + ("-nouart" if args.no_uart else "")
     if suffix:
         out = out.with_name(param_slug(params) + suffix)
@@ -165,10 +179,10 @@ def run(args) -> int:
         oscillator_hz = board.make_platform().default_clk_frequency
         pll = None
         clock_hz = oscillator_hz
-        if args.clock_mhz:
+        if clock_mhz:
             from ..boards.clocks import pll_plan
 
-            pll = pll_plan(board.family, oscillator_hz, args.clock_mhz * 1e6)
+            pll = pll_plan(board.family, oscillator_hz, clock_mhz * 1e6)
             clock_hz = pll.f_out
         blink_log2 = blink_log2_for(clock_hz)
         # The heartbeat toggles every ~0.7 s. A fault every 4 toggles (~2.8 s at 12 MHz, ~2.7 s
@@ -212,10 +226,54 @@ def run(args) -> int:
         **_describe(core),
         **result,
     }
-    if args.program:
-        data["programmed"] = _program(board, data["program"])
-    emit(args, data, _text(data))
-    return 0
+    return data
+
+
+#: How far under nextpnr's Fmax ``--clock-mhz max`` aims (seeds move Fmax by up to 10 %).
+_MARGIN = 0.95
+
+
+def _fastest(args, board, design, selftest, params, options, tries: int = 3) -> dict:
+    """``--clock-mhz max``: the oscillator build first, then from the PLL 5 % under the Fmax
+    nextpnr reported, lower after a miss, higher after a hit whose Fmax allows it (at most
+    ``tries`` PLL builds). The report of the fastest build that met timing, with
+    ``clock_search`` listing every attempt."""
+    import re
+
+    data = _build(args, board, design, selftest, params, options, None)
+    search = [{"target_mhz": data["clock_mhz"], "fmax_mhz": data["fmax_mhz"], "met": True}]
+    target = round(data["fmax_mhz"] * _MARGIN, 1)
+    for _ in range(tries):
+        if target <= data["clock_mhz"] * 1.01:
+            break  # no faster clock worth a build
+        try:
+            faster = _build(args, board, design, selftest, params, options, target)
+        except CliError as exc:
+            missed = re.search(r"timing not met: Fmax ([0-9.]+) MHz", str(exc))
+            if missed is None:
+                raise
+            fmax = float(missed.group(1))
+            search.append({"target_mhz": target, "fmax_mhz": fmax, "met": False})
+            target = round(min(target, fmax) * _MARGIN, 1)
+            continue
+        search.append({"target_mhz": target, "fmax_mhz": faster["fmax_mhz"], "met": True})
+        data = faster
+        target = round(faster["fmax_mhz"] * _MARGIN, 1)  # placement differs: try higher
+    data["clock_search"] = search
+    return data
+
+
+def _clock_mhz(text: str):
+    """``--clock-mhz``: a frequency in MHz, or ``max``."""
+    if text == "max":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"wants MHz or 'max', not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"wants a positive frequency, not {text!r}")
+    return value
 
 
 def _program(board, command: str) -> bool:
@@ -320,6 +378,12 @@ def _text(d: dict) -> str:
         f"  UART status line: {d['uart']}" if d["uart"] else "  no UART status line",
         f"  program: {d['program']}",
     ]
+    if d.get("clock_search"):
+        steps = [
+            f"{t['target_mhz']:g} MHz {'met' if t['met'] else 'missed'} (Fmax {t['fmax_mhz']:g})"
+            for t in d["clock_search"]
+        ]
+        lines.insert(5, "  clock search: " + " -> ".join(steps))
     return "\n".join(lines)
 
 

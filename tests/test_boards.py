@@ -816,3 +816,31 @@ def test_build_on_a_found_board(capsys, tmp_path):
     data = json.loads(out)
     assert data["bitstream"].endswith("selector_selftest.bin") and data["timing_pass"]
     assert data["lut_capacity"] == 1280  # the HX1K of the iCEstick, not the UP5K
+
+
+def test_clock_search(monkeypatch):
+    # --clock-mhz max: oscillator first, then 5 % under Fmax; a miss lowers the target to 5 %
+    # under the Fmax it reached, a hit tries 5 % under its own Fmax (the placement differs).
+    from fattree.scripts import build
+    from fattree.scripts.common import CliError
+
+    fmax_at = {None: 40.0, 38.0: 32.0, 30.4: 36.0, 34.2: 35.0}
+    tried = []
+
+    def fake_build(args, board, design, selftest, params, options, clock_mhz):
+        tried.append(clock_mhz)
+        fmax = fmax_at[clock_mhz]
+        if clock_mhz and fmax < clock_mhz:
+            raise CliError(f"timing not met: Fmax {fmax:.2f} MHz, {clock_mhz:.2f} MHz wanted")
+        return {"clock_mhz": clock_mhz or 12.0, "oscillator_mhz": 12.0, "fmax_mhz": fmax}
+
+    monkeypatch.setattr(build, "_build", fake_build)
+    data = build._fastest(None, None, None, None, {}, {})
+    assert tried == [None, 38.0, 30.4, 34.2]
+    assert data["clock_mhz"] == 34.2
+    assert [(t["target_mhz"], t["met"]) for t in data["clock_search"]] == [
+        (12.0, True),
+        (38.0, False),
+        (30.4, True),
+        (34.2, True),
+    ]
