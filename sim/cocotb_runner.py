@@ -273,3 +273,39 @@ class ChangedInputs:
                 if old is None or old[n] != new[n]:
                     handle.value = new[n]
         self.last = values
+
+
+class MessagePorts:
+    """Inside a bench: the per-node streams of a network whose messages are ``(dest, data)``
+    in the flattened Verilog: ``tx__3__valid``, ``tx__3__ready``, ``tx__3__payload``
+    (``fields`` packed, ``dest`` in the low bits, then ``data``), ``rx__3__valid``,
+    ``rx__3__ready``, ``rx__3__payload``. A bench sets :attr:`outputs` (handle lists in its
+    check's OUTPUTS order) with :meth:`ports`; :meth:`drive` and :meth:`sample` are the
+    check's ``drive`` and ``read``."""
+
+    def __init__(self, dut, count: int, fields: dict[str, int]):
+        self.dut, self.count, self.fields = dut, count, fields
+        self.inputs = [
+            self.ports("tx__{}__valid"),
+            self.ports("tx__{}__payload"),
+            self.ports("rx__{}__ready"),
+        ]
+        self.writer = ChangedInputs(self.inputs)
+        self.outputs: list[list] = []
+
+    def ports(self, fmt: str, count: int | None = None) -> list:
+        """The handles ``fmt.format(k)`` for k below ``count`` (default: one per node)."""
+        count = self.count if count is None else count
+        return [getattr(self.dut, fmt.format(k)) for k in range(count)]
+
+    def drive(self, valid, dest, data, ready) -> None:
+        """Set the inputs; only those that change are written (each write is a VPI call)."""
+        from ..spec.bits import pack_fields
+
+        payload = [
+            pack_fields(self.fields, dest=d, data=x) for d, x in zip(dest, data, strict=True)
+        ]
+        self.writer.write((valid, payload, ready))
+
+    def sample(self) -> list[list[int]]:
+        return [[int(s.value) for s in handles] for handles in self.outputs]

@@ -32,50 +32,29 @@ from cocotb.triggers import FallingEdge
 
 from fattree.sim.checks.circuit_tree import CHECKS, CircuitTreeCheck, bench_phases
 from fattree.sim.cocotb_runner import (
-    ChangedInputs,
+    MessagePorts,
     bench_config,
     clock_and_reset,
     write_summary,
 )
 from fattree.sim.models.circuit import CircuitTreeModel
 from fattree.sim.scoreboard import Scoreboard
-from fattree.spec.circuit import pack_fields, tx_fields
+from fattree.spec.circuit import tx_fields
 
 
-class Ports:
-    """The per-node ports of the flattened Verilog: the streams ``tx__3__valid``,
-    ``tx__3__ready``, ``tx__3__payload`` (``dest`` in the low bits, then ``data``),
-    ``rx__3__valid``, ``rx__3__ready``, ``rx__3__payload`` (``data``), and ``tx_done__3``,
-    ``tx_reject__3``."""
+class Ports(MessagePorts):
+    """The streams of :class:`MessagePorts`, and ``tx_done__3``, ``tx_reject__3``."""
 
     def __init__(self, dut, leaves: int, width: int, length: int):
-        self.leaves = leaves
-        self.fields = tx_fields(leaves, width, length)
-
-        def ports(fmt):
-            return [getattr(dut, fmt.format(n)) for n in range(leaves)]
-
+        super().__init__(dut, leaves, tx_fields(leaves, width, length))
         #: Outputs in the check's OUTPUTS order.
         self.outputs = [
-            ports("tx__{}__ready"),
-            ports("tx_done__{}"),
-            ports("tx_reject__{}"),
-            ports("rx__{}__valid"),
-            ports("rx__{}__payload"),
+            self.ports("tx__{}__ready"),
+            self.ports("tx_done__{}"),
+            self.ports("tx_reject__{}"),
+            self.ports("rx__{}__valid"),
+            self.ports("rx__{}__payload"),
         ]
-        self.inputs = [ports("tx__{}__valid"), ports("tx__{}__payload"), ports("rx__{}__ready")]
-        self.writer = ChangedInputs(self.inputs)
-
-    def drive(self, valid, dest, data, ready) -> None:
-        """Set the inputs; only those that change are written (each write is a VPI call)."""
-        payload = [
-            pack_fields(self.fields, dest=d, data=x) for d, x in zip(dest, data, strict=True)
-        ]
-        values = (valid, payload, ready)
-        self.writer.write(values)
-
-    def sample(self) -> list[list[int]]:
-        return [[int(s.value) for s in handles] for handles in self.outputs]
 
 
 @cocotb.test()

@@ -31,51 +31,29 @@ from cocotb.triggers import FallingEdge
 
 from fattree.sim.checks.hypercube import CHECKS, HypercubeCheck, bench_phases
 from fattree.sim.cocotb_runner import (
-    ChangedInputs,
+    MessagePorts,
     bench_config,
     clock_and_reset,
     write_summary,
 )
 from fattree.sim.models.hypercube import HypercubeModel
 from fattree.sim.scoreboard import Scoreboard
-from fattree.spec.bits import pack_fields
 from fattree.spec.hypercube import tx_fields
 
 
-class Ports:
-    """The flattened Verilog's ports: ``tx__3__valid``, ``tx__3__ready``, ``tx__3__payload``
-    (``dest`` in the low bits, then ``data``), ``rx__3__valid``, ``rx__3__ready``,
-    ``rx__3__payload`` (``data``), and ``refer__2`` per node."""
+class Ports(MessagePorts):
+    """The streams of :class:`MessagePorts`, one per processor, and ``refer__2`` per node."""
 
     def __init__(self, dut, dim: int, procs: int, data_bits: int):
         self.processors = (1 << dim) * procs
-        self.fields = tx_fields(dim, procs, data_bits)
-
-        def ports(fmt, count):
-            return [getattr(dut, fmt.format(i)) for i in range(count)]
-
-        n = self.processors
+        super().__init__(dut, self.processors, tx_fields(dim, procs, data_bits))
         #: Outputs in the check's OUTPUTS order.
         self.outputs = [
-            ports("tx__{}__ready", n),
-            ports("rx__{}__valid", n),
-            ports("rx__{}__payload", n),
-            ports("refer__{}", 1 << dim),
+            self.ports("tx__{}__ready"),
+            self.ports("rx__{}__valid"),
+            self.ports("rx__{}__payload"),
+            self.ports("refer__{}", 1 << dim),
         ]
-        self.inputs = [ports("tx__{}__valid", n), ports("tx__{}__payload", n)]
-        self.inputs.append(ports("rx__{}__ready", n))
-        self.writer = ChangedInputs(self.inputs)
-
-    def drive(self, valid, dest, data, ready) -> None:
-        """Set the inputs; only those that change are written (each write is a VPI call)."""
-        payload = [
-            pack_fields(self.fields, dest=d, data=x) for d, x in zip(dest, data, strict=True)
-        ]
-        values = (valid, payload, ready)
-        self.writer.write(values)
-
-    def sample(self) -> list[list[int]]:
-        return [[int(s.value) for s in handles] for handles in self.outputs]
 
 
 @cocotb.test()

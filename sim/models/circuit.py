@@ -31,6 +31,7 @@ from ...spec.circuit import (
 from ...spec.lfsr import LFSRModel
 from ...spec.topology import FatTree
 from ...spec.traffic import HOT_SPOT, PATTERNS, destination
+from .driver import Driver
 
 __all__ = [
     "RouterModel",
@@ -453,30 +454,6 @@ def traffic(
         else:
             raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
     return queues
-
-
-class Driver:
-    """Offers each node's queued messages on its transmit stream (valid, dest, data); one is
-    taken when ready is high."""
-
-    def __init__(self, queues: list[list[tuple[int, int]]]):
-        self.queues = [list(q) for q in queues]
-        self.sent: list[tuple[int, int, int]] = []  # (src, dest, data) as taken
-
-    def inputs(self) -> tuple[list[int], list[int], list[int]]:
-        valid = [int(bool(q)) for q in self.queues]
-        dest = [q[0][0] if q else 0 for q in self.queues]
-        data = [q[0][1] if q else 0 for q in self.queues]
-        return valid, dest, data
-
-    def taken(self, tx_ready: list[int]) -> None:
-        for n, q in enumerate(self.queues):
-            if q and tx_ready[n]:
-                dest, data = q.pop(0)
-                self.sent.append((n, dest, data))
-
-    def idle(self) -> bool:
-        return not any(self.queues)
 
 
 def run_model(

@@ -42,6 +42,7 @@ from ...spec.hypercube import (
     split_dest,
 )
 from ...spec.traffic import HOT_SPOT, destination
+from .driver import Driver
 
 __all__ = [
     "Message",
@@ -292,30 +293,6 @@ def traffic(
     else:
         raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
     return queues
-
-
-class Driver:
-    """Offers each processor's queued ``(dest, data)`` messages on its transmit stream; the
-    head is taken when ready is high (and stays offered until then)."""
-
-    def __init__(self, queues: list[list[tuple[int, int]]]):
-        self.queues = [list(q) for q in queues]
-        self.sent: list[tuple[int, int, int]] = []  # (src, dest, data) as taken
-
-    def inputs(self) -> tuple[list[int], list[int], list[int]]:
-        valid = [int(bool(q)) for q in self.queues]
-        dest = [q[0][0] if q else 0 for q in self.queues]
-        data = [q[0][1] if q else 0 for q in self.queues]
-        return valid, dest, data
-
-    def taken(self, tx_ready: list[int]) -> None:
-        for g, q in enumerate(self.queues):
-            if q and tx_ready[g]:
-                dest, data = q.pop(0)
-                self.sent.append((g, dest, data))
-
-    def pending(self) -> int:
-        return sum(len(q) for q in self.queues)
 
 
 @dataclass
