@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "merge_steps"]
 
 
 def simulate(
@@ -25,3 +25,19 @@ def simulate(
         return
     with sim.write_vcd(vcd):
         sim.run()
+
+
+def merge_steps(*streams: list[dict]) -> list[dict]:
+    """Directed stimulus: merge per-cycle steps (``{input: {port: value}}``; ``"rst"`` holds a
+    plain value) of several streams into one, as long as the longest."""
+    total = max(len(s) for s in streams)
+    out = [{} for _ in range(total)]
+    for s in streams:
+        for k, step in enumerate(s):
+            for key, value in step.items():
+                if key == "rst":
+                    out[k]["rst"] = value
+                else:
+                    out[k].setdefault(key, {}).update(value)
+    return out
+

@@ -8,7 +8,7 @@ from amaranth import Elaboratable, Module, ResetInserter, Signal
 from fattree.hdl.circuit_router import CircuitRouter
 from fattree.hdl.lfsr import LFSR
 from fattree.sim.models.circuit import RouterModel
-from fattree.sim.testbench import simulate
+from fattree.sim.testbench import merge_steps, simulate
 from fattree.spec.circuit import LFSR_WIDTH, SHARED_SEED, A, B, C, D, lfsr_mask
 from fattree.spec.lfsr import LFSRModel
 
@@ -85,19 +85,6 @@ def message(port, words, start=0, total=None):
     return cycles
 
 
-def merge(*streams):
-    total = max(len(s) for s in streams)
-    out = [{} for _ in range(total)]
-    for s in streams:
-        for k, step in enumerate(s):
-            for key, value in step.items():
-                if key == "rst":
-                    out[k]["rst"] = value
-                else:
-                    out[k].setdefault(key, {}).update(value)
-    return out
-
-
 def lfsr_bit(cycle, seed=SEED):
     lfsr = LFSRModel(LFSR_WIDTH, seed=seed)
     for _ in range(cycle):
@@ -134,7 +121,7 @@ def test_up_port_is_lfsr_bit_xor_entry_port(inp, start):
 
 def test_two_up_messages_take_different_ports():
     for start in range(8):
-        seen = run(merge(message(A, [0, 0x1, 0x1], start), message(B, [0, 0x2, 0x2], start)))
+        seen = run(merge_steps(message(A, [0, 0x1, 0x1], start), message(B, [0, 0x2, 0x2], start)))
         got_c, got_d = outputs_on(seen, C), outputs_on(seen, D)
         assert {got_c[0][1], got_d[0][1]} == {0x1, 0x2}
         assert got_c[0][1] == (0x1 if lfsr_bit(start) == 0 else 0x2)
@@ -143,21 +130,21 @@ def test_two_up_messages_take_different_ports():
 def test_busy_up_port_sends_the_second_message_up_the_other():
     for start in range(1, 8):
         first = message(A, [0] + [0x1] * 12, 0, total=20)
-        seen = run(merge(first, message(B, [0, 0x2, 0x2], start, total=20)))
+        seen = run(merge_steps(first, message(B, [0, 0x2, 0x2], start, total=20)))
         first_port = C + lfsr_bit(0)
         second_port = C + D - first_port
         assert outputs_on(seen, second_port)[0] == (start + 2, 0x2)
 
 
 def test_criss_cross_turns():
-    seen = run(merge(message(A, [1, 0x1, 0x1]), message(B, [1, 0x2, 0x2])))
+    seen = run(merge_steps(message(A, [1, 0x1, 0x1]), message(B, [1, 0x2, 0x2])))
     assert outputs_on(seen, B) == [(2, 0x1), (3, 0x1)]
     assert outputs_on(seen, A) == [(2, 0x2), (3, 0x2)]
 
 
 def test_scenario_one_two_downstream_messages_same_port():
     # c and d both for a in one cycle: c passes, d is rejected (reject one cycle later).
-    seen = run(merge(message(C, [0, 0x3, 0x3]), message(D, [0, 0x4, 0x4])))
+    seen = run(merge_steps(message(C, [0, 0x3, 0x3]), message(D, [0, 0x4, 0x4])))
     assert outputs_on(seen, A) == [(2, 0x3), (3, 0x3)]
     assert [k for k, s in enumerate(seen) if s["reject"][D]] == [1]
     assert not any(s["reject"][C] for s in seen)
@@ -165,13 +152,13 @@ def test_scenario_one_two_downstream_messages_same_port():
 
 def test_scenario_two_turn_and_downstream_same_port():
     # b turns to a while c comes down to a: the turn passes, c is rejected.
-    seen = run(merge(message(B, [1, 0x7, 0x7]), message(C, [0, 0x3, 0x3])))
+    seen = run(merge_steps(message(B, [1, 0x7, 0x7]), message(C, [0, 0x3, 0x3])))
     assert outputs_on(seen, A) == [(2, 0x7), (3, 0x7)]
     assert [k for k, s in enumerate(seen) if s["reject"][C]] == [1]
 
 
 def test_three_way_collision():
-    seen = run(merge(message(B, [1, 0x7]), message(C, [0, 0x3]), message(D, [0, 0x4])))
+    seen = run(merge_steps(message(B, [1, 0x7]), message(C, [0, 0x3]), message(D, [0, 0x4])))
     assert outputs_on(seen, A) == [(2, 0x7)]
     assert [k for k, s in enumerate(seen) if s["reject"][C]] == [1]
     assert [k for k, s in enumerate(seen) if s["reject"][D]] == [1]
@@ -181,7 +168,7 @@ def test_claim_on_held_wire_is_rejected_and_dead_until_valid_falls():
     held = message(C, [0] + [0x3] * 10, 0, total=24)
     late = message(D, [0, 0x4, 0x4, 0x4], 3, total=24)
     again = message(D, [1, 0x5], 9, total=24)  # after d's valid fell: a new message, to b
-    seen = run(merge(held, late, again))
+    seen = run(merge_steps(held, late, again))
     assert [k for k, s in enumerate(seen) if s["reject"][D]] == [4]
     assert all(d == 0x3 for _, d in outputs_on(seen, A))
     assert outputs_on(seen, B) == [(11, 0x5)]
@@ -192,7 +179,7 @@ def test_release_by_reject_or_ack(signal):
     stream = message(C, [0, 0x3, 0x3], 0, total=16)
     stream[6][signal] = {A: 1}  # from downstream, on a's outgoing link
     second = message(D, [0, 0x6], 7, total=16)
-    seen = run(merge(stream, second))
+    seen = run(merge_steps(stream, second))
     # Passed back on c's incoming link one cycle later, exactly once.
     assert [k for k, s in enumerate(seen) if s[signal][C]] == [7]
     other = "ack" if signal == "reject" else "reject"
@@ -204,7 +191,7 @@ def test_release_by_reject_or_ack(signal):
 def test_wire_busy_in_release_cycle():
     stream = message(C, [0, 0x3], 0, total=12)
     stream[5]["ack"] = {A: 1}
-    seen = run(merge(stream, message(D, [0, 0x6], 5, total=12)))  # same cycle as the ack
+    seen = run(merge_steps(stream, message(D, [0, 0x6], 5, total=12)))  # same cycle as the ack
     assert [k for k, s in enumerate(seen) if s["reject"][D]] == [6]
 
 
@@ -213,7 +200,7 @@ def test_reset_mid_circuit():
     stream[4]["rst"] = 1
     for k in range(5, 9):
         stream[k] = {}  # the sender stops too
-    seen = run(merge(stream, message(D, [0, 0x6, 0x6], 10, total=20)))
+    seen = run(merge_steps(stream, message(D, [0, 0x6, 0x6], 10, total=20)))
     assert not any(s["valid"][A] for s in seen[5:12])
     assert outputs_on(seen, A)[-2:] == [(12, 0x6), (13, 0x6)]
 

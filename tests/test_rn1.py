@@ -9,7 +9,7 @@ from fattree.hdl.rn1 import RN1Router
 from fattree.sim.checks.rn1 import CHECKS, Knobs, RN1Check, transmissions, unpass_head
 from fattree.sim.models.rn1 import RN1Model
 from fattree.sim.scoreboard import Scoreboard
-from fattree.sim.testbench import simulate
+from fattree.sim.testbench import merge_steps, simulate
 from fattree.spec.lfsr import LFSRModel
 from fattree.spec.rn1 import (
     BLOCKED,
@@ -77,19 +77,6 @@ def answer(out, code, at, total):
     return cycles
 
 
-def merge(*streams):
-    total = max(len(s) for s in streams)
-    out = [{} for _ in range(total)]
-    for s in streams:
-        for k, step in enumerate(s):
-            for key, value in step.items():
-                if key == "rst":
-                    out[k]["rst"] = value
-                else:
-                    out[k].setdefault(key, {}).update(value)
-    return out
-
-
 def on(seen, link, port):
     return [(k, s[link][port]) for k, s in enumerate(seen) if s[link][port]]
 
@@ -111,7 +98,7 @@ def test_every_input_and_direction_in_both_modes(mode, shift):
     # direction (primary: both outputs taken) or a permutation per crossbar (alternate).
     # Over the four shifts every input asks for every direction.
     heads = {k: head_for([(k + shift) % 4], fill=0xA4 ^ k << 3) for k in range(8)}
-    seen = run(merge(*(send(k, [heads[k], 0x10 + k, 0x20 + k]) for k in range(8))), mode)
+    seen = run(merge_steps(*(send(k, [heads[k], 0x10 + k, 0x20 + k]) for k in range(8))), mode)
     for k, head in heads.items():
         d = head & 3
         outs = outputs_for(mode, k, d)
@@ -139,7 +126,7 @@ def test_head_byte_routes_four_stages_and_comes_back():
 @pytest.mark.parametrize("start", range(4))
 def test_random_choice_is_the_lfsr_bit_of_the_direction(start):
     # Input 2d asks for direction d: it takes output 2d + (LFSR bit d of its head's cycle).
-    seen = run(merge(*(send(2 * d, [d, 0x50 + d], start=start) for d in range(4))))
+    seen = run(merge_steps(*(send(2 * d, [d, 0x50 + d], start=start) for d in range(4))))
     for d in range(4):
         o = 2 * d + ((lfsr_state(start) >> d) & 1)
         assert on(seen, "fwd", o)[:2] == [
@@ -170,7 +157,7 @@ def test_random_choice_is_balanced():
 
 
 def test_dilation_overflow_three_claimants_for_two_outputs():
-    seen = run(merge(*(send(k, [1, 0x10 + k], total=12) for k in (2, 4, 6))))
+    seen = run(merge_steps(*(send(k, [1, 0x10 + k], total=12) for k in (2, 4, 6))))
     r = (lfsr_state(0) >> 1) & 1
     # Input 2 (the first) takes output 2 + r, input 4 the other; input 6 is blocked.
     assert on(seen, "fwd", 2 + r)[:2] == [(1, word(1, pass_head(1))), (2, word(1, 0x12))]
@@ -182,7 +169,7 @@ def test_dilation_overflow_three_claimants_for_two_outputs():
 
 
 def test_alternate_mode_one_output_per_direction_and_crossbar():
-    seen = run(merge(send(0, [2, 1]), send(1, [2, 2]), send(4, [2, 3])), "alternate")
+    seen = run(merge_steps(send(0, [2, 1]), send(1, [2, 2]), send(4, [2, 3])), "alternate")
     assert on(seen, "fwd", 2)[:2] == [(1, word(1, pass_head(2))), (2, word(1, 1))]
     assert on(seen, "fwd", 6)[:2] == [(1, word(1, pass_head(2))), (2, word(1, 3))]
     assert on(seen, "bk", 1) == [(3, word(0, BLOCKED))]
@@ -196,7 +183,7 @@ def test_held_output_blocks_a_later_head_until_released():
     third = send(2, [0, 9], start=2, total=20)  # both held: blocked
     status = answer(o, CONNECTED, 6, 20)  # the destination confirms; o is free from 7
     fourth = send(3, [0, 10], start=7, total=20)
-    seen = run(merge(first, second, third, status, fourth))
+    seen = run(merge_steps(first, second, third, status, fourth))
     assert on(seen, "bk", 2) == [(5, word(0, BLOCKED))]
     assert on(seen, "bk", 0) == [(7, word(0, CONNECTED))]
     assert on(seen, "fwd", o)[-2:] == [(8, word(1, pass_head(0))), (9, word(1, 10))]
@@ -207,7 +194,7 @@ def test_status_before_close_does_not_release():
     stream = send(0, [1, 5, 5, 5, 5, 5], total=20)
     rnd = (lfsr_state(0) >> 1) & 1
     o = 2 + rnd
-    seen = run(merge(stream, answer(o, CONNECTED, 3, 20), send(1, [1, 6], start=5, total=20)))
+    seen = run(merge_steps(stream, answer(o, CONNECTED, 3, 20), send(1, [1, 6], start=5, total=20)))
     assert on(seen, "bk", 0)[0] == (4, word(0, CONNECTED))
     assert on(seen, "fwd", o)[:6] == [(1, word(1, pass_head(1)))] + [
         (k, word(1, 5)) for k in range(2, 7)
@@ -224,7 +211,7 @@ def test_turn_reverses_the_connection():
     back[8] = {"bk": {o: word(0, DROP)}}
     back[10] = {"fwd": {5: word(0, CONNECTED)}}  # the source confirms the answer: release
     late = send(4, [3, 0x99], start=11, total=24)
-    seen = run(merge(fwd, back, late))
+    seen = run(merge_steps(fwd, back, late))
     assert on(seen, "fwd", o)[:3] == [
         (1, word(1, pass_head(3))),
         (2, word(1, 0x31)),
@@ -245,7 +232,7 @@ def test_turn_reverses_the_connection():
 def test_blocked_from_downstream_releases_an_open_circuit():
     o = lfsr_state(0) & 1
     seen = run(
-        merge(
+        merge_steps(
             send(0, [0, 1], close=TURN, total=16),
             answer(o, BLOCKED, 4, 16),
             send(1, [0, 2], start=5, total=16),
@@ -262,9 +249,8 @@ def test_reset_mid_circuit():
     stream[4]["rst"] = 1
     for k in range(5, 10):
         stream[k] = {}
-    seen = run(
-        merge(stream, send(1, [0, 6], start=11, total=20), send(2, [0, 7], start=11, total=20))
-    )
+    late = [send(k, [0, 5 + k], start=11, total=20) for k in (1, 2)]
+    seen = run(merge_steps(stream, *late))
     assert not any(s["fwd"][o] for s in seen[5:12] for o in range(8))
     assert on(seen, "bk", 1) == [] and on(seen, "bk", 2) == []
 

@@ -91,40 +91,14 @@ def test_parameter_errors():
 
 
 def check_network(endpoints, seed, pattern, count, mutate=False):
-    import random
-
     from fattree.hdl.rn1_bidelta import RN1Bidelta
-    from fattree.sim.checks.rn1 import CHECKS, RN1Check, bidelta_layout, transmissions
+    from fattree.sim.checks.rn1 import bidelta_layout, simulate_network
     from fattree.sim.models.rn1 import RN1BideltaModel
-    from fattree.sim.scoreboard import Scoreboard
-    from fattree.sim.testbench import simulate
 
-    dut = RN1Bidelta(endpoints, seed)
     model = RN1BideltaModel(endpoints, seed)
     layout = bidelta_layout(model.net)
-    n = layout.channels
-    scoreboard = Scoreboard(CHECKS, mutate=mutate)
-    rng = random.Random(seed)
-    result = {}
-
-    async def bench(ctx):
-        def read():
-            return (
-                [ctx.get(dut.o[k].fwd.as_value()) for k in range(n)],
-                [ctx.get(dut.i[k].bk.as_value()) for k in range(n)],
-            )
-
-        def drive(i_fwd, o_bk):
-            for k in range(n):
-                ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
-                ctx.set(dut.o[k].bk.as_value(), o_bk[k])
-
-        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, layout=layout)
-        await check.phase(pattern, transmissions(pattern, count, rng, layout))
-        result["check"] = check
-
-    simulate(dut, bench)
-    return scoreboard, result["check"]
+    dut = RN1Bidelta(endpoints, seed)
+    return simulate_network(dut, model, layout, pattern, count, seed, mutate=mutate)
 
 
 @pytest.mark.parametrize("pattern, count", [("random", 2), ("hotspot", 1)])

@@ -6,39 +6,22 @@ import random
 import pytest
 
 from fattree.hdl.rn1_unit_tree import RN1UnitTree
-from fattree.sim.checks.rn1 import CHECKS, RN1Check, transmissions, unit_tree_layout
+from fattree.sim.checks.rn1 import (
+    CHECKS,
+    RN1Check,
+    simulate_network,
+    transmissions,
+    unit_tree_layout,
+)
 from fattree.sim.models.rn1 import RN1UnitTreeModel
 from fattree.sim.scoreboard import Scoreboard
-from fattree.sim.testbench import simulate
 
 
 def check_unit_tree(seed, pattern, count, mutate=False):
-    dut = RN1UnitTree(2, seed)
     model = RN1UnitTreeModel(2, seed)
     layout = unit_tree_layout(model.tree)
-    n = layout.channels
-    scoreboard = Scoreboard(CHECKS, mutate=mutate)
-    rng = random.Random(seed)
-    result = {}
-
-    async def bench(ctx):
-        def read():
-            return (
-                [ctx.get(dut.o[k].fwd.as_value()) for k in range(n)],
-                [ctx.get(dut.i[k].bk.as_value()) for k in range(n)],
-            )
-
-        def drive(i_fwd, o_bk):
-            for k in range(n):
-                ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
-                ctx.set(dut.o[k].bk.as_value(), o_bk[k])
-
-        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, layout=layout)
-        await check.phase(pattern, transmissions(pattern, count, rng, layout))
-        result["check"] = check
-
-    simulate(dut, bench)
-    return scoreboard, result["check"]
+    dut = RN1UnitTree(2, seed)
+    return simulate_network(dut, model, layout, pattern, count, seed, mutate=mutate)
 
 
 @pytest.mark.parametrize("width", [2, 8])

@@ -66,6 +66,7 @@ __all__ = [
     "End",
     "RN1Check",
     "transmissions",
+    "simulate_network",
     "unpass_head",
 ]
 
@@ -436,3 +437,36 @@ class RN1Check:
                 f"{name}: turned segments sent {dict(turned_sent - turned_got)} "
                 f"not received, received {dict(turned_got - turned_sent)} not sent",
             )
+
+
+def simulate_network(
+    dut, model, layout: Layout, pattern: str, count: int, seed: int, *, mutate=False
+):
+    """Run one phase of ``pattern`` traffic through a network of RN1 routers (``dut``, with
+    channel arrays ``i`` and ``o`` as ``layout`` numbers them) in amaranth.sim, against
+    ``model``; returns the scoreboard and the check."""
+    from ..testbench import simulate
+
+    n = layout.channels
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    rng = random.Random(seed)
+    result = {}
+
+    async def bench(ctx):
+        def read():
+            return (
+                [ctx.get(dut.o[k].fwd.as_value()) for k in range(n)],
+                [ctx.get(dut.i[k].bk.as_value()) for k in range(n)],
+            )
+
+        def drive(i_fwd, o_bk):
+            for k in range(n):
+                ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(dut.o[k].bk.as_value(), o_bk[k])
+
+        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, layout=layout)
+        await check.phase(pattern, transmissions(pattern, count, rng, layout))
+        result["check"] = check
+
+    simulate(dut, bench)
+    return scoreboard, result["check"]
