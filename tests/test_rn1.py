@@ -1,14 +1,15 @@
 """One RN1 router (amaranth.sim) against RN1Model and the rules of DeHon's RN1 section."""
 
-import random
-
 import pytest
 from amaranth import ResetInserter, Signal
 
 from fattree.hdl.rn1 import RN1Router
-from fattree.sim.checks.rn1 import CHECKS, Knobs, RN1Check, transmissions, unpass_head
+from fattree.sim.checks.rn1 import (
+    Knobs,
+    simulate_network,
+    unpass_head,
+)
 from fattree.sim.models.rn1 import RN1Model
-from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import merge_steps, simulate
 from fattree.spec.lfsr import LFSRModel
 from fattree.spec.rn1 import (
@@ -276,30 +277,8 @@ def test_parameter_errors(kwargs, message):
 
 
 def check_router(mode, seed, pattern, count, knobs=None, mutate=False):
-    router = RN1Router(mode, seed)
-    model = RN1Model(mode, seed)
-    scoreboard = Scoreboard(CHECKS, mutate=mutate)
-    rng = random.Random(seed)
-    result = {}
-
-    async def bench(ctx):
-        def read():
-            return (
-                [ctx.get(router.o[k].fwd.as_value()) for k in range(8)],
-                [ctx.get(router.i[k].bk.as_value()) for k in range(8)],
-            )
-
-        def drive(i_fwd, o_bk):
-            for k in range(8):
-                ctx.set(router.i[k].fwd.as_value(), i_fwd[k])
-                ctx.set(router.o[k].bk.as_value(), o_bk[k])
-
-        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, knobs=knobs or Knobs())
-        await check.phase(pattern, transmissions(pattern, count, rng))
-        result["check"] = check
-
-    simulate(router, bench)
-    return scoreboard, result["check"]
+    router, model = RN1Router(mode, seed), RN1Model(mode, seed)
+    return simulate_network(router, model, None, pattern, count, seed, knobs=knobs, mutate=mutate)
 
 
 @pytest.mark.parametrize("mode", ["primary", "alternate"])

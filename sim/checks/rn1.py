@@ -440,14 +440,23 @@ class RN1Check:
 
 
 def simulate_network(
-    dut, model, layout: Layout, pattern: str, count: int, seed: int, *, mutate=False
+    dut,
+    model,
+    layout: Layout | None,
+    pattern: str,
+    count: int,
+    seed: int,
+    *,
+    knobs: Knobs | None = None,
+    mutate: bool = False,
 ):
-    """Run one phase of ``pattern`` traffic through a network of RN1 routers (``dut``, with
-    channel arrays ``i`` and ``o`` as ``layout`` numbers them) in amaranth.sim, against
-    ``model``; returns the scoreboard and the check."""
+    """Run one phase of ``pattern`` traffic through one RN1 router or a network of them
+    (``dut``, with channel arrays ``i`` and ``o`` as ``layout`` numbers them; None: one
+    router's 8 channels) in amaranth.sim, against ``model``; returns the scoreboard and the
+    check."""
     from ..testbench import simulate
 
-    n = layout.channels
+    n = layout.channels if layout is not None else 8
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
     rng = random.Random(seed)
     result = {}
@@ -464,7 +473,9 @@ def simulate_network(
                 ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
                 ctx.set(dut.o[k].bk.as_value(), o_bk[k])
 
-        check = RN1Check(model, scoreboard, read, drive, ctx.tick, rng=rng, layout=layout)
+        check = RN1Check(
+            model, scoreboard, read, drive, ctx.tick, rng=rng, knobs=knobs or Knobs(), layout=layout
+        )
         await check.phase(pattern, transmissions(pattern, count, rng, layout))
         result["check"] = check
 
