@@ -132,6 +132,7 @@ def parse_json(text: str, name: str) -> Requests:
             index += 1
         return index
 
+    i = 0
     try:
         i = skip(0)
         if i >= len(text) or text[i] != "[":
@@ -176,12 +177,21 @@ def parse_json(text: str, name: str) -> Requests:
             raise CliError(f"{name} line {line_of(skip(i))}: extra data after the array")
     except json.JSONDecodeError as exc:
         raise CliError(f"{name} line {exc.lineno}: invalid JSON: {exc.msg}") from None
+    except ValueError:
+        # json reads integers with int(), which refuses more than 4300 digits.
+        raise CliError(f"{name} line {line_of(i)}: invalid JSON: a number too long") from None
+    except RecursionError:
+        raise CliError(f"{name} line {line_of(i)}: invalid JSON: nested too deeply") from None
     return Requests(pairs, lines, name)
 
 
 def read_requests(path: str, fmt: str = "auto") -> Requests:
     if path == "-":
-        text, name = sys.stdin.read(), "<stdin>"
+        name = "<stdin>"
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise CliError(f"cannot read {name}: not a text file") from None
     else:
         try:
             text = Path(path).read_text()
@@ -227,6 +237,13 @@ def run(args) -> int:
     from ..sim.models.scheduler import schedule
     from ..spec.topology import FatTree
 
+    if args.w >= 2 and args.levels >= MAX_NODES.bit_length():
+        # Too many nodes whatever w is; said before w**levels, which for --levels 1000000000
+        # would take minutes to compute.
+        raise CliError(
+            f"FT({args.levels}, {args.w}) has more than {MAX_NODES} nodes; "
+            f"the scheduler models take at most {MAX_NODES}"
+        )
     tree = FatTree(args.levels, args.w)
     if tree.num_nodes > MAX_NODES:
         raise CliError(

@@ -103,11 +103,19 @@ def counted(progress, items):
 # -- option types shared by the experiments' argparse parsers ----------------------------------
 
 
+#: Values an A..B range of :func:`int_list` may hold.
+MAX_LIST = 4096
+
+
 def int_list(text: str) -> list[int]:
     """``"4..12"`` (inclusive) or ``"4,8,20"`` -> a non-empty list of positive integers."""
     try:
         if ".." in text:
             lo, hi = (int(x) for x in text.split(".."))
+            if hi - lo >= MAX_LIST:  # before the list is made: "1..10**12" would fill memory
+                raise argparse.ArgumentTypeError(
+                    f"expected at most {MAX_LIST} values, not {text!r}"
+                )
             values = list(range(lo, hi + 1))
         else:
             values = [int(x) for x in text.split(",")]
