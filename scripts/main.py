@@ -17,13 +17,27 @@ from . import (
     prove,
     schedule,
     sim,
+    sweep,
     synth,
     verilog,
     wave,
 )
 from .common import CliError
 
-SUBCOMMANDS = [verilog, sim, synth, prove, build, monitor, experiment, schedule, export, draw, wave]
+SUBCOMMANDS = [
+    verilog,
+    sim,
+    synth,
+    prove,
+    build,
+    monitor,
+    experiment,
+    schedule,
+    export,
+    draw,
+    wave,
+    sweep,
+]
 
 
 def make_parser() -> argparse.ArgumentParser:
