@@ -9,10 +9,12 @@ with their defaults and ranges. Heavy imports (Amaranth) happen only when a desi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .registry import Registry, resolve
+from .spec.faults import canonical_faults
 
 __all__ = [
     "Param",
@@ -34,7 +36,8 @@ PORTS = ("native", "axis")
 
 @dataclass(frozen=True)
 class Param:
-    """A design parameter: an integer in ``lo .. hi``, or with ``choices`` one of those names."""
+    """A design parameter: an integer in ``lo .. hi``, or with ``choices`` one of those names,
+    or with ``text`` whatever that function makes of the text (its canonical form)."""
 
     name: str
     default: int | str
@@ -42,8 +45,14 @@ class Param:
     lo: int = 1
     hi: int | None = None
     choices: tuple[str, ...] = ()
+    text: Callable[[str], str] | None = None
 
     def parse(self, text: str) -> int | str:
+        if self.text is not None:
+            try:
+                return self.text(text)
+            except ValueError as exc:
+                raise ValueError(f"parameter {self.name}: {exc}") from None
         if self.choices:
             if text not in self.choices:
                 known = ", ".join(self.choices)
@@ -136,6 +145,13 @@ DESIGNS: Registry[Design] = Registry(
                 Param("length", 2, "data words per message", lo=1, hi=64),
                 Param("seed", 1, "seed of the routers' and interfaces' LFSRs", lo=0),
                 Param("retry", 0, "0 immediate, 1 round-based, 2 exponential back-off", lo=0, hi=2),
+                Param(
+                    "faults",
+                    "",
+                    "dead links/routers, stuck wires: up:L.T.P,down:L.T.P,inject:N,eject:N,"
+                    "router:L.T, a link with /WIRE=0|1 (docs/circuit_tree.md, Faults)",
+                    text=canonical_faults,
+                ),
             ),
             bench="fattree.sim.benches.circuit_tree",
             axis=AxisTop(
@@ -283,7 +299,16 @@ def _parse_values(design, params, items, option: str, kind: str) -> dict[str, in
 
 
 def param_slug(params: dict[str, int | str]) -> str:
-    return "-".join(f"{k}{v}" for k, v in sorted(params.items())) or "default"
+    # An empty text parameter (no faults) leaves the folder name as it was; a text one's
+    # separators (":", ",", "/") are not folder names.
+    return (
+        "-".join(
+            f"{k}{re.sub(r'[^A-Za-z0-9.=_+]', '_', str(v))}"
+            for k, v in sorted(params.items())
+            if v != ""
+        )
+        or "default"
+    )
 
 
 def build_dir(

@@ -48,7 +48,7 @@ class CircuitTreeAxis(wiring.Component):
 
     Parameters
     ----------
-    leaves, width, length, seed, retry
+    leaves, width, length, seed, retry, faults
         As :class:`CircuitFatTree` (checked there, with the same messages).
 
     Attributes
@@ -65,8 +65,8 @@ class CircuitTreeAxis(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate"):
-        self.tree = CircuitFatTree(leaves, width, length, seed, retry)
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
+        self.tree = CircuitFatTree(leaves, width, length, seed, retry, faults)
         self.leaves, self.width, self.length = leaves, width, length
         h = self.tree.h
         members = {"aclk": In(1), "aresetn": In(1)}

@@ -14,17 +14,22 @@ Each node has a transmit stream ``tx[n]`` and a receive stream ``rx[n]``
 receiver that is not ready loses nothing, because its interface rejects new circuits while
 its receive stream still holds a message.
 
+Faults (``faults``, :mod:`fattree.spec.faults`: dead links, dead routers, stuck-at wires) are
+applied where the tree wires its blocks together, so the routers and interfaces are the
+healthy ones; with no fault the wiring, and the netlist, is the fault-free tree's.
+
 For ``retry="round"`` the tree raises every interface's ``go`` one cycle after no interface
 has a message in flight, so all pending messages start together: delivery rounds.
 """
 
-from amaranth import Module, Signal
+from amaranth import Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_power_of_two
 from ..spec.circuit import LFSR_WIDTH, SHARED_SEED, check_retry, router_seed
-from ..spec.topology import FatTree
+from ..spec.faults import check_faults, link_faults
+from ..spec.topology import FatTree, Link
 from ._validation import validates_parameters
 from .circuit_router import CircuitRouter
 from .lfsr import LFSR
@@ -50,6 +55,9 @@ class CircuitFatTree(wiring.Component):
         Network seed; every router's and interface's LFSR seed derives from it (``>= 0``).
     retry : str or int
         ``"immediate"`` (0), ``"round"`` (1) or ``"backoff"`` (2).
+    faults : str or sequence of Fault
+        Dead links or routers and stuck-at wires (:mod:`fattree.spec.faults`), e.g.
+        ``"up:1.3.0,eject:5,down:0.2.1/data0=1"``; empty (the default) for none.
 
     Attributes
     ----------
@@ -62,7 +70,7 @@ class CircuitFatTree(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate"):
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
         self.leaves = check_power_of_two("leaves", leaves, 2)
         if leaves > MAX_LEAVES:
             raise ValueError(f"leaves must be at most {MAX_LEAVES}, not {leaves!r}")
@@ -70,6 +78,7 @@ class CircuitFatTree(wiring.Component):
         self.length = check_int_range("length", length, 1, 64)
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
+        self.faults = check_faults(faults, leaves, width)
         self.h = leaves.bit_length() - 1
         self.topology = FatTree(self.h, 2)
         n = leaves
@@ -85,6 +94,7 @@ class CircuitFatTree(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         tree, h = self.topology, self.h
+        faults = link_faults(self.faults, self.leaves, self.width)
         # One LFSR for all routers: each takes its own LFSR's bit as a parity of this state.
         m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
         routers = {}
@@ -109,8 +119,8 @@ class CircuitFatTree(wiring.Component):
             m.submodules[f"ni{node}"] = ni
             t, port = tree.node_switch(node)
             leaf_port = routers[0, t].a if port == 0 else routers[0, t].b
-            wiring.connect(m, ni.up, leaf_port.i)
-            wiring.connect(m, leaf_port.o, ni.down)
+            _link(m, ni.up, leaf_port.i, faults.get(Link("inject", 0, t, port)))
+            _link(m, leaf_port.o, ni.down, faults.get(Link("eject", 0, t, port)))
             wiring.connect(m, wiring.flipped(self.tx[node]), ni.tx)
             wiring.connect(m, ni.rx, wiring.flipped(self.rx[node]))
             m.d.comb += [
@@ -125,8 +135,8 @@ class CircuitFatTree(wiring.Component):
                     parent = routers[level + 1, parent_index]
                     up = child.c if up_port == 0 else child.d
                     down = parent.a if down_port == 0 else parent.b
-                    wiring.connect(m, up.o, down.i)
-                    wiring.connect(m, down.o, up.i)
+                    _link(m, up.o, down.i, faults.get(Link("up", level, t, up_port)))
+                    _link(m, down.o, up.i, faults.get(Link("down", level, t, up_port)))
         # Delivery rounds: go when nothing was in flight in the previous cycle.
         go = Signal()
         in_flight = 0
@@ -136,3 +146,22 @@ class CircuitFatTree(wiring.Component):
         for ni in nis:
             m.d.comb += ni.go.eq(go)
         return m
+
+
+def _link(m, sender, receiver, fault):
+    """One link direction, ``sender`` (an outgoing link) to ``receiver``; with a
+    :class:`~fattree.spec.faults.LinkFault` each wire reads as the fault says."""
+    if fault is None:
+        wiring.connect(m, sender, receiver)
+        return
+    valid = sender.valid if fault.valid is None else Const(fault.valid, 1)
+    reject = receiver.reject if fault.reject is None else Const(fault.reject, 1)
+    ack = receiver.ack if fault.ack is None else Const(fault.ack, 1)
+    width = len(sender.data)
+    data = (sender.data & Const(fault.data_and & ((1 << width) - 1), width)) | fault.data_or
+    m.d.comb += [
+        receiver.valid.eq(valid),
+        receiver.data.eq(data),
+        sender.reject.eq(reject),
+        sender.ack.eq(ack),
+    ]

@@ -65,7 +65,7 @@ async def traffic_phases(dut):
     frames = config["bench"].get("frames", 200)
     backpressure = config["bench"]["backpressure"]
     rng = random.Random(config["seed"])
-    model = CircuitTreeModel(leaves, width, length, p["seed"], p["retry"])
+    model = CircuitTreeModel(leaves, width, length, p["seed"], p["retry"], p.get("faults", ""))
     ports = Ports(dut, leaves, width, length)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
     check = CircuitTreeCheck(
@@ -99,6 +99,8 @@ async def traffic_phases(dut):
             backpressure=backpressure,
             backpressure_cycles=check.backpressure_cycles,
             receiver_rejects=sum(ni.rx_rejects for ni in model.nis),
+            faults=p.get("faults", ""),
+            undelivered=check.undelivered,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,
         ),

@@ -12,6 +12,12 @@ The receivers may stall: with ``stall`` > 0 each node's ``rx_ready`` is low in a
 that probability (from ``rng``), the same for the design and the model. A message counts as
 delivered in the cycle its receive stream transfers it (valid and ready both high).
 
+With faults in the model (:mod:`fattree.spec.faults`) the cycle-by-cycle check is the whole
+check: the model says which messages a dead link swallows or a stuck wire corrupts. A phase
+then ends once nothing was delivered for :attr:`patience` cycles (a message into a
+dead link is never answered, its sender waits for ever), and :attr:`undelivered` counts the
+messages not delivered intact.
+
 Names are the plain signals of one node; the callers map them to the design's ports
 (``tx[n].valid``, ``tx[n].payload.dest`` ..., ``rx[n].ready``).
 """
@@ -28,6 +34,8 @@ __all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck"]
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
 INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
 CHECKS = ("cycle_mismatches", "message_mismatches")
+#: With faults, cycles without a delivery after which a phase gives up on the rest.
+FAULT_PATIENCE = 5000
 
 
 class CircuitTreeCheck(LockstepCheck):
@@ -39,6 +47,11 @@ class CircuitTreeCheck(LockstepCheck):
     :attr:`cycle` counts the cycles run, over every phase; :attr:`backpressure_cycles` the
     node-cycles in which a receiver held a message while not ready.
     """
+
+    #: With faults: messages sent but not delivered intact, over every phase.
+    undelivered = 0
+    #: With faults: cycles without a delivery after which a phase ends.
+    patience = FAULT_PATIENCE
 
     def _ready(self) -> list[int]:
         return self.receivers_ready(self.model.leaves)
@@ -52,8 +65,11 @@ class CircuitTreeCheck(LockstepCheck):
         total = sum(len(q) for q in queues)
         done = 0
         received = []
-        start = self.cycle
+        start = progress = self.cycle
+        faulty = bool(getattr(self.model, "faults", ()))
         while (done < total or len(received) < total) and self.cycle - start < limit:
+            if faulty and self.cycle - progress > self.patience:
+                break
             seen = self.read()
             valid, dest, data = driver.inputs()
             ready = self._ready()
@@ -62,19 +78,26 @@ class CircuitTreeCheck(LockstepCheck):
             expected = [want.tx_ready, want.tx_done, want.tx_reject, want.rx_valid, want.rx_data]
             sb.compare("cycle_mismatches", f"cycle {self.cycle}", seen, expected, OUTPUTS)
             driver.taken(seen[0])
+            before = done + len(received)
             done += sum(seen[1])
             received += [(n, seen[4][n]) for n in range(leaves) if seen[3][n] and ready[n]]
+            if done + len(received) > before:
+                progress = self.cycle
             self.backpressure_cycles += sum(1 for n in range(leaves) if seen[3][n] and not ready[n])
             self.cycle += 1
             await self.tick()
+        want_messages = Counter((dest, data) for _src, dest, data in driver.sent)
+        got_messages = Counter(received)
+        if faulty:
+            self.undelivered += total - sum((want_messages & got_messages).values())
+            sb.checked += len(driver.sent)
+            return total
         if done < total:
             sb.fail(
                 "message_mismatches",
                 f"{name}: {total - done} messages not acknowledged in {limit} cycles",
             )
         # Every message acknowledged and taken by its receiver: nothing is in flight or waiting.
-        want_messages = Counter((dest, data) for _src, dest, data in driver.sent)
-        got_messages = Counter(received)
         sb.checked += len(driver.sent)
         if want_messages != got_messages:
             lost = dict(want_messages - got_messages)

@@ -28,6 +28,7 @@ from ...spec.circuit import (
     route_bits,
     router_seed,
 )
+from ...spec.faults import check_faults, link_faults
 from ...spec.lfsr import LFSRModel
 from ...spec.topology import FatTree
 from ...spec.traffic import HOT_SPOT, PATTERNS, destination
@@ -98,81 +99,103 @@ class RouterModel:
         return (self.states[self.cycle % len(self.states)] & self.mask).bit_count() & 1
 
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
-        if self.quiet and not (any(in_valid) or any(out_reject) or any(out_ack)):
+        # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
+        # are those of the paper as the docstring and docs/circuit_tree.md state them.
+        v0, v1, v2, v3 = in_valid
+        j0, j1, j2, j3 = out_reject
+        k0, k1, k2, k3 = out_ack
+        if self.quiet and not (
+            v0 or v1 or v2 or v3 or j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
+        ):
             # Nothing arrives and nothing is held: every register keeps its idle value.
             self.decisions = [None] * 4
             self.up_bit = None
             self.cycle += 1
             return
-        state, busy = self.state, self.busy
-        header = [state[i] == IDLE and bool(in_valid[i]) for i in range(4)]
-        bit = [in_data[i] & 1 for i in range(4)]
-        release = [busy[o] and bool(out_reject[o] or out_ack[o]) for o in range(4)]
-        r = self.lfsr_bit
-        grant, grant_to, reject = [False] * 4, [0] * 4, [False] * 4
+        s0, s1, s2, s3 = state = self.state
+        b0, b1, b2, b3 = busy = self.busy
+        route = self.route
+        # A header is the first word of a message at an idle input; bit 0 is its route bit.
+        h0 = s0 == IDLE and bool(v0)
+        h1 = s1 == IDLE and bool(v1)
+        h2 = s2 == IDLE and bool(v2)
+        h3 = s3 == IDLE and bool(v3)
+        if h0 or h1 or h2 or h3:
+            t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
+        else:
+            t0 = t1 = t2 = t3 = 0
+        grant = [False] * 4
+        grant_to = [0] * 4
+        reject = [False] * 4
+        # Up: a random up port (the LFSR bit), the other one if it is busy, A before B.
+        up_a = h0 and not t0
+        up_b = h1 and not t1
+        if up_a or up_b:
+            r = (self.states[self.cycle % len(self.states)] & self.mask).bit_count() & 1
+            port_a = r ^ busy[C + r]
+            port_b = (1 - r) ^ int(bool(busy[C + 1 - r]) or (up_a and port_a == 1 - r))
+            if up_a:
+                grant[A], grant_to[A] = True, C + port_a
+            if up_b:
+                grant[B], grant_to[B] = True, C + port_b
+            self.up_bit = r
+        else:
+            self.up_bit = None
+        # Down or across: a turn from the other down port wins over C, C over D.
+        turn_to_a = h1 and t1  # B turns to A
+        turn_to_b = h0 and t0  # A turns to B
+        if turn_to_b:
+            grant[A], grant_to[A], reject[A] = not b1, B, bool(b1)
+        if turn_to_a:
+            grant[B], grant_to[B], reject[B] = not b0, A, bool(b0)
+        if h2:
+            o = t2
+            win = not busy[o] and not (turn_to_b if o else turn_to_a)
+            reject[C] = not win
+            if win:
+                grant[C], grant_to[C] = True, o
+        if h3:
+            o = t3
+            win = not busy[o] and not (turn_to_b if o else turn_to_a) and not (h2 and t2 == o)
+            reject[D] = not win
+            if win:
+                grant[D], grant_to[D] = True, o
 
-        up_a = header[A] and not bit[A]
-        up_b = header[B] and not bit[B]
-        pref_a, pref_b = r, 1 - r
-        port_a = pref_a ^ busy[C + pref_a]
-        taken_by_a = up_a and port_a == pref_b
-        port_b = pref_b ^ int(bool(busy[C + pref_b]) or taken_by_a)
-        if up_a:
-            grant[A], grant_to[A] = True, C + port_a
-        for o in (A, B):
-            other = B if o == A else A
-            want = int(o == B)
-            t_req = header[other] and bit[other]
-            c_req = header[C] and bit[C] == want
-            d_req = header[D] and bit[D] == want
-            free = not busy[o]
-            if t_req:
-                grant[other], grant_to[other], reject[other] = free, o, not free
-            if c_req:
-                win = free and not t_req
-                reject[C] = not win
-                if win:
-                    grant[C], grant_to[C] = True, o
-            if d_req:
-                win = free and not t_req and not c_req
-                reject[D] = not win
-                if win:
-                    grant[D], grant_to[D] = True, o
-        if up_b:
-            grant[B], grant_to[B] = True, C + port_b
-        #: The LFSR bit this step used for an up port choice (None: no message went up).
-        self.up_bit = r if (up_a or up_b) else None
-
-        n_state, n_route = list(state), list(self.route)
+        n_state = list(state)
+        n_route = list(route)
         n_bk_reject = [int(x) for x in reject]
         n_bk_ack = [0] * 4
         for i in range(4):
-            rel_rej = state[i] == FWD and bool(out_reject[self.route[i]])
-            rel_ack = state[i] == FWD and bool(out_ack[self.route[i]])
             if grant[i]:
                 n_state[i], n_route[i] = FWD, grant_to[i]
             elif reject[i]:
                 n_state[i] = DEAD
-            elif rel_rej or rel_ack:
-                n_state[i] = DEAD
-                n_bk_reject[i], n_bk_ack[i] = int(rel_rej), int(rel_ack)
+            elif state[i] == FWD:
+                rel_rej = bool(out_reject[route[i]])
+                rel_ack = bool(out_ack[route[i]])
+                if rel_rej or rel_ack:
+                    n_state[i] = DEAD
+                    n_bk_reject[i], n_bk_ack[i] = int(rel_rej), int(rel_ack)
             elif state[i] == DEAD and not in_valid[i]:
                 n_state[i] = IDLE
-        n_busy, n_owner = list(busy), list(self.owner)
+        # Output registers: a claim takes the port, a reject or ack from beyond frees it.
+        claim = [None] * 4
+        for i in range(4):
+            if grant[i]:
+                claim[grant_to[i]] = i
+        owner = self.owner
+        n_busy, n_owner = list(busy), list(owner)
         n_valid, n_data = [0] * 4, [0] * 4
         for o in range(4):
-            claim_by = None
-            for i in range(4):
-                if i != o and grant[i] and grant_to[i] == o:
-                    claim_by = i
-            if claim_by is not None:
-                n_busy[o], n_owner[o] = 1, claim_by
-            elif release[o]:
+            released = busy[o] and bool(out_reject[o] or out_ack[o])
+            if claim[o] is not None:
+                n_busy[o], n_owner[o] = 1, claim[o]
+            elif released:
                 n_busy[o] = 0
-            src = self.owner[o]
-            go = busy[o] and not release[o] and state[src] == FWD and bool(in_valid[src])
-            n_valid[o] = int(go)
-            n_data[o] = in_data[src] if go else 0
+            if busy[o] and not released:
+                src = owner[o]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[o], n_data[o] = 1, in_data[src]
         self.decisions = [
             "grant" if grant[i] else "reject" if reject[i] else None for i in range(4)
         ]
@@ -322,12 +345,14 @@ class TreeOutputs:
 class CircuitTreeModel:
     """The whole network, cycle by cycle (see :class:`fattree.hdl.circuit_tree.CircuitFatTree`)."""
 
-    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate"):
+    def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
         self.leaves = check_power_of_two("leaves", leaves, 2)
         self.width = check_int_range("width", width, 1, 64)
         self.length = check_int_range("length", length, 1, 64)
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
+        #: Dead links and routers, stuck-at wires (fattree.spec.faults).
+        self.faults = check_faults(faults, leaves, width)
         self.h = leaves.bit_length() - 1
         tree = FatTree(self.h, 2)
         self.routers = {
@@ -355,6 +380,7 @@ class CircuitTreeModel:
         # (in_valid, in_data, out_reject, out_ack), and where each block's outputs go.
         self._router_list = list(self.routers.values())
         inputs = {key: ([0] * 4, [0] * 4, [0] * 4, [0] * 4) for key in self.routers}
+        self._inputs_of = inputs
         self._inputs = [inputs[key] for key in self.routers]
         self._fanout = {id(r): [] for r in self._router_list}
         self._ni_fanout = [None] * leaves
@@ -365,8 +391,56 @@ class CircuitTreeModel:
             else:
                 self._fanout[id(self.routers[peer[1]])].append((peer[2], *inputs[key], p))
         self._ni_router = [(self.routers[key], p) for key, p in self.ni_port.values()]
+        self._faulty = self._fault_links(tree)
         self.go = 0
         self.cycle = 0
+        self._apply_faults()
+
+    def _fault_links(self, tree) -> list:
+        """Per faulty link direction ``(fault, sender, port, receiver, port)``, a block being
+        a router key or ``("ni", node)``, from the definitions' names of the links."""
+        found = []
+        for link, fault in link_faults(self.faults, self.leaves, self.width).items():
+            lv, t, p = link.level, link.switch, link.port
+            if link.direction in ("up", "down"):
+                _, parent, down = tree.up_neighbour(lv, t, p)
+                ends = [((lv, t), C + p), ((lv + 1, parent), down)]
+            else:
+                ends = [(("ni", 2 * t + p), 0), ((0, t), p)]
+            if link.direction in ("down", "eject"):
+                ends.reverse()
+            found.append((fault, *ends[0], *ends[1]))
+        return found
+
+    def _apply_faults(self, ni_inputs=None) -> None:
+        """Overwrite what the faulty links' receivers (forward wires) and senders (backward
+        wires) read: into the routers' input lists, or with ``ni_inputs`` (this cycle's
+        interface inputs) into those."""
+        for fault, src, p, dst, q in self._faulty:
+            if ni_inputs is not None:
+                if dst[0] == "ni":  # eject: the interface reads valid and data
+                    r = self.routers[src]
+                    ni_inputs[dst[1]][2:] = fault.forward(r.out_valid[p], r.out_data[p])
+                if src[0] == "ni":  # inject: the interface reads reject and ack
+                    r = self.routers[dst]
+                    ni_inputs[src[1]][:2] = fault.backward(r.bk_reject[q], r.bk_ack[q])
+                continue
+            if dst[0] != "ni":
+                if src[0] == "ni":
+                    ni = self.nis[src[1]]
+                    valid, data = ni.up_valid, ni.up_data
+                else:
+                    valid, data = self.routers[src].out_valid[p], self.routers[src].out_data[p]
+                iv, idata, _, _ = self._inputs_of[dst]
+                iv[q], idata[q] = fault.forward(valid, data)
+            if src[0] != "ni":
+                if dst[0] == "ni":
+                    ni = self.nis[dst[1]]
+                    reject, ack = ni.down_reject, ni.down_ack
+                else:
+                    reject, ack = self.routers[dst].bk_reject[q], self.routers[dst].bk_ack[q]
+                _, _, orej, oack = self._inputs_of[src]
+                orej[p], oack[p] = fault.backward(reject, ack)
 
     def reset(self) -> None:
         for r in self.routers.values():
@@ -378,6 +452,7 @@ class CircuitTreeModel:
                 values[:] = [0] * 4
         self.go = 0
         self.cycle = 0
+        self._apply_faults()
 
     def step(self, tx_valid, tx_dest, tx_data, rx_ready=None) -> TreeOutputs:
         """One cycle: per node the transmit stream's valid, dest and data and the receive
@@ -398,6 +473,9 @@ class CircuitTreeModel:
         ni_inputs = [
             (r.bk_reject[p], r.bk_ack[p], r.out_valid[p], r.out_data[p]) for r, p in self._ni_router
         ]
+        if self._faulty:
+            ni_inputs = [list(x) for x in ni_inputs]
+            self._apply_faults(ni_inputs)
         go = self.go
         self.go = int(not any(ni.busy for ni in nis))
         changed = []
@@ -416,6 +494,8 @@ class CircuitTreeModel:
         for ni, (iv, idata, orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
             iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
             orej[q] = ni.down_reject
+        if self._faulty:
+            self._apply_faults()
         self.cycle += 1
         return out
 
