@@ -265,3 +265,91 @@ def test_cli_bad_fault_is_one_line():
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "fault 'up:0.9.0': router must be 0..1, not 9 (4 leaves, width 8)" in lines[0]
+
+
+# -- fattree experiment faults ------------------------------------------------------------------
+
+
+def run_cli_inproc(capsys, *argv):
+    from fattree.scripts.main import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_experiment_accounts_for_every_message(capsys):
+    import json
+
+    argv = ["experiment", "faults", "--leaves", "8", "--faults", "0,2", "--trials", "2"]
+    code, out, err = run_cli_inproc(capsys, *argv, "--messages", "3", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    col = {c: i for i, c in enumerate(data["columns"])}
+    rows = {(r[col["place"]], r[col["faults"]]): r for r in data["rows"]}
+    assert set(rows) == {("none", 0), ("up", 2), ("down", 2), ("eject", 2), ("router", 2)}
+    for row in rows.values():
+        assert row[col["messages"]] == 2 * 8 * 3
+        lost = row[col["timed_out"]] + row[col["never_sent"]]
+        assert row[col["delivered"]] + lost == row[col["messages"]]
+        # Nothing reaches a node behind a dead eject link.
+        assert row[col["delivered"]] <= row[col["messages"]] - row[col["to_cut_off"]]
+    none = rows["none", 0]
+    assert none[col["fraction"]] == 1 and none[col["timed_out"]] == 0 and none[col["p99"]] > 0
+    # A dead link between routers swallows at most the one message that first enters it:
+    # 2 faults, 2 draws.
+    assert rows["up", 2][col["timed_out"]] <= 4
+    assert rows["eject", 2][col["to_cut_off"]] > 0
+    assert rows["eject", 2][col["timed_out"]] > 0
+
+
+def test_draw_faults_are_distinct_and_of_their_place():
+    from fattree.sim.experiments.faults import draw_faults
+
+    rng = random.Random(1)
+    for place in ("up", "down", "eject", "router"):
+        faults = draw_faults(place, 6, 16, rng)
+        assert len(set(faults)) == 6 and {f.where for f in faults} == {place}
+        check_faults(faults, 16, 8)
+    with pytest.raises(ValueError, match="a 4-leaf tree has 4 up places, not 5"):
+        draw_faults("up", 5, 4, rng)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--leaves", "12"], "--leaves must be powers of two, not 12"),
+        (["--leaves", "2048"], "--leaves must be 4..1024, not 2048"),
+        (
+            ["--places", "up,left"],
+            "--places wants a comma list of up, down, eject, router, not 'left'",
+        ),
+        (["--faults", "x"], "--faults wants a comma list of integers, not 'x'"),
+        (["--retry", "later"], "--retry must be one of immediate, round, backoff, not 'later'"),
+        (["--leaves", "4", "--faults", "9"], "--faults: a 4-leaf tree has 4 up places, not 9"),
+    ],
+)
+def test_experiment_one_line_errors(capsys, argv, message):
+    code, _, err = run_cli_inproc(capsys, "experiment", "faults", *argv)
+    assert code == 2
+    assert err.strip().splitlines() == [f"fattree experiment: error: {message}"]
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow
+def test_experiment_rtl_point_equals_model(tmp_path):
+    from fattree.sim.experiments.faults import rtl_point
+
+    opts = {
+        "rtl_leaves": 4,
+        "messages": 3,
+        "limit": 600,
+        "seed": 1,
+        "retry": "backoff",
+        "simulator": "verilator",
+    }
+    rtl, model, speed = rtl_point(opts, "eject", lambda _: None, tmp_path)
+    assert speed["cycle_mismatches"] == 0
+    assert rtl[3] == "rtl" and model[3] == "model"
+    assert rtl[4:] == model[4:]
+    assert rtl[5] > 0 and rtl[6] < rtl[4]  # a node cut off, its messages lost

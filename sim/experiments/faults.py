@@ -1,0 +1,456 @@
+"""Faults in the circuit-switched tree: delivered fraction and delivery time against the
+number of dead links or routers and where they sit.
+
+``faults``: every node sends ``--messages`` messages to random other nodes (its queue, in
+order); ``k`` faults of one place are drawn at random (:mod:`fattree.spec.faults`):
+
+* ``up``: dead up-links ``Ulink(l, t, p)`` between routers, any level;
+* ``down``: dead down-links ``Dlink(l, t, p)`` between routers, any level;
+* ``eject``: dead eject links, leaf router to node (the one way into a node);
+* ``router``: dead routers, any level.
+
+The cycle-exact model (:class:`fattree.sim.models.circuit.CircuitTreeModel`, with the same
+faults the hardware takes) runs until every node has sent its queue or is stuck. A message's
+time runs from the cycle its interface takes it (transmit handshake) to the cycle its
+receiver takes it (receive handshake). The protocol has no time-out: a message into a dead
+link is neither acknowledged nor rejected, and one to a node that cannot be reached is
+rejected for ever, so a message not delivered within ``--limit`` cycles of being taken is
+counted **timed out**, and the rest of its sender's queue, which that interface never takes,
+**never sent**; both are undelivered. ``to_cut_off`` counts the messages addressed to a node
+whose eject link is dead (by an ``eject`` fault or a dead leaf router): no route reaches it.
+
+``--rtl`` repeats one small point per place (``--rtl-leaves``, one fault) on the generated
+Verilog (cocotb, :mod:`fattree.sim.benches.circuit_faults`), in lock step with the model,
+and puts its figures beside the model's. Results and discussion: docs/circuit_tree.md,
+"Faults".
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+
+from ...spec.faults import Fault, format_faults
+from ...spec.topology import FatTree
+from ..models.circuit import CircuitTreeModel
+from . import Experiment, Result, counted
+
+__all__ = ["PLACES", "FaultRun", "draw_faults", "fault_queues", "run_point", "EXPERIMENTS"]
+
+PLACES = ("up", "down", "eject", "router")
+RETRIES = ("immediate", "round", "backoff")
+#: Data bits of the experiment's messages: each message's data is its number (unique).
+WIDTH, LENGTH = 8, 2
+
+
+def draw_faults(place: str, count: int, leaves: int, rng: random.Random) -> tuple[Fault, ...]:
+    """``count`` distinct faults of ``place`` in a ``leaves``-node tree, at random."""
+    tree = FatTree(leaves.bit_length() - 1, 2)
+    if place in ("up", "down"):
+        pool = [Fault(place, lk.level, lk.switch, lk.port) for lk in tree.up_links()]
+    elif place == "eject":
+        pool = [Fault("eject", 0, n) for n in range(leaves)]
+    else:
+        pool = [Fault("router", lv, t) for lv in range(tree.levels) for t in range(leaves // 2)]
+    if count > len(pool):
+        raise ValueError(
+            f"--faults: a {leaves}-leaf tree has {len(pool)} {place} places, not {count}"
+        )
+    return tuple(rng.sample(pool, count))
+
+
+def fault_queues(leaves: int, messages: int, rng: random.Random) -> list[list[tuple[int, int]]]:
+    """Per node, ``messages`` messages ``(dest, data)`` to random other nodes; ``data`` is the
+    message's number, so every message is told apart."""
+    queues, number = [], 0
+    for p in range(leaves):
+        queue = []
+        for _ in range(messages):
+            q = rng.randrange(leaves - 1)
+            queue.append((q + (q >= p), number))
+            number += 1
+        queues.append(queue)
+    return queues
+
+
+def cut_off(faults, leaves: int) -> set[int]:
+    """Nodes no route reaches: their eject link is dead (or their leaf router)."""
+    nodes = set()
+    for f in faults:
+        if f.kind == "dead" and f.where == "eject":
+            nodes.add(f.switch)
+        elif f.kind == "dead" and f.where == "router" and f.level == 0:
+            nodes |= {2 * f.switch, 2 * f.switch + 1}
+    return nodes
+
+
+class FaultRun:
+    """The traffic and the bookkeeping of one run, whoever computes the outputs (the model
+    here, the RTL in the bench): :meth:`inputs` gives this cycle's transmit inputs,
+    :meth:`observe` takes this cycle's outputs; :attr:`finished` once every node has sent its
+    whole queue or holds a message older than ``limit``."""
+
+    def __init__(self, queues, limit: int):
+        self.queues = [list(q) for q in queues]
+        self.limit = limit
+        self.leaves = len(queues)
+        self.next = [0] * self.leaves  # index of the message each node offers
+        self.taken: dict[int, int] = {}  # message number -> cycle taken
+        self.times: list[int] = []  # delivery times of the delivered messages
+        self.delivered: set[int] = set()
+        self.cycle = 0
+
+    def inputs(self):
+        valid, dest, data = [0] * self.leaves, [0] * self.leaves, [0] * self.leaves
+        for n, queue in enumerate(self.queues):
+            if self.next[n] < len(queue):
+                valid[n] = 1
+                dest[n], data[n] = queue[self.next[n]]
+        return valid, dest, data
+
+    def observe(self, valid, tx_ready, rx_valid, rx_data) -> None:
+        """This cycle's outputs (every receiver is always ready), for the inputs ``valid``."""
+        for n in range(self.leaves):
+            if valid[n] and tx_ready[n]:
+                self.taken[self.queues[n][self.next[n]][1]] = self.cycle
+                self.next[n] += 1
+            if rx_valid[n]:
+                number = rx_data[n]
+                # A message the fault-free protocol cannot duplicate; count each once.
+                if number in self.taken and number not in self.delivered:
+                    self.delivered.add(number)
+                    self.times.append(self.cycle - self.taken[number])
+        self.cycle += 1
+
+    @property
+    def finished(self) -> bool:
+        for n, queue in enumerate(self.queues):
+            last = self.next[n] - 1  # the message in the interface, if any
+            if last >= 0 and queue[last][1] not in self.delivered:
+                if self.cycle - self.taken[queue[last][1]] <= self.limit:
+                    return False
+            elif self.next[n] < len(queue):
+                return False
+        return True
+
+    def figures(self) -> dict:
+        total = sum(map(len, self.queues))
+        times = sorted(self.times)
+        never = sum(len(q) - self.next[n] for n, q in enumerate(self.queues))
+        return {
+            "messages": total,
+            "delivered": len(self.delivered),
+            "timed_out": total - len(self.delivered) - never,
+            "never_sent": never,
+            "mean": sum(times) / len(times) if times else None,
+            "p99": times[min(len(times) - 1, (99 * len(times)) // 100)] if times else None,
+            "cycles": self.cycle,
+        }
+
+
+def run_point(leaves, retry, faults, queues, limit, seed=1) -> dict:
+    """One run on the model; its :meth:`FaultRun.figures`."""
+    model = CircuitTreeModel(leaves, WIDTH, LENGTH, seed, retry, faults)
+    run = FaultRun(queues, limit)
+    while not run.finished:
+        valid, dest, data = run.inputs()
+        out = model.step(valid, dest, data)
+        run.observe(valid, out.tx_ready, out.rx_valid, out.rx_data)
+    return run.figures()
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--leaves", default="64,256", help="comma list of node counts, powers of two 4..1024"
+    )
+    p.add_argument(
+        "--faults", default="0,1,2,4,8", help="comma list of fault counts (default 0,1,2,4,8)"
+    )
+    p.add_argument(
+        "--places",
+        default=",".join(PLACES),
+        help=f"comma list of {', '.join(PLACES)} (default all)",
+    )
+    p.add_argument("--messages", default="4", help="messages per node (default 4)")
+    p.add_argument(
+        "--retry", default="backoff", help="immediate, round or backoff (default backoff)"
+    )
+    p.add_argument(
+        "--limit", default="2000", help="cycles a taken message may take to arrive (default 2000)"
+    )
+    p.add_argument("--trials", default="2", help="fault draws per point, summed (default 2)")
+    p.add_argument("--seed", default="1", help="traffic, fault draw and LFSR seed (default 1)")
+    p.add_argument(
+        "--rtl", action="store_true", help="cross-check one small point per place on the RTL"
+    )
+    p.add_argument("--rtl-leaves", default="8", help="nodes of the RTL points (default 8)")
+    p.add_argument(
+        "--simulator", default="verilator", help="verilator or icarus (default verilator)"
+    )
+    p.add_argument("--build-root", default=None, help="build folder root (default build/)")
+
+
+def _ints(name: str, text: str, lo: int, hi: int) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--{name} wants a comma list of integers, not {text!r}") from None
+    bad = [v for v in values if not lo <= v <= hi]
+    if bad:
+        raise ValueError(f"--{name} must be {lo}..{hi}, not {bad[0]}")
+    return list(dict.fromkeys(values))
+
+
+def options(args) -> dict:
+    """The checked options (ValueError with a one-line message for a bad one)."""
+    leaves = _ints("leaves", args.leaves, 4, 1024)
+    rtl_leaves = _ints("rtl-leaves", args.rtl_leaves, 4, 32)
+    for name, values in (("leaves", leaves), ("rtl-leaves", rtl_leaves)):
+        odd = [v for v in values if v & (v - 1)]
+        if odd:
+            raise ValueError(f"--{name} must be powers of two, not {odd[0]}")
+    places = [v.strip() for v in args.places.split(",")]
+    bad = [v for v in places if v not in PLACES]
+    if bad:
+        raise ValueError(f"--places wants a comma list of {', '.join(PLACES)}, not {bad[0]!r}")
+    if args.retry not in RETRIES:
+        raise ValueError(f"--retry must be one of {', '.join(RETRIES)}, not {args.retry!r}")
+    if args.simulator not in ("verilator", "icarus"):
+        raise ValueError(f"--simulator must be verilator or icarus, not {args.simulator!r}")
+    return {
+        "leaves": leaves,
+        "faults": _ints("faults", args.faults, 0, 4096),
+        "places": list(dict.fromkeys(places)),
+        "messages": _ints("messages", args.messages, 1, 64)[0],
+        "retry": args.retry,
+        "limit": _ints("limit", args.limit, 1, 10**7)[0],
+        "trials": _ints("trials", args.trials, 1, 100)[0],
+        "seed": _ints("seed", args.seed, 1, (1 << 16) - 1)[0],
+        "rtl": bool(args.rtl),
+        "rtl_leaves": rtl_leaves[0],
+        "simulator": args.simulator,
+    }
+
+
+COLUMNS = [
+    "leaves",
+    "place",
+    "faults",
+    "source",
+    "messages",
+    "to_cut_off",
+    "delivered",
+    "fraction",
+    "of_sent",
+    "timed_out",
+    "never_sent",
+    "mean",
+    "p99",
+]
+
+
+def _point(opts, leaves, place, count, progress) -> list:
+    """The model's row of one point: ``trials`` fault draws, figures summed (times pooled)."""
+    sums = dict.fromkeys(("messages", "delivered", "timed_out", "never_sent"), 0)
+    times_mean, n_times, p99s, cut = 0.0, 0, [], 0
+    for trial in range(opts["trials"]):
+        rng = random.Random(f"{opts['seed']}/{leaves}/{place}/{count}/{trial}")
+        faults = draw_faults(place, count, leaves, rng)
+        queues = fault_queues(leaves, opts["messages"], rng)
+        progress(f"faults: {leaves} leaves, {count} {place}, trial {trial + 1}")
+        fig = run_point(leaves, opts["retry"], faults, queues, opts["limit"], opts["seed"])
+        for key in sums:
+            sums[key] += fig[key]
+        dead = cut_off(faults, leaves)
+        cut += sum(1 for q in queues for dest, _ in q if dest in dead)
+        if fig["delivered"]:
+            times_mean += fig["mean"] * fig["delivered"]
+            n_times += fig["delivered"]
+            p99s.append(fig["p99"])
+    return [
+        leaves,
+        place,
+        count,
+        "model",
+        sums["messages"],
+        cut,
+        sums["delivered"],
+        sums["delivered"] / sums["messages"],
+        sums["delivered"] / (sums["messages"] - sums["never_sent"]),
+        sums["timed_out"],
+        sums["never_sent"],
+        times_mean / n_times if n_times else None,
+        max(p99s) if p99s else None,
+    ]
+
+
+def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
+    """One fault of ``place`` at ``rtl_leaves`` on the RTL in lock step with the model: the
+    RTL's row, the model's row (the same run alone) and the bench's speed."""
+    from ...designs import get_design
+    from ..cocotb_runner import run_bench
+
+    leaves = opts["rtl_leaves"]
+    rng = random.Random(f"{opts['seed']}/rtl/{leaves}/{place}")
+    faults = draw_faults(place, 1, leaves, rng)
+    traffic_seed = rng.getrandbits(32)
+    queues = fault_queues(leaves, opts["messages"], random.Random(traffic_seed))
+    params = {
+        "leaves": leaves,
+        "width": WIDTH,
+        "length": LENGTH,
+        "seed": opts["seed"],
+        "retry": RETRIES.index(opts["retry"]),
+        "faults": format_faults(faults),
+    }
+    progress(f"faults: RTL ({opts['simulator']}), {leaves} leaves, {params['faults']}")
+    result = run_bench(
+        get_design("circuit-tree"),
+        params,
+        opts["simulator"],
+        seed=opts["seed"],
+        bench={"messages": opts["messages"], "limit": opts["limit"], "traffic": traffic_seed},
+        root=root,
+        bench_module="fattree.sim.benches.circuit_faults",
+    )
+    got = result.summary.get("figures")
+    if not result.passed or got is None:
+        raise RuntimeError(f"the fault bench failed ({params['faults']}); see {result.log}")
+    model = run_point(leaves, opts["retry"], faults, queues, opts["limit"], opts["seed"])
+    dead = cut_off(faults, leaves)
+    cut = sum(1 for q in queues for dest, _ in q if dest in dead)
+
+    def row(source, fig):
+        return [
+            leaves,
+            f"{place} ({params['faults']})",
+            1,
+            source,
+            fig["messages"],
+            cut,
+            fig["delivered"],
+            fig["delivered"] / fig["messages"],
+            fig["delivered"] / (fig["messages"] - fig["never_sent"]),
+            fig["timed_out"],
+            fig["never_sent"],
+            fig["mean"],
+            fig["p99"],
+        ]
+
+    speed = {
+        "faults": params["faults"],
+        "cycles": got["cycles"],
+        "cycle_mismatches": result.summary.get("cycle_mismatches"),
+        "build_seconds": result.build_seconds,
+        "test_seconds": result.test_seconds,
+    }
+    return row("rtl", got), row("model", model), speed
+
+
+def _run(args, progress) -> Result:
+    opts = options(args)
+    rows, rtl, differ = [], [], []
+    points = [
+        (leaves, place, count)
+        for leaves in opts["leaves"]
+        for place in opts["places"]
+        for count in opts["faults"]
+        if not (count == 0 and place != opts["places"][0])
+    ]
+    for leaves, place, count in counted(progress, points):
+        rows.append(_point(opts, leaves, "none" if count == 0 else place, count, progress))
+    if opts["rtl"]:
+        for place in opts["places"]:
+            rtl_row, model_row, speed = rtl_point(opts, place, progress, args.build_root)
+            rows += [rtl_row, model_row]
+            rtl.append(speed)
+            if rtl_row[4:] != model_row[4:]:
+                differ.append(place)
+    notes = [
+        f"random traffic, {opts['messages']} messages per node, retry {opts['retry']}; "
+        f"{opts['trials']} fault draws per point, counts summed; times in cycles from "
+        "transmit handshake to receive handshake (mean over the delivered, p99: the worst "
+        "draw's); a message not delivered within "
+        f"{opts['limit']} cycles of being taken is timed out, its sender's later ones never sent",
+        "to_cut_off: messages addressed to a node whose eject link is dead (no route); "
+        "fraction: delivered / messages; of_sent: delivered / (messages - never_sent)",
+    ]
+    if opts["rtl"]:
+        notes.append(
+            "RTL (cocotb, in lock step with the model) and model figures are equal"
+            if not differ
+            else f"RTL and model differ for {', '.join(differ)}"
+        )
+    return Result(
+        "faults",
+        opts,
+        COLUMNS,
+        rows,
+        notes,
+        extra={"rtl_equals_model": None if not opts["rtl"] else not differ, "rtl": rtl},
+    )
+
+
+def _plot(result: Result, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    col = {c: i for i, c in enumerate(result.columns)}
+    rows = [r for r in result.rows if r[col["source"]] == "model"]
+    sizes = list(dict.fromkeys(r[col["leaves"]] for r in rows))
+    places = [p for p in PLACES if any(r[col["place"]] == p for r in rows)]
+    fig, axes = plt.subplots(2, len(sizes), figsize=(4.2 * len(sizes), 6.4), squeeze=False)
+    for j, leaves in enumerate(sizes):
+        top, bottom = axes[0][j], axes[1][j]
+        base = [r for r in rows if r[col["leaves"]] == leaves and r[col["faults"]] == 0]
+        for k, place in enumerate(places):
+            color = f"C{k}"
+            pts = base + [
+                r for r in rows if r[col["leaves"]] == leaves and r[col["place"]] == place
+            ]
+            pts.sort(key=lambda r: r[col["faults"]])
+            x = [r[col["faults"]] for r in pts]
+            frac = [r[col["fraction"]] for r in pts]
+            top.plot(x, frac, "o-", color=color, ms=4, label=f"dead {place}")
+            sent = [r[col["of_sent"]] for r in pts]
+            top.plot(x, sent, "x:", color=color, ms=4, label=f"dead {place}, of sent")
+            y = [r[col["mean"]] for r in pts]
+            bottom.plot(x, y, "o-", color=color, ms=4, label=f"dead {place}, mean")
+            y = [r[col["p99"]] for r in pts]
+            bottom.plot(x, y, "x:", color=color, ms=4, label=f"dead {place}, p99")
+        top.set_title(f"{leaves} leaves")
+        top.set_ylabel("delivered fraction")
+        bottom.set_ylabel("delivery time (cycles)")
+        bottom.set_xlabel("faults")
+        bottom.set_xscale("symlog", linthresh=1)
+        top.set_xscale("symlog", linthresh=1)
+        bottom.set_yscale("log")
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=6, ncol=2)
+    axes[1][0].legend(fontsize=6, ncol=2)
+    p = result.params
+    fig.suptitle(
+        f"dead links and routers: {p['messages']} random messages per node, "
+        f"retry {p['retry']}, limit {p['limit']} cycles (model)",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+EXPERIMENTS = [
+    Experiment(
+        "faults",
+        "circuit tree: delivered fraction and delivery time against dead links and routers",
+        _args,
+        _run,
+        _plot,
+    )
+]
