@@ -141,6 +141,7 @@ def run_bench(
     bench_module: str | None = None,
     ports: str = "native",
     progress=None,
+    verilog: str | None = None,
 ) -> BenchResult:
     """Run ``design``'s bench; ``bench`` holds bench-only knobs (message counts, mutation).
 
@@ -150,7 +151,9 @@ def run_bench(
     Verilog (e.g. a measurement such as the load-latency experiment's).
     ``ports="axis"`` simulates the design's AXI4-Stream top (docs/axis.md) with its own bench
     (:class:`fattree.designs.AxisTop`), in a build folder of its own. ``progress(text)`` is
-    told when the build is done and the bench starts.
+    told when the build is done and the bench starts. ``verilog`` simulates that text (with
+    the design's top module) instead of the design's own elaboration: a mutant of its
+    netlist (:mod:`fattree.mutants`), in a build folder under ``root``.
     """
     if simulator not in SIMULATORS:
         raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {simulator!r}")
@@ -171,7 +174,7 @@ def run_bench(
 
     runner = get_runner(simulator)
     started = time.perf_counter()
-    text = elaborate_verilog(design, params, family, ports)
+    text = verilog if verilog is not None else elaborate_verilog(design, params, family, ports)
     _build(runner, simulator, where, top, text + models_for(family, text), waves)
     built = time.perf_counter()
     if progress is not None:

