@@ -128,6 +128,9 @@ class RegisteredReadMemory(wiring.Component):
         form: str = "auto",
         poison_collisions=False,
     ):
+        for name, value in (("width", width), ("depth", depth), ("init", init)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an integer, not {value!r}")
         if width < 1:
             raise ValueError(f"width must be at least 1, not {width}")
         if depth < 1:

@@ -85,6 +85,8 @@ class Router:
 
 
 def _check_width(width) -> int:
+    if isinstance(width, bool) or not isinstance(width, int):  # 2.0 == 2, but range(2.0) fails
+        raise TypeError(f"width must be 2 or 8, not {width!r}")
     if width not in UNIT_WIDTHS:
         raise ValueError(f"width must be 2 or 8, not {width!r}")
     return width

@@ -73,7 +73,8 @@ class RouterModel:
     """
 
     def __init__(self, seed: int = 1):
-        self.seed = seed
+        # As the hardware's CircuitRouter checks it (lfsr_mask is cached: a list is unhashable).
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         self.mask = lfsr_mask(seed)
         self.states = _shared_states()
         self.reset()

@@ -264,4 +264,5 @@ class RN1UnitTreeModel(RN1NetworkModel):
 
     def __init__(self, width: int = 2, seed: int = 1):
         self.tree = tree = unit_tree(width)
+        seed = check_int_range("seed", seed, 0)  # as the hardware's RN1UnitTree checks it
         super().__init__(tree.router_modes(seed), tree.links, tree.inputs(), tree.outputs())
