@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..params import check_int_range, check_positive_int, check_power_of_two
@@ -49,9 +50,13 @@ __all__ = [
     "transpose",
     "bit_reversal",
     "cyclic_shift",
+    "random_bit_bytes",
+    "Scratch",
+    "schedule_permutations",
+    "PermutationSchedules",
 ]
 
-_INF = np.int32(2**30)
+_INF = 2**30
 
 
 def _h(n: int) -> int:
@@ -66,16 +71,6 @@ def random_bits(n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 2, size=(h, n // 2), dtype=np.uint8)
 
 
-def _levels(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    x = np.bitwise_xor(src, dst).astype(np.int64)
-    level = np.full(x.shape, -1, dtype=np.int64)
-    for b in range(63):
-        if not np.any(x >> b):
-            break
-        level[(x >> b) & 1 == 1] = b
-    return level
-
-
 def _check_messages(n: int, src, dst) -> tuple[np.ndarray, np.ndarray]:
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
@@ -85,7 +80,7 @@ def _check_messages(n: int, src, dst) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"sources and destinations must be nodes 0 .. {n - 1}")
     if np.any(src == dst):
         raise ValueError("a message's source and destination must differ")
-    if np.unique(src).size != src.size:
+    if src.size and np.bincount(src, minlength=n).max() > 1:  # O(n), unlike a sort
         raise ValueError("sources must be distinct (one transmission per node at a time)")
     return src, dst
 
@@ -93,20 +88,178 @@ def _check_messages(n: int, src, dst) -> tuple[np.ndarray, np.ndarray]:
 class Scratch:
     """Wire state reused from round to round (allocating and faulting in ``lg n * n`` words
     every round costs more than the round at ``n = 2^20``). Times are offset by ``base``
-    per round, so the previous round's circuits are free without clearing the arrays."""
+    per round, so the previous round's circuits are free without clearing the arrays. A held
+    wire stores ``held + j`` (``j`` the holder's slot, below ``n``), so the next round starts
+    ``n`` past ``held``."""
 
     def __init__(self, n: int):
         h = _h(n)
+        self.n = n
         self.free_at = np.zeros(h * n, dtype=np.int32)
-        self.stamp = np.zeros(h * n, dtype=np.int32)
         self.base = 0
 
     def next_round(self, span: int) -> int:
-        if self.base + 2 * span >= 2**31 - 1:
+        step = span + self.n
+        if self.base + 2 * step >= 2**31 - 1:
             self.free_at[:] = 0
             self.base = 0
-        self.base += span
+        self.base += step
         return self.base
+
+
+@numba.njit(cache=True)
+def _levels(src, dst):
+    """The level a message turns at: the highest bit in which source and destination
+    differ."""
+    level = np.empty(src.size, np.int64)
+    for i in range(src.size):
+        x = src[i] ^ dst[i]
+        top = -1
+        while x:
+            x >>= 1
+            top += 1
+        level[i] = top
+    return level
+
+
+@numba.njit(cache=True)
+def _round_kernel(n, h, src, dst, level, packed, payload, base, span, free_at, alive):
+    """One round (the rules of the module docstring) of messages sorted by (level,
+    destination); bit ``q = lv * n/2 + t`` of ``packed`` is router SW(lv, t)'s random bit,
+    ``payload < 0`` holds circuits to the end of the round; fills ``alive`` (delivered).
+
+    In that order every claim of one level at one hop reads its wires in increasing order,
+    which keeps the ``lg n * n`` wire array in cache. A wire claimed in the current cycle can
+    only be wanted by a message of the same level arriving on the other up port (c against
+    d): the later visitor of a wire compares priorities and takes it over if it ranks
+    higher, so one pass settles a cycle.
+    """
+    m = src.size
+    half = n // 2
+    held = base + span
+    start = np.zeros(h + 1, np.int64)
+    for i in range(m):
+        start[level[i] + 1] += 1
+    for lv in range(h):
+        start[lv + 1] += start[lv]
+    # Up paths level by level: messages above level lv are a suffix, and one level's random
+    # bits (n / 16 bytes) stay in the first-level cache.
+    up = np.zeros(m, np.int32)  # 32-bit copies: half the bytes streamed per claim
+    t = src >> 1
+    for lv in range(h - 1):
+        block = 1 << (lv + 1)
+        for i in range(start[lv + 1], m):
+            q = lv * half + t[i]
+            p = ((packed[q >> 6] >> (q & 63)) & 1) ^ ((src[i] >> lv) & 1)
+            up[i] |= p << lv
+            t[i] = (t[i] & ~(block - 1)) | (((t[i] << 1) | p) & (block - 1))
+    dst = dst.astype(np.int32)
+    alive[:] = True
+    lost = np.empty(m, np.int64)
+    for k in range(2 * h - 1):
+        now = base + 2 * k
+        nlost = 0
+        for lv in range((k + 1) // 2, min(k, h - 1) + 1):
+            v = 2 * lv - k
+            low = (1 << v) - 1
+            offset = v * n
+            for j in range(start[lv], start[lv + 1]):
+                if not alive[j]:
+                    continue
+                w = offset + (((dst[j] >> v) << v) | (up[j] & low))
+                f = free_at[w]
+                if f <= now:
+                    free_at[w] = held + j
+                    continue
+                o = f - held
+                if o >= 0 and level[o] == lv:  # claimed in this cycle: turn, then c, then d
+                    prio = 0 if v == lv else 1 + ((up[j] >> v) & 1)
+                    prio_o = 0 if v == lv else 1 + ((up[o] >> v) & 1)
+                    if prio < prio_o:
+                        free_at[w] = held + j
+                        lost[nlost] = o
+                        nlost += 1
+                        continue
+                lost[nlost] = j
+                nlost += 1
+        for q in range(nlost):
+            j = lost[q]
+            alive[j] = False
+            lv = level[j]
+            # The reject travels back one hop per cycle: the wire of hop 2 lv - vv is free
+            # from now + (k - hop) + 1.
+            for vv in range(2 * lv - k + 1, lv + 1):
+                hop = 2 * lv - vv
+                w = vv * n + (((dst[j] >> vv) << vv) | (up[j] & ((1 << vv) - 1)))
+                free_at[w] = now + (k - hop) + 1
+        if payload >= 0 and k % 2 == 0 and k // 2 < h:
+            lv = k // 2
+            for j in range(start[lv], start[lv + 1]):
+                if alive[j]:  # delivered now: the acknowledge frees one hop per cycle
+                    for vv in range(lv + 1):
+                        w = vv * n + (((dst[j] >> vv) << vv) | (up[j] & ((1 << vv) - 1)))
+                        free_at[w] = base + 4 * lv + payload + 4 + vv
+
+
+def _pack(bits: np.ndarray, shift: int) -> np.ndarray:
+    """Bit ``shift`` of every byte, eight to a byte, as 64-bit words."""
+    packed = np.packbits((bits >> shift) & 1, bitorder="little")
+    padded = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
+    padded[: packed.size] = packed
+    return padded.view(np.int64)
+
+
+def _round(n, src, dst, level, bits, shift, payload, scratch) -> np.ndarray:
+    """One round of messages already sorted by (level, destination)."""
+    h = _h(n)
+    span = 8 * h + (payload or 0) + 8  # every time of a round is base + (0 .. span - 1)
+    base = scratch.next_round(span)
+    alive = np.empty(src.size, dtype=np.bool_)
+    _round_kernel(
+        n,
+        h,
+        src,
+        dst,
+        level,
+        _pack(bits, shift),
+        -1 if payload is None else payload,
+        base,
+        span,
+        scratch.free_at,
+        alive,
+    )
+    return alive
+
+
+@numba.njit(cache=True)
+def _sort_kernel(n, h, src, dst):
+    """Counting sorts: by destination, then stably by level (O(n), unlike lexsort)."""
+    m = src.size
+    level = _levels(src, dst)
+    count = np.zeros(n + 1, np.int64)
+    for i in range(m):
+        count[dst[i] + 1] += 1
+    for d in range(n):
+        count[d + 1] += count[d]
+    by_dst = np.empty(m, np.int64)
+    for i in range(m):
+        by_dst[count[dst[i]]] = i
+        count[dst[i]] += 1
+    fill = np.zeros(h + 1, np.int64)
+    for i in range(m):
+        fill[level[i] + 1] += 1
+    for lv in range(h):
+        fill[lv + 1] += fill[lv]
+    order = np.empty(m, np.int64)
+    for i in by_dst:
+        order[fill[level[i]]] = i
+        fill[level[i]] += 1
+    return order, level
+
+
+def _by_level_and_destination(n, src, dst):
+    order, level = _sort_kernel(n, _h(n), src, dst)
+    return order, src[order], dst[order], level[order]
 
 
 def round_fast(
@@ -117,73 +270,46 @@ def round_fast(
     src, dst = _check_messages(n, src, dst)
     if payload is not None:
         check_positive_int("payload", payload)
-    m = src.size
-    level = _levels(src, dst)
-    # Up path: `up` = sum p_i 2^i identifies the router at every level (wire ids); `t` is the
-    # FatTree switch index (SW(l, t)), which only indexes the random bits.
-    up = np.zeros(m, dtype=np.int64)
-    t = src >> 1
-    for lv in range(h - 1):
-        going = np.nonzero(level > lv)[0]
-        if going.size == 0:
-            break
-        tg = t[going]
-        p = bits[lv][tg].astype(np.int64) ^ ((src[going] >> lv) & 1)
-        up[going] |= p << lv
-        block = 1 << (lv + 1)
-        t[going] = (tg // block) * block + ((tg % block) * 2 + p) % block
-
+    bits = np.ascontiguousarray(bits, dtype=np.uint8)
+    if bits.shape != (h, n // 2):
+        raise ValueError(f"bits must have shape ({h}, {n // 2}), not {bits.shape}")
     scratch = Scratch(n) if scratch is None else scratch
-    free_at, stamp = scratch.free_at, scratch.stamp
-    # Every time of this round is base + (0 .. span - 1); `held` outlasts the round only.
-    span = 8 * h + (payload or 0) + 8
-    base = scratch.next_round(span)
-    held = base + span
-    alive = np.ones(m, dtype=bool)
-    ids_all = np.arange(m, dtype=np.int64)
+    order, src, dst, level = _by_level_and_destination(n, src, dst)
+    delivered = np.empty(src.size, dtype=np.bool_)
+    delivered[order] = _round(n, src, dst, level, bits.ravel(), 0, payload, scratch)
+    return delivered
 
-    def wire(ids: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return v * n + (((dst[ids] >> v) << v) | (up[ids] & ((1 << v) - 1)))
 
-    for k in range(2 * h - 1):
-        now = base + 2 * k
-        lv_all = level
-        sel = alive & (lv_all <= k) & (k <= 2 * lv_all)
-        ids = ids_all[sel]
-        if ids.size == 0:
-            continue
-        lv = level[ids]
-        v = 2 * lv - k
-        w = wire(ids, v)
-        prio = np.where(v == lv, 0, 1 + ((up[ids] >> v) & 1))
-        free = free_at[w] <= now
-        for p in (2, 1, 0):  # lowest priority first; the highest writes last and wins
-            s = free & (prio == p)
-            stamp[w[s]] = ids[s]  # ids < 2^31
-        win = free & (stamp[w] == ids)
-        free_at[w[win]] = held
-        lost = ids[~win]
-        if lost.size:
-            alive[lost] = False
-            llv = level[lost]
-            for vv in range(h):
-                # Wires held at hops j = 2L - vv < k, i.e. levels above this claim's level.
-                s = (vv > 2 * llv - k) & (vv <= llv)
-                if np.any(s):
-                    li = lost[s]
-                    hop = 2 * level[li] - vv
-                    free_at[wire(li, np.full(li.size, vv))] = now + (k - hop) + 1
-        if payload is not None:
-            done = ids[win & (k == 2 * lv)]
-            if done.size:
-                dl = level[done]
-                for vv in range(h):
-                    s = vv <= dl
-                    if np.any(s):
-                        di = done[s]
-                        release = base + 4 * dl[s] + payload + 4 + vv
-                        free_at[wire(di, np.full(di.size, vv))] = release
-    return alive
+def random_bit_bytes(rng: np.random.Generator, count: int) -> tuple[np.ndarray, int]:
+    """``(data, shift)`` with ``data[i] >> shift & 1`` equal to
+    ``rng.integers(0, 2, count, dtype=np.uint8)[i]``, leaving ``rng`` where that call leaves
+    it, at memory speed.
+
+    For ``PCG64`` (``default_rng``), NumPy draws each of those bytes from a 32-bit word
+    (little-endian, four bytes per word; a word left over from an earlier 32-bit draw comes
+    first) and Lemire's method keeps the byte's top bit, so the raw 64-bit stream read as
+    bytes gives the same bits 30 times faster. Other bit generators take NumPy's own path.
+    """
+    bg = rng.bit_generator
+    if type(bg) is not np.random.PCG64:
+        return rng.integers(0, 2, count, dtype=np.uint8), 0
+    state = bg.state
+    words = -(-count // 4)  # 32-bit draws
+    head = None
+    if state["has_uint32"] and words:
+        head = np.array([state["uinteger"]], dtype="<u4").view(np.uint8)
+        words -= 1
+    raw = bg.random_raw((words + 1) // 2)
+    data = raw.view(np.uint8)
+    if head is not None:
+        data = np.concatenate([head, data])
+    state = bg.state
+    if words % 2:  # the last 64-bit draw's high half waits for the next 32-bit draw
+        state["has_uint32"], state["uinteger"] = 1, int(raw[-1] >> np.uint64(32))
+    else:
+        state["has_uint32"], state["uinteger"] = 0, 0
+    bg.state = state
+    return data[:count], 7
 
 
 def round_reference(n: int, src, dst, bits: np.ndarray, payload: int | None = None) -> list[bool]:
@@ -259,17 +385,27 @@ def delivery_rounds(
     max_rounds: int = 100_000,
     progress: Callable[[str], None] | None = None,
 ) -> RoundsResult:
-    """Rounds until every message is delivered (rejected ones retried in the next round)."""
+    """Rounds until every message is delivered (rejected ones retried in the next round).
+
+    Each round draws its router bits as :func:`random_bits` would (the same bits and the
+    same state of ``rng`` afterwards, through :func:`random_bit_bytes`), so a seed gives the
+    rounds it always gave."""
     src, dst = _check_messages(n, src, dst)
+    if payload is not None:
+        check_positive_int("payload", payload)
+    h = _h(n)
+    # Levels and destinations never change, so one sort serves every round.
+    _, src, dst, level = _by_level_and_destination(n, src, dst)
     result = RoundsResult(0)
     scratch = Scratch(n)
     while src.size:
         if result.rounds >= max_rounds:
             raise RuntimeError(f"messages still pending after {max_rounds} rounds")
-        delivered = round_fast(n, src, dst, random_bits(n, rng), payload, scratch)
+        bits, shift = random_bit_bytes(rng, h * (n // 2))
+        delivered = _round(n, src, dst, level, bits, shift, payload, scratch)
         result.rounds += 1
         result.delivered_per_round.append(int(delivered.sum()))
-        src, dst = src[~delivered], dst[~delivered]
+        src, dst, level = src[~delivered], dst[~delivered], level[~delivered]
         if progress is not None:
             progress(f"round {result.rounds}: {src.size} pending")
     return result
@@ -313,3 +449,379 @@ def cyclic_shift(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     check_int_range("k", k, 1, n - 1)
     p = np.arange(n, dtype=np.int64)
     return p, traffic.cyclic_shift(p, n, k)
+
+
+# -- Ding's schedulers, compiled (the schedulability experiment) ---------------------------
+#
+# The same algorithms as fattree.sim.models.scheduler (level-wise, greedy, random, optimal;
+# failure modes keep and release; one round or round after round), restated on arrays in a
+# numba kernel so that 100 permutations of 4096 nodes take milliseconds instead of the model's
+# minutes. The `random` algorithm draws from Python's own Mersenne Twister (state taken from
+# random.Random(seed).getstate(), choice() restated bit for bit), so the results are the
+# model's, request by request; the experiment checks that on every run.
+
+SCHEDULE_ALGORITHMS = ("level-wise", "greedy", "random", "optimal")
+
+_MT_N, _MT_M = 624, 397
+
+
+@numba.njit(cache=True)
+def _mt_uint32(mt):
+    """CPython's genrand_uint32 on ``mt`` (624 words, then the position: getstate()'s
+    layout)."""
+    if mt[_MT_N] >= _MT_N:
+        for kk in range(_MT_N):
+            y = (mt[kk] & 0x80000000) | (mt[(kk + 1) % _MT_N] & 0x7FFFFFFF)
+            x = mt[(kk + _MT_M) % _MT_N] ^ (y >> 1)
+            if y & 1:
+                x ^= 0x9908B0DF
+            mt[kk] = x
+        mt[_MT_N] = 0
+    y = mt[mt[_MT_N]]
+    mt[_MT_N] += 1
+    y ^= y >> 11
+    y ^= (y << 7) & 0x9D2C5680
+    y ^= (y << 15) & 0xEFC60000
+    y ^= y >> 18
+    return y
+
+
+@numba.njit(cache=True)
+def _randbelow(mt, n):
+    """``random.Random._randbelow_with_getrandbits(n)`` (CPython 3.8+), for n < 2^32."""
+    k = 0
+    while (n >> k) > 0:
+        k += 1
+    r = _mt_uint32(mt) >> (32 - k)
+    while r >= n:
+        r = _mt_uint32(mt) >> (32 - k)
+    return r
+
+
+@numba.njit(cache=True)
+def _next_switch(wp, h, s, i):
+    block = wp[h + 1]
+    return (s // block) * block + ((s % block) * wp[1] + i) % block
+
+
+@numba.njit(cache=True)
+def _height(w, src, dst):
+    s, d, level = src // w, dst // w, 0
+    while s != d:
+        s //= w
+        d //= w
+        level += 1
+    return level
+
+
+@numba.njit(cache=True)
+def _request(up, down, wp, src, dst, alg, release, mt, ports, taken, choices):
+    """One request against the link state (``up``/``down``: 1 = free); fills ``ports`` and
+    returns ``(granted, height, ports chosen, failed level or -1)``."""
+    w = wp[1]
+    height = _height(w, src, dst)
+    count = 0  # links taken: taken[j] = (direction 0 up / 1 down, level, switch, port)
+    failed = -1
+    nports = 0
+    if alg == 0:  # level-wise (Fig. 7)
+        s, d = src // w, dst // w
+        for h in range(height):
+            i = -1
+            for p in range(w):
+                if up[h, s, p] and down[h, d, p]:
+                    i = p
+                    break
+            if i < 0:
+                failed = h
+                break
+            up[h, s, i] = 0
+            down[h, d, i] = 0
+            taken[count, 0], taken[count, 1], taken[count, 2], taken[count, 3] = 0, h, s, i
+            taken[count + 1, 0], taken[count + 1, 1] = 1, h
+            taken[count + 1, 2], taken[count + 1, 3] = d, i
+            count += 2
+            ports[nports] = i
+            nports += 1
+            s, d = _next_switch(wp, h, s, i), _next_switch(wp, h, d, i)
+    else:  # local: greedy (1) or random (2), the source side only, then the mirrored path
+        s = src // w
+        for h in range(height):
+            free = 0
+            for p in range(w):
+                if up[h, s, p]:
+                    choices[free] = p
+                    free += 1
+            if free == 0:
+                failed = h
+                break
+            i = choices[0] if alg == 1 else choices[_randbelow(mt, free)]
+            up[h, s, i] = 0
+            taken[count, 0], taken[count, 1], taken[count, 2], taken[count, 3] = 0, h, s, i
+            count += 1
+            ports[nports] = i
+            nports += 1
+            s = _next_switch(wp, h, s, i)
+        if failed < 0:
+            d0 = dst // w
+            for h in range(height - 1, -1, -1):
+                d = (d0 // wp[h]) * wp[h]  # equation (9) with P_0 .. P_{h-1}
+                for j in range(h):
+                    d += ports[j] * wp[h - 1 - j]
+                i = ports[h]
+                if not down[h, d, i]:
+                    failed = h
+                    break
+                down[h, d, i] = 0
+                taken[count, 0], taken[count, 1], taken[count, 2], taken[count, 3] = 1, h, d, i
+                count += 1
+    if failed >= 0 and release:
+        for j in range(count):
+            if taken[j, 0] == 0:
+                up[taken[j, 1], taken[j, 2], taken[j, 3]] = 1
+            else:
+                down[taken[j, 1], taken[j, 2], taken[j, 3]] = 1
+    return failed < 0, height, nports, failed
+
+
+@numba.njit(cache=True)
+def _colour(eu, ev, colours, left, right, colour, path):
+    """``bipartite_edge_colouring`` of the model on arrays: ``left[u, c]`` / ``right[v, c]``
+    the edge of colour c at a vertex, -1 if none; False if a vertex has too many edges."""
+    for e in range(eu.size):
+        u, v = eu[e], ev[e]
+        a, b = -1, -1
+        for c in range(colours):
+            if left[u, c] < 0:
+                a = c
+                break
+        for c in range(colours):
+            if right[v, c] < 0:
+                b = c
+                break
+        if a < 0 or b < 0:
+            return False
+        if right[v, a] >= 0:
+            # Swap a and b along the a/b path from v (see the model for why it ends).
+            length, x, c, on_right = 0, v, a, True
+            while True:
+                f = right[x, c] if on_right else left[x, c]
+                if f < 0:
+                    break
+                path[length] = f
+                length += 1
+                x = eu[f] if on_right else ev[f]
+                on_right = not on_right
+                c = b if c == a else a
+            for j in range(length):
+                f = path[j]
+                left[eu[f], colour[f]] = -1
+                right[ev[f], colour[f]] = -1
+            for j in range(length):
+                f = path[j]
+                colour[f] = b if colour[f] == a else a
+                left[eu[f], colour[f]] = f
+                right[ev[f], colour[f]] = f
+        colour[e] = a
+        left[u, a] = e
+        right[v, a] = e
+    return True
+
+
+@numba.njit(cache=True)
+def _optimal(wp, levels, src, dst, heights, ports, switches):
+    """``optimal_ports`` of the model: level by level, edge-colour the requests that climb
+    above the level. False if the requests are not a partial permutation."""
+    w = wp[1]
+    m = src.size
+    at_s = src // w
+    at_d = dst // w
+    left = np.empty((switches, w), np.int64)
+    right = np.empty((switches, w), np.int64)
+    active = np.empty(m, np.int64)
+    eu = np.empty(m, np.int64)
+    ev = np.empty(m, np.int64)
+    colour = np.empty(m, np.int64)
+    path = np.empty(m, np.int64)
+    for h in range(levels - 1):
+        count = 0
+        for k in range(m):
+            if heights[k] > h:
+                active[count] = k
+                eu[count] = at_s[k]
+                ev[count] = at_d[k]
+                count += 1
+        if count == 0:
+            break
+        left[:] = -1
+        right[:] = -1
+        colour[:count] = -1
+        if not _colour(eu[:count], ev[:count], w, left, right, colour, path):
+            return False
+        for j in range(count):
+            k, c = active[j], colour[j]
+            ports[k, h] = c
+            at_s[k] = _next_switch(wp, h, at_s[k], c)
+            at_d[k] = _next_switch(wp, h, at_d[k], c)
+    return True
+
+
+@numba.njit(cache=True)
+def _schedule_trials(wp, levels, switches, dsts, alg, release, rounds, states):
+    """Every permutation ``dsts[t]`` (node ``k`` sends to ``dsts[t, k]``) from an empty
+    network; ``states[t]`` is the random algorithm's Mersenne Twister state of trial t."""
+    trials, m = dsts.shape
+    w = wp[1]
+    depth = max(levels - 1, 1)
+    granted = np.zeros((trials, m), np.bool_)
+    height = np.zeros((trials, m), np.int64)
+    ports = np.full((trials, m, depth), -1, np.int64)
+    nports = np.zeros((trials, m), np.int64)
+    failed = np.full((trials, m), -1, np.int64)
+    round_ = np.zeros((trials, m), np.int64)
+    ok = True
+    up = np.ones((depth, switches, w), np.uint8)
+    down = np.ones((depth, switches, w), np.uint8)
+    taken = np.empty((2 * depth, 4), np.int64)
+    choices = np.empty(w, np.int64)
+    buf = np.empty(depth, np.int64)
+    src = np.arange(m)
+    pending = np.empty(m, np.int64)
+    left = np.empty(m, np.int64)
+    src_used = np.zeros(m, np.bool_)
+    dst_used = np.zeros(m, np.bool_)
+    for t in range(trials):
+        dst = dsts[t]
+        for k in range(m):
+            height[t, k] = _height(w, k, dst[k])
+        if alg == 3:  # optimal: one round of conflict-free routes (rounds: a permutation
+            # has load 1, so optimal_rounds colours everything 0 and routes it the same way)
+            if not _optimal(wp, levels, src, dst, height[t], ports[t], switches):
+                ok = False
+            for k in range(m):
+                granted[t, k] = True
+                nports[t, k] = height[t, k]
+            continue
+        mt = states[t].copy()
+        if not rounds:
+            up[:] = 1
+            down[:] = 1
+            for k in range(m):
+                g, hk, npk, fk = _request(
+                    up, down, wp, k, dst[k], alg, release, mt, buf, taken, choices
+                )
+                granted[t, k] = g
+                nports[t, k] = npk
+                failed[t, k] = fk
+                for j in range(npk):
+                    ports[t, k, j] = buf[j]
+            continue
+        for k in range(m):
+            pending[k] = k
+        npending, r = m, 0
+        while npending:
+            up[:] = 1
+            down[:] = 1
+            src_used[:] = False
+            dst_used[:] = False
+            nleft = 0
+            for j in range(npending):
+                k = pending[j]
+                d = dst[k]
+                if src_used[k] or dst_used[d]:
+                    left[nleft] = k
+                    nleft += 1
+                    continue
+                src_used[k] = True
+                dst_used[d] = True
+                g, hk, npk, fk = _request(up, down, wp, k, d, alg, release, mt, buf, taken, choices)
+                if g:
+                    granted[t, k] = True
+                    round_[t, k] = r
+                    nports[t, k] = npk
+                    for i in range(npk):
+                        ports[t, k, i] = buf[i]
+                else:
+                    left[nleft] = k
+                    nleft += 1
+            pending[:nleft] = left[:nleft]
+            npending, r = nleft, r + 1
+    return ok, granted, height, ports, nports, failed, round_
+
+
+@dataclass
+class PermutationSchedules:
+    """What :func:`schedule_permutations` found, per trial ``t`` and request ``k`` (node
+    ``k`` to ``dsts[t, k]``): ``granted``, ``height`` (common level), ``ports[t, k, :nports[t,
+    k]]`` (``P_0 ..``), ``failed`` level (-1 if none) and ``round`` (0 unless rounds)."""
+
+    granted: np.ndarray
+    height: np.ndarray
+    ports: np.ndarray
+    nports: np.ndarray
+    failed: np.ndarray
+    round: np.ndarray
+
+    def grant(self, t: int, k: int) -> tuple:
+        """``(granted, ports, height, failed level or None, round)`` of one request, the
+        fields of the model's ``Grant`` after ``src`` and ``dst``."""
+        failed = int(self.failed[t, k])
+        return (
+            bool(self.granted[t, k]),
+            tuple(int(p) for p in self.ports[t, k, : self.nports[t, k]]),
+            int(self.height[t, k]),
+            None if failed < 0 else failed,
+            int(self.round[t, k]),
+        )
+
+
+def schedule_permutations(
+    levels: int,
+    w: int,
+    dsts,
+    algorithm: str = "level-wise",
+    *,
+    failure_mode: str = "keep",
+    seeds=None,
+    rounds: bool = False,
+) -> PermutationSchedules:
+    """Schedule permutations on FT(levels, w) from an empty network, as
+    ``fattree.sim.models.scheduler.schedule(tree, list(enumerate(dsts[t])), algorithm,
+    failure_mode=..., seed=seeds[t], rounds=...)`` does for every row ``t`` of ``dsts``."""
+    from ..spec.topology import FatTree
+
+    tree = FatTree(levels, w)
+    if algorithm not in SCHEDULE_ALGORITHMS:
+        known = ", ".join(SCHEDULE_ALGORITHMS)
+        raise ValueError(f"algorithm must be one of {known}, not {algorithm!r}")
+    if failure_mode not in ("keep", "release"):
+        raise ValueError(f"failure_mode must be one of keep, release, not {failure_mode!r}")
+    dsts = np.asarray(dsts, dtype=np.int64)
+    if dsts.ndim != 2 or dsts.shape[1] != tree.num_nodes:
+        raise ValueError(f"dsts must have one row of {tree.num_nodes} destinations per trial")
+    if dsts.size and not (np.sort(dsts, axis=1) == np.arange(tree.num_nodes)).all():
+        raise ValueError("every row of dsts must be a permutation of the nodes")
+    if tree.num_nodes >= 2**31 or w > 64:
+        raise ValueError("at most 2^31 nodes and w <= 64")
+    seeds = list(range(len(dsts))) if seeds is None else list(seeds)
+    if len(seeds) != len(dsts):
+        raise ValueError("one seed per row of dsts")
+    states = np.zeros((len(dsts), _MT_N + 1), dtype=np.int64)
+    if algorithm == "random":
+        import random
+
+        for t, seed in enumerate(seeds):
+            states[t] = random.Random(seed).getstate()[1]
+    wp = np.array([w**k for k in range(levels + 1)], dtype=np.int64)
+    ok, *arrays = _schedule_trials(
+        wp,
+        levels,
+        tree.num_switches,
+        dsts,
+        SCHEDULE_ALGORITHMS.index(algorithm),
+        failure_mode == "release",
+        rounds,
+        states,
+    )
+    if not ok:  # cannot happen for permutations: Konig's theorem, see optimal_ports
+        raise RuntimeError("edge colouring ran out of colours")
+    return PermutationSchedules(*arrays)

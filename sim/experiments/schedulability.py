@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 import statistics
 
+import numpy as np
+
 from . import Experiment, Result, counted
 
 #: The paper's sizes (Fig. 9): 2-, 3- and 4-level trees of 64 to 4096 nodes.
@@ -67,23 +69,49 @@ def add_arguments(parser) -> None:
     )
 
 
-def _trials(tree, perms, algorithm: str, mode: str, *, with_rounds: bool):
+def _trials(tree, dsts, algorithm: str, mode: str, *, with_rounds: bool):
     """Per permutation: the granted ratio, the granted ratio of non-local requests (if any),
-    and (``with_rounds``) the rounds until all are granted."""
+    and (``with_rounds``) the rounds until all are granted.
+
+    The compiled schedulers of :func:`fattree.sim.fastsim.schedule_permutations` do the work;
+    the first permutation is scheduled by the reference model too, and every grant of it
+    must agree (else ``RuntimeError``), so each run checks the fast path on its own sizes.
+    """
+    from ...sim.fastsim import schedule_permutations
+
+    kw = {"failure_mode": "keep" if mode == "-" else mode, "seeds": range(len(dsts))}
+    fast = schedule_permutations(tree.levels, tree.w, dsts, algorithm, **kw)
+    _check_first(tree, dsts[0], algorithm, kw["failure_mode"], fast, rounds=False)
+    total = dsts.shape[1]
+    granted = fast.granted.sum(axis=1).tolist()
+    remote = fast.height > 0
+    remote_granted = (fast.granted & remote).sum(axis=1).tolist()
+    remote_count = remote.sum(axis=1).tolist()
+    ratios = [g / total for g in granted]
+    nonlocal_ratios = [g / c for g, c in zip(remote_granted, remote_count, strict=True) if c]
+    rounds = []
+    if with_rounds:
+        multi = schedule_permutations(tree.levels, tree.w, dsts, algorithm, rounds=True, **kw)
+        _check_first(tree, dsts[0], algorithm, kw["failure_mode"], multi, rounds=True)
+        rounds = (1 + multi.round.max(axis=1)).tolist()
+    return ratios, nonlocal_ratios, rounds
+
+
+def _check_first(tree, dst, algorithm: str, mode: str, fast, *, rounds: bool) -> None:
     from ...sim.models.scheduler import schedule
 
-    ratios, nonlocal_ratios, rounds = [], [], []
-    for trial, requests in enumerate(perms):
-        kw = {"failure_mode": "keep" if mode == "-" else mode, "seed": trial}
-        grants = schedule(tree, requests, algorithm, **kw)
-        ratios.append(sum(g.granted for g in grants) / len(grants))
-        remote = [g for g in grants if g.height > 0]
-        if remote:
-            nonlocal_ratios.append(sum(g.granted for g in remote) / len(remote))
-        if with_rounds:
-            multi = schedule(tree, requests, algorithm, rounds=True, **kw)
-            rounds.append(1 + max(g.round for g in multi))
-    return ratios, nonlocal_ratios, rounds
+    dst = dst.tolist()
+    grants = schedule(
+        tree, list(enumerate(dst)), algorithm, failure_mode=mode, seed=0, rounds=rounds
+    )
+    for k, g in enumerate(grants):
+        expected = (g.granted, g.ports, g.height, g.failed_level, g.round)
+        if fast.grant(0, k) != expected:
+            raise RuntimeError(
+                f"fast scheduler disagrees with the model on FT({tree.levels},{tree.w}), "
+                f"{algorithm}, {mode}, rounds={rounds}, request {k} -> {dst[k]}: "
+                f"{fast.grant(0, k)} != {expected}"
+            )
 
 
 def run(args, progress) -> Result:
@@ -125,17 +153,18 @@ def run(args, progress) -> Result:
     for tree in counted(progress, trees):
         name = f"FT({tree.levels},{tree.w})"
         rng = random.Random(f"{args.seed}-{name}")
-        perms = []
+        dsts = []  # permutation t: node k sends to dsts[t][k]
         for _ in range(args.trials):
             dst = list(tree.nodes())
             rng.shuffle(dst)
-            perms.append(list(zip(tree.nodes(), dst, strict=True)))
+            dsts.append(dst)
+        dsts = np.array(dsts, dtype=np.int64)
         for algorithm in algorithms:
             # The optimal scheduler has no failures, so failure modes do not apply to it.
             for mode in ["-"] if algorithm == "optimal" else modes:
                 progress(f"{name} ({tree.num_nodes} nodes): {algorithm}, {mode} ...")
                 ratios, nonlocal_ratios, rounds = _trials(
-                    tree, perms, algorithm, mode, with_rounds=not args.no_rounds
+                    tree, dsts, algorithm, mode, with_rounds=not args.no_rounds
                 )
                 row = [
                     name,
