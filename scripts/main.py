@@ -42,8 +42,21 @@ SUBCOMMANDS = [
 ]
 
 
+def one_line(text) -> str:
+    """``text`` as one line: control characters the user typed (a newline or form feed in a
+    file name or a stray argument) are shown escaped, so an error stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse echoes stray arguments as they are; keep its error to one line."""
+
+    def error(self, message):
+        super().error(one_line(message))
+
+
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fattree",
         description="Fat-tree interconnection networks: Verilog, simulation, synthesis, boards.",
     )
@@ -62,15 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args) or 0
     except CliError as exc:
-        print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
+        print(f"fattree {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return exc.code
     except ToolMissing as exc:
-        print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
+        print(f"fattree {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return 3
     except (ValueError, TypeError) as exc:
         # Parameter validation in the components and models raises these with a message
         # that names the parameter and the bad value.
-        print(f"fattree {args.command}: error: {exc}", file=sys.stderr)
+        print(f"fattree {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away: not an error of ours. Silence the flush at exit.

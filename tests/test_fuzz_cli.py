@@ -32,7 +32,7 @@ from fattree.scripts import main as cli
 
 #: Reproducible, bounded: the same examples in every run (no example database either).
 FUZZ = settings(
-    max_examples=30,
+    max_examples=80,
     deadline=None,
     derandomize=True,
     database=None,
@@ -296,6 +296,8 @@ def test_experiment_options(no_work, choice, value):
     command=st.sampled_from(sorted(PARSERS)),
     words=st.lists(st.one_of(values, st.sampled_from(["--json", "-p", "--", "-h"])), max_size=4),
 )
+@example(command="build", words=["0", "\x0c"])  # found: argparse echoed the form feed raw
+@example(command="schedule", words=["no\nsuch.csv"])  # found: the file name broke the line
 def test_names_and_positionals(no_work, command, words):
     # Design, board, family, experiment and diagram names, and stray words, anywhere.
     if "-h" in words:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from fattree.params import check_int_range, check_positive_int, check_power_of_two
 
 FUZZ = settings(
-    max_examples=60,
+    max_examples=150,
     deadline=None,
     derandomize=True,
     database=None,
