@@ -401,7 +401,12 @@ def _plot(result: Result, path: str) -> None:
     import matplotlib.pyplot as plt
 
     col = {c: i for i, c in enumerate(result.columns)}
-    rows = [r for r in result.rows if r[col["source"]] == "model"]
+    # The sweep's rows (not the RTL cross-check's, whose place names their fault).
+    rows = [
+        r
+        for r in result.rows
+        if r[col["source"]] == "model" and r[col["place"]] in (*PLACES, "none")
+    ]
     sizes = list(dict.fromkeys(r[col["leaves"]] for r in rows))
     places = [p for p in PLACES if any(r[col["place"]] == p for r in rows)]
     fig, axes = plt.subplots(2, len(sizes), figsize=(4.2 * len(sizes), 6.4), squeeze=False)

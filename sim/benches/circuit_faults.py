@@ -1,0 +1,64 @@
+"""cocotb bench of the fault experiment (:mod:`fattree.sim.experiments.faults`) on
+:class:`fattree.hdl.circuit_tree.CircuitFatTree` built with a fault list.
+
+The experiment's traffic (``messages`` per node, from the ``traffic`` seed) and bookkeeping
+(:class:`~fattree.sim.experiments.faults.FaultRun`: a message is timed out ``limit`` cycles
+after its interface took it) run on the RTL's outputs, while every output is compared, cycle
+by cycle, with :class:`CircuitTreeModel` built with the same faults. The summary holds the
+RTL's figures and the scoreboard's ``cycle_mismatches``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import cocotb
+from cocotb.triggers import FallingEdge
+
+from fattree.sim.benches.circuit_tree import Ports
+from fattree.sim.checks.circuit_tree import OUTPUTS
+from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
+from fattree.sim.experiments.faults import FaultRun, fault_queues
+from fattree.sim.models.circuit import CircuitTreeModel
+from fattree.sim.scoreboard import Scoreboard
+
+
+@cocotb.test()
+async def fault_run(dut):
+    config = bench_config()
+    p, knobs = config["params"], config["bench"]
+    leaves, width, length = p["leaves"], p["width"], p["length"]
+    model = CircuitTreeModel(leaves, width, length, p["seed"], p["retry"], p["faults"])
+    ports = Ports(dut, leaves, width, length)
+    scoreboard = Scoreboard(
+        ("cycle_mismatches",), unit="cycles", mutate=knobs.get("mutation", False)
+    )
+    queues = fault_queues(leaves, knobs["messages"], random.Random(knobs["traffic"]))
+    run = FaultRun(queues, knobs["limit"])
+    ready = [1] * leaves
+
+    ports.drive([0] * leaves, [0] * leaves, [0] * leaves, ready)
+    await clock_and_reset(dut)
+    started = time.perf_counter()
+    while not run.finished:
+        seen = ports.sample()
+        valid, dest, data = run.inputs()
+        ports.drive(valid, dest, data, ready)
+        want = model.step(valid, dest, data, ready)
+        expected = [want.tx_ready, want.tx_done, want.tx_reject, want.rx_valid, want.rx_data]
+        scoreboard.compare("cycle_mismatches", f"cycle {run.cycle}", seen, expected, OUTPUTS)
+        run.observe(valid, seen[0], seen[3], seen[4])
+        await FallingEdge(dut.clk)
+    seconds = time.perf_counter() - started
+    scoreboard.checked = run.cycle
+    write_summary(
+        config,
+        scoreboard.summary(
+            run.cycle,
+            figures=run.figures(),
+            faults=p["faults"],
+            seconds=round(seconds, 3),
+        ),
+    )
+    scoreboard.raise_on_mismatch()
