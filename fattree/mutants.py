@@ -74,6 +74,9 @@ SIMULATOR = "icarus"
 
 STATUSES = ("killed", "survived", "equivalent", "timeout", "error")
 
+#: Mutants run per hold of the ``lock`` of :func:`run_mutants`.
+BATCH = 60
+
 #: Bumped when what a cached result means changes.
 _CACHE_VERSION = 4
 
@@ -470,6 +473,7 @@ def run_mutants(
         raise ValueError(f"design {design.name} has no cocotb bench to run mutants through")
     if count < 1:
         raise ValueError(f"count must be a positive integer, not {count}")
+    params = {**design.defaults(), **params}
     say = progress or (lambda text: None)
     started = time.perf_counter()
     where = (Path(root) / design.name / param_slug(params)).resolve()
@@ -490,21 +494,21 @@ def run_mutants(
             "verilog": str(verilog),
         }
 
-    # The unmutated netlist must pass its bench, or no mutant's failure means anything; its run
-    # time sets the mutants' time limit.
-    baseline_file = where / "original.json"
-    key = _key(netlist, None, settings)
-    baseline = json.loads(baseline_file.read_text()) if baseline_file.exists() else {}
-    if baseline.get("key") != key:
-        say(f"{design.name}: the unmutated netlist's bench on {simulator} ...")
-        with _held(lock):
+    def baseline_run() -> dict:
+        """The unmutated netlist must pass its bench, or no mutant's failure means anything;
+        its run time sets the mutants' time limit."""
+        path = where / "original.json"
+        key = _key(netlist, None, settings)
+        baseline = json.loads(path.read_text()) if path.exists() else {}
+        if baseline.get("key") != key:
+            say(f"{design.name}: the unmutated netlist's bench on {simulator} ...")
             baseline = _bench_in_subprocess(job(where / "original", where / "original.v"), 1800)
-        baseline["key"] = key
-        baseline_file.write_text(json.dumps(baseline, indent=2))
-    if not baseline.get("passed"):
-        why = baseline.get("first_mismatch") or baseline.get("why") or baseline.get("status")
-        raise RuntimeError(f"{design.name}: the unmutated netlist fails its own bench: {why}")
-    limit = 10 * baseline["seconds"] + 60
+            baseline["key"] = key
+            path.write_text(json.dumps(baseline, indent=2))
+        if not baseline.get("passed"):
+            why = baseline.get("first_mismatch") or baseline.get("why") or baseline.get("status")
+            raise RuntimeError(f"{design.name}: the unmutated netlist fails its own bench: {why}")
+        return baseline
 
     chosen = list(enumerate(mutations, 1))
     if only:
@@ -545,14 +549,22 @@ def run_mutants(
         (folder / "result.json").write_text(json.dumps(row, indent=2))
         return k, row
 
-    batch = max(1, jobs) * 4
-    for first in range(0, len(todo), batch):
-        part = todo[first : first + batch]
-        done = len(results)
-        say(f"{design.name}: mutants {done + 1}-{done + len(part)} of {len(chosen)} ...")
-        with _held(lock), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for k, row in pool.map(one, part):
-                results[k] = row
+    # Up to BATCH mutants per hold of the lock: a few minutes of it, as waiting for it on a
+    # busy machine costs more than the runs.
+    parts = [todo[first : first + BATCH] for first in range(0, len(todo), BATCH)] or [[]]
+    baseline = None
+    for part in parts:
+        with _held(lock):
+            if baseline is None:
+                baseline = baseline_run()
+                limit = 10 * baseline["seconds"] + 60
+            if not part:
+                continue
+            done = len(results)
+            say(f"{design.name}: mutants {done + 1}-{done + len(part)} of {len(chosen)} ...")
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                for k, row in pool.map(one, part):
+                    results[k] = row
 
     places = _cell_sources(netlist)
     rows = []
