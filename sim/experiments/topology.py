@@ -268,7 +268,12 @@ def load_synthesis(path: Path = DATA_FILE) -> list[dict]:
     """The recorded synthesis figures (an empty list if there is no data file)."""
     if not path.exists():
         return []
-    return json.loads(path.read_text())["points"]
+    try:
+        return json.loads(path.read_text())["points"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        # A user's --data: one line (the command line prints a ValueError), not a traceback.
+        reason = exc.strerror if isinstance(exc, OSError) else "not a synthesis data file"
+        raise ValueError(f"cannot read {path}: {reason}") from None
 
 
 def _synthesise(path: Path, build_root: str, progress) -> list[dict]:
