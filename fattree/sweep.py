@@ -113,6 +113,10 @@ class Record:
     #: Where it ran: a Dask worker's address, or ``host:pid``.
     worker: str = ""
     cached: bool = False
+    #: The environment (:func:`environment`) it ran in.
+    env: dict | None = None
+    #: How that differs from the submitting machine's, or None.
+    drift: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -203,7 +207,8 @@ def synth_grid(
             items = [f"{n}={v}" for n, v in zip(names, combo, strict=True)]
             try:
                 point = parse_params(design, items)
-                design.build(point)  # the component's parameter checks
+                # The component's own parameter checks; it is never elaborated here.
+                design.build(point)._MustUse__silence = True
             except (ValueError, TypeError) as exc:
                 raise SweepError(f"{design.name} {' '.join(items)}: {exc}") from None
             for family in fams:
@@ -218,7 +223,7 @@ class _Parser(argparse.ArgumentParser):
     """An experiment's own option parser, whose errors are ours to report in one line."""
 
     def error(self, message):
-        raise SweepError(message)
+        raise SweepError(message.replace("\n", "\\n"))
 
 
 def _experiment_parser(name: str):
@@ -344,18 +349,19 @@ def _source_hash(source: dict[str, bytes]) -> str:
 
 
 # The source of each module of ours as it was when this process first needed it (and so,
-# at the latest, imported it): a long-lived worker whose loaded code is older than the tree
-# would otherwise pass the environment check with stale code.
+# at the latest, imported it): a long-lived worker keeps running the code it imported even
+# after the tree changes, and its results must be keyed by that code.
 _LOADED: dict[str, bytes] = {}
 
 
-def _stale_modules(source: dict[str, bytes]) -> list[str]:
-    stale = []
+def _running_source(source: dict[str, bytes]) -> dict[str, bytes]:
+    """``source`` as this process runs it: a module already imported as it was then."""
+    running = dict(source)
     for module, text in source.items():
         first = _LOADED.setdefault(module, text)
-        if first != text and module in sys.modules:
-            stale.append(module)
-    return sorted(stale)
+        if module in sys.modules:
+            running[module] = first
+    return running
 
 
 def _entries(job: Job) -> list[str]:
@@ -377,13 +383,15 @@ def _version(dist: str) -> str:
         return "absent"
 
 
-def environment(job: Job) -> dict:
-    """The tool versions and source hash that ``job``'s result depends on, on this machine."""
+def environment(job: Job, *, running: bool = False) -> dict:
+    """The tool versions and source hash that ``job``'s result depends on, on this machine:
+    the source tree as it is now, or with ``running`` as this process would run it."""
     tools = {t.format(family=job.family): None for t in _TOOLS[job.kind]}
+    source = _closure(_entries(job))
     return {
         "python": ".".join(map(str, sys.version_info[:2])),
         "tools": {t: _version(t) for t in tools},
-        "source": _source_hash(_closure(_entries(job))),
+        "source": _source_hash(_running_source(source) if running else source),
     }
 
 
@@ -410,10 +418,10 @@ class Cache:
         except (OSError, ValueError):
             return None  # missing, or cut short by a crash: run the job again
 
-    def put(self, record: Record) -> None:
+    def put(self, record: Record, key: str | None = None) -> None:
         if self.directory is None:
             return
-        path = self._path(record.key)
+        path = self._path(key or record.key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(record.as_dict(), indent=1, default=str))
@@ -440,25 +448,16 @@ def run_job(job: Job, key: str, build_root: str, expected_env: dict) -> Record:
     """
     t0 = time.monotonic()
     record = Record(key, job, worker=_where())
-    env = environment(job)
-    stale = _stale_modules(_closure(_entries(job)))
-    if stale:
-        record.error = (
-            f"{record.worker} runs code older than its source tree ({', '.join(stale)} "
-            "changed since it was imported): restart the worker"
+    # What this process runs may differ from what the submitting machine saw: a worker on
+    # another tree or tools, or a tree edited since. The job runs all the same and is keyed
+    # by what it ran; run_sweep says so for each such job.
+    record.env = environment(job, running=True)
+    if record.env != expected_env:
+        record.drift = ", ".join(
+            f"{k} {expected_env.get(k)} when submitted, {record.env.get(k)} on {record.worker}"
+            for k in sorted(set(record.env) | set(expected_env))
+            if record.env.get(k) != expected_env.get(k)
         )
-        return record
-    if env != expected_env:
-        diff = ", ".join(
-            f"{k} {expected_env.get(k)} there, {env.get(k)} here"
-            for k in sorted(set(env) | set(expected_env))
-            if env.get(k) != expected_env.get(k)
-        )
-        record.error = (
-            f"{record.worker} differs from the submitting machine ({diff}): a worker on "
-            "another source tree or tools, or the source changed during the sweep"
-        )
-        return record
     out = Path(build_root) / key[:16]
     try:
         if job.kind == "synth":
@@ -514,12 +513,15 @@ class LocalPool:
     """A process pool on this machine; one worker runs the jobs in this process."""
 
     def __init__(self, workers: int | None = None):
-        self.workers = workers or len(os.sched_getaffinity(0))
+        self.workers = len(os.sched_getaffinity(0)) if workers is None else workers
         if self.workers < 1:
             raise SweepError(f"--workers must be a positive integer, not {self.workers}")
 
     def describe(self) -> str:
         return f"{self.workers} local worker{'s' if self.workers > 1 else ''}"
+
+    def start(self) -> None:
+        pass
 
     def run(self, tasks: list[Task]) -> Iterator[Record]:
         if self.workers == 1 or len(tasks) <= 1:
@@ -555,16 +557,27 @@ class DaskCluster:
     parameter) come back in the record instead of raising, so they are not retried.
     """
 
-    def __init__(self, address: str, retries: int = 1, timeout: float = 20):
+    #: Seconds to wait for the scheduler to answer.
+    TIMEOUT = 20.0
+
+    def __init__(self, address: str, retries: int = 1, timeout: float | None = None):
         if not re.match(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s]+$", address):
             raise SweepError(f"--scheduler wants tcp://HOST:PORT, not {address!r}")
         if retries < 0:
             raise SweepError(f"--retries must be a non-negative integer, not {retries}")
-        self.address, self.retries, self.timeout = address, retries, timeout
+        self.address, self.retries = address, retries
+        self.timeout = self.TIMEOUT if timeout is None else timeout
         self.workers: list[str] = []
+        self.client = None
 
     def describe(self) -> str:
+        if not self.workers:
+            return f"Dask scheduler {self.address}"
         return f"Dask scheduler {self.address} ({len(self.workers)} workers)"
+
+    def start(self) -> None:
+        if self.client is None:
+            self.client = self.connect()
 
     def connect(self):
         from distributed import Client
@@ -582,7 +595,8 @@ class DaskCluster:
     def run(self, tasks: list[Task]) -> Iterator[Record]:
         from distributed import as_completed
 
-        client = self.connect()
+        self.start()
+        client, self.client = self.client, None
         try:
             futures = {
                 client.submit(
@@ -590,7 +604,8 @@ class DaskCluster:
                 ): task
                 for task in tasks
             }
-            for future in as_completed(futures):
+            # Our client, not the process default one (there may be none, or another).
+            for future in as_completed(futures, loop=client.loop):
                 job, key = futures[future][:2]
                 try:
                     yield future.result()
@@ -611,6 +626,8 @@ class Sweep:
     seconds: float
     backend: str
     failed: list[Record] = field(default_factory=list)
+    #: Jobs that ran on another source or tools than the submitting machine's (Record.drift).
+    drifted: list[Record] = field(default_factory=list)
 
 
 def run_sweep(
@@ -653,6 +670,8 @@ def run_sweep(
             )
         else:
             tasks.append((job, key, str(build_root), envs[(job.kind, job.name, job.family)]))
+    if tasks:
+        backend.start()  # a cluster is reached only when there is work for it
     if on_start:
         on_start(len(tasks), len(records))
     ran = 0
@@ -660,7 +679,8 @@ def run_sweep(
         for record in backend.run(tasks):
             ran += 1
             if record.ok:
-                cache.put(record)
+                # Under the key of what it ran: a later sweep on that tree finds it.
+                cache.put(record, job_key(record.job, record.env) if record.drift else None)
             records[record.key] = record
             if on_record:
                 on_record(record)
@@ -672,6 +692,7 @@ def run_sweep(
         seconds=round(time.monotonic() - t0, 1),
         backend=backend.describe(),
         failed=[r for r in ordered if not r.ok],
+        drifted=[r for r in ordered if r.drift and not r.cached],
     )
 
 

@@ -201,6 +201,11 @@ def run(args) -> int:
     summary = (
         f"{len(records)} jobs, {result.cached} from the cache, {result.ran} run on "
         f"{result.backend}, {len(result.failed)} failed, {result.seconds:g} s"
+        + (
+            f", {len(result.drifted)} on another source (see the warnings)"
+            if result.drifted
+            else ""
+        )
     )
     if args.json:
         data = {
@@ -212,6 +217,7 @@ def run(args) -> int:
             "cached": result.cached,
             "ran": result.ran,
             "failed": len(result.failed),
+            "drifted": len(result.drifted),
             "seconds": result.seconds,
             "backend": result.backend,
         }
@@ -220,6 +226,13 @@ def run(args) -> int:
     else:
         print(sweep.markdown(columns, rows))
         print(summary)
+    for record in result.drifted:
+        # Kept, and cached under what it ran; the table may mix two versions of the code.
+        print(
+            f"fattree sweep: warning: {record.job.label()} ran on another source or tools "
+            f"than at submission ({record.drift})",
+            file=sys.stderr,
+        )
     if result.failed:
         # Every failure on its own line; the table above holds the jobs that finished.
         for record in result.failed:
