@@ -18,6 +18,7 @@ from . import (
     prove,
     schedule,
     sim,
+    soak,
     sweep,
     synth,
     verilog,
@@ -28,6 +29,7 @@ from .common import CliError
 SUBCOMMANDS = [
     verilog,
     sim,
+    soak,
     synth,
     prove,
     mutants,

@@ -90,9 +90,16 @@ class RouterModel:
         self.out_data = [0] * 4
         self.bk_reject = [0] * 4
         self.bk_ack = [0] * 4
-        #: What the last step decided, for tests: per input "grant"/"reject"/None.
-        self.decisions: list = [None] * 4
+        self._grant = self._reject = (False,) * 4
         self.up_bit = None
+
+    @property
+    def decisions(self) -> list:
+        """What the last step decided, for tests: per input "grant"/"reject"/None."""
+        return [
+            "grant" if g else "reject" if r else None
+            for g, r in zip(self._grant, self._reject, strict=True)
+        ]
 
     @property
     def lfsr_bit(self) -> int:
@@ -100,84 +107,104 @@ class RouterModel:
         return (self.states[self.cycle % len(self.states)] & self.mask).bit_count() & 1
 
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
-        if self.quiet and not (any(in_valid) or any(out_reject) or any(out_ack)):
+        # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
+        # are those of the paper as the docstring and docs/circuit_tree.md state them.
+        v0, v1, v2, v3 = in_valid
+        j0, j1, j2, j3 = out_reject
+        k0, k1, k2, k3 = out_ack
+        if self.quiet and not (
+            v0 or v1 or v2 or v3 or j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
+        ):
             # Nothing arrives and nothing is held: every register keeps its idle value.
-            self.decisions = [None] * 4
+            self._grant = self._reject = (False,) * 4
             self.up_bit = None
             self.cycle += 1
             return
-        state, busy = self.state, self.busy
-        header = [state[i] == IDLE and bool(in_valid[i]) for i in range(4)]
-        bit = [in_data[i] & 1 for i in range(4)]
-        release = [busy[o] and bool(out_reject[o] or out_ack[o]) for o in range(4)]
-        r = self.lfsr_bit
-        grant, grant_to, reject = [False] * 4, [0] * 4, [False] * 4
+        s0, s1, s2, s3 = state = self.state
+        b0, b1, b2, b3 = busy = self.busy
+        route = self.route
+        # A header is the first word of a message at an idle input; bit 0 is its route bit.
+        h0 = s0 == IDLE and bool(v0)
+        h1 = s1 == IDLE and bool(v1)
+        h2 = s2 == IDLE and bool(v2)
+        h3 = s3 == IDLE and bool(v3)
+        if h0 or h1 or h2 or h3:
+            t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
+        else:
+            t0 = t1 = t2 = t3 = 0
+        grant = [False] * 4
+        grant_to = [0] * 4
+        reject = [False] * 4
+        # Up: a random up port (the LFSR bit), the other one if it is busy, A before B.
+        up_a = h0 and not t0
+        up_b = h1 and not t1
+        if up_a or up_b:
+            r = (self.states[self.cycle % len(self.states)] & self.mask).bit_count() & 1
+            port_a = r ^ busy[C + r]
+            port_b = (1 - r) ^ int(bool(busy[C + 1 - r]) or (up_a and port_a == 1 - r))
+            if up_a:
+                grant[A], grant_to[A] = True, C + port_a
+            if up_b:
+                grant[B], grant_to[B] = True, C + port_b
+            self.up_bit = r
+        else:
+            self.up_bit = None
+        # Down or across: a turn from the other down port wins over C, C over D.
+        turn_to_a = h1 and t1  # B turns to A
+        turn_to_b = h0 and t0  # A turns to B
+        if turn_to_b:
+            grant[A], grant_to[A], reject[A] = not b1, B, bool(b1)
+        if turn_to_a:
+            grant[B], grant_to[B], reject[B] = not b0, A, bool(b0)
+        if h2:
+            o = t2
+            win = not busy[o] and not (turn_to_b if o else turn_to_a)
+            reject[C] = not win
+            if win:
+                grant[C], grant_to[C] = True, o
+        if h3:
+            o = t3
+            win = not busy[o] and not (turn_to_b if o else turn_to_a) and not (h2 and t2 == o)
+            reject[D] = not win
+            if win:
+                grant[D], grant_to[D] = True, o
 
-        up_a = header[A] and not bit[A]
-        up_b = header[B] and not bit[B]
-        pref_a, pref_b = r, 1 - r
-        port_a = pref_a ^ busy[C + pref_a]
-        taken_by_a = up_a and port_a == pref_b
-        port_b = pref_b ^ int(bool(busy[C + pref_b]) or taken_by_a)
-        if up_a:
-            grant[A], grant_to[A] = True, C + port_a
-        for o in (A, B):
-            other = B if o == A else A
-            want = int(o == B)
-            t_req = header[other] and bit[other]
-            c_req = header[C] and bit[C] == want
-            d_req = header[D] and bit[D] == want
-            free = not busy[o]
-            if t_req:
-                grant[other], grant_to[other], reject[other] = free, o, not free
-            if c_req:
-                win = free and not t_req
-                reject[C] = not win
-                if win:
-                    grant[C], grant_to[C] = True, o
-            if d_req:
-                win = free and not t_req and not c_req
-                reject[D] = not win
-                if win:
-                    grant[D], grant_to[D] = True, o
-        if up_b:
-            grant[B], grant_to[B] = True, C + port_b
-        #: The LFSR bit this step used for an up port choice (None: no message went up).
-        self.up_bit = r if (up_a or up_b) else None
-
-        n_state, n_route = list(state), list(self.route)
+        n_state = list(state)
+        n_route = list(route)
         n_bk_reject = [int(x) for x in reject]
         n_bk_ack = [0] * 4
         for i in range(4):
-            rel_rej = state[i] == FWD and bool(out_reject[self.route[i]])
-            rel_ack = state[i] == FWD and bool(out_ack[self.route[i]])
             if grant[i]:
                 n_state[i], n_route[i] = FWD, grant_to[i]
             elif reject[i]:
                 n_state[i] = DEAD
-            elif rel_rej or rel_ack:
-                n_state[i] = DEAD
-                n_bk_reject[i], n_bk_ack[i] = int(rel_rej), int(rel_ack)
+            elif state[i] == FWD:
+                rel_rej = bool(out_reject[route[i]])
+                rel_ack = bool(out_ack[route[i]])
+                if rel_rej or rel_ack:
+                    n_state[i] = DEAD
+                    n_bk_reject[i], n_bk_ack[i] = int(rel_rej), int(rel_ack)
             elif state[i] == DEAD and not in_valid[i]:
                 n_state[i] = IDLE
-        n_busy, n_owner = list(busy), list(self.owner)
+        # Output registers: a claim takes the port, a reject or ack from beyond frees it.
+        claim = [None] * 4
+        for i in range(4):
+            if grant[i]:
+                claim[grant_to[i]] = i
+        owner = self.owner
+        n_busy, n_owner = list(busy), list(owner)
         n_valid, n_data = [0] * 4, [0] * 4
         for o in range(4):
-            claim_by = None
-            for i in range(4):
-                if i != o and grant[i] and grant_to[i] == o:
-                    claim_by = i
-            if claim_by is not None:
-                n_busy[o], n_owner[o] = 1, claim_by
-            elif release[o]:
+            released = busy[o] and bool(out_reject[o] or out_ack[o])
+            if claim[o] is not None:
+                n_busy[o], n_owner[o] = 1, claim[o]
+            elif released:
                 n_busy[o] = 0
-            src = self.owner[o]
-            go = busy[o] and not release[o] and state[src] == FWD and bool(in_valid[src])
-            n_valid[o] = int(go)
-            n_data[o] = in_data[src] if go else 0
-        self.decisions = [
-            "grant" if grant[i] else "reject" if reject[i] else None for i in range(4)
-        ]
+            if busy[o] and not released:
+                src = owner[o]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[o], n_data[o] = 1, in_data[src]
+        self._grant, self._reject = grant, reject
         self.state, self.route, self.busy, self.owner = n_state, n_route, n_busy, n_owner
         self.out_valid, self.out_data = n_valid, n_data
         self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
