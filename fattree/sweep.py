@@ -821,7 +821,11 @@ def plot_synth(records: list[Record], directory: Path, x: str | None = None) -> 
                     capsize=3,
                     label=" ".join(label),
                 )
+        # Sizes are mostly powers of two: spaced evenly on a log2 axis.
+        log2 = numeric and len(xs_all) > 2 and all(v > 0 and v & (v - 1) == 0 for v in xs_all)
         for ax, title in ((ax_f, "Fmax (MHz)"), (ax_l, "LUTs")):
+            if log2:
+                ax.set_xscale("log", base=2)
             ax.set_xlabel(axis)
             ax.set_title(f"{design}: {title}, median over seeds, min-max bars")
             ax.set_xticks([pos[v] for v in xs_all], [str(v) for v in xs_all])
