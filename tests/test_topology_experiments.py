@@ -271,7 +271,7 @@ def test_cli_json(capsys):
 
 
 @pytest.mark.slow
-def test_fat_tree_vs_hypercube_up_to_64():
-    result = run("fat-tree-vs-hypercube", "--sizes", "2..6")
+def test_fat_tree_vs_hypercube_up_to_128():
+    result = run("fat-tree-vs-hypercube", "--sizes", "2..7")
     for row in result.rows:
         assert row[4] > 0

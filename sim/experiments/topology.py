@@ -244,8 +244,30 @@ def synth_command(design: str, params: dict, build_root: str) -> list[str]:
     return cmd + ["--family", "ecp5", "--json", "--build-root", build_root]
 
 
-def synth_record(design: str, n: int, params: dict, data: dict, command, date: str) -> dict:
-    """One entry of the data file from ``fattree synth --json``'s output."""
+def _worktree() -> str | None:
+    """The commit and the uncommitted hardware files the synthesis saw (others may be editing
+    ``hdl/`` in this working tree), or None outside a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--short", "hdl/", "fattree/spec/"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    changed = [line[3:] for line in dirty if line.strip()]
+    return f"{head}" + (f", uncommitted: {' '.join(changed)}" if changed else "")
+
+
+def synth_record(
+    design: str, n: int, params: dict, data: dict, command, date: str, worktree=None
+) -> dict:
+    """One entry of the data file from ``fattree synth --json``'s output; ``date``: when the
+    run finished (UTC)."""
     r = data["resources"]
     return {
         "design": design,
@@ -260,6 +282,7 @@ def synth_record(design: str, n: int, params: dict, data: dict, command, date: s
         "seconds": data.get("seconds"),
         "command": shlex.join(command),
         "date": date,
+        "worktree": worktree,
         "tools": _tools(),
     }
 
@@ -281,7 +304,6 @@ def _synthesise(path: Path, build_root: str, progress) -> list[dict]:
     for design, n, params in counted(progress, SYNTH_POINTS):
         command = synth_command(design, params, build_root)
         progress(f"synthesising {design} N={n} (waits for /tmp/fattree-heavy.lock)")
-        date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         proc = subprocess.run(
             ["flock", "/tmp/fattree-heavy.lock", sys.executable, "-m", "fattree", *command[1:]],
             capture_output=True,
@@ -291,7 +313,9 @@ def _synthesise(path: Path, build_root: str, progress) -> list[dict]:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             # one line on the command line (fattree turns ValueError into an error line)
             raise ValueError(f"{shlex.join(command)} failed: {last}")
-        points.append(synth_record(design, n, params, json.loads(proc.stdout), command, date))
+        date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        data = json.loads(proc.stdout)
+        points.append(synth_record(design, n, params, data, command, date, _worktree()))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"points": points}, indent=1) + "\n")
     return points
@@ -753,6 +777,8 @@ def _uni_run(args, progress) -> Result:
                     slowdown,
                     lgn**3,
                     slowdown / lgn**3,
+                    cost("hypercube", n)["crosspoints"],
+                    _leiserson(n, w)["crosspoints"],
                 ]
             )
             progress(f"  {time.time() - start:.1f} s")
@@ -773,6 +799,8 @@ def _uni_run(args, progress) -> Result:
             "slowdown",
             "lg^3 n",
             "slowdown/lg^3 n",
+            "hc crosspoints",
+            "ft crosspoints",
         ],
         rows,
         [
@@ -796,7 +824,8 @@ def _uni_plot(result: Result, path: str) -> None:
         if rs:
             ax.plot([r[0] for r in rs], [r[10] for r in rs], "o-", label=f"{name}: slowdown")
     ns = sorted({r[0] for r in result.rows})
-    ax.plot(ns, [math.log2(n) ** 3 for n in ns], "k:", label="lg^3 n")
+    ax.plot(ns, [math.log2(n) ** 3 for n in ns], "k:", label="lg^3 n (Theorem 10)")
+    ax.plot(ns, [math.log2(n) for n in ns], ":", color="grey", label="lg n")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("processors n")
