@@ -25,8 +25,13 @@ Rules (the same as the hardware, see docs/circuit_tree.md):
 
 :func:`round_reference` is a straightforward per-message implementation of the same rules
 that reads the wiring from :class:`~fattree.spec.topology.FatTree`; tests check that both give
-identical deliveries for identical random bits. :func:`round_fast` is the numpy one that
-scales to ``n = 2^20``.
+identical deliveries for identical random bits. :func:`round_fast` is the compiled one (a
+numba kernel, cached in ``__pycache__``) that scales to ``n = 2^20``: messages sorted once by
+(level, destination), one pass per cycle over the claims of that cycle, a rejected message's
+wires freed lazily (their release cycle is computed when someone next claims them).
+:func:`delivery_rounds` draws the same router bits from the generator as :func:`random_bits`
+(bit for bit, through :func:`random_bit_bytes`), so a seed gives the rounds the numpy
+simulator before it gave.
 """
 
 from __future__ import annotations
@@ -123,9 +128,9 @@ def _levels(src, dst):
 
 
 @numba.njit(cache=True)
-def _round_kernel(n, h, src, dst, level, packed, payload, base, span, free_at, alive):
+def _round_kernel(n, h, src, dst, level, bits, shift, payload, base, span, free_at, alive):
     """One round (the rules of the module docstring) of messages sorted by (level,
-    destination); bit ``q = lv * n/2 + t`` of ``packed`` is router SW(lv, t)'s random bit,
+    destination); bit ``shift`` of ``bits[lv * n/2 + t]`` is router SW(lv, t)'s random bit,
     ``payload < 0`` holds circuits to the end of the round; fills ``alive`` (delivered).
 
     In that order every claim of one level at one hop reads its wires in increasing order,
@@ -143,22 +148,20 @@ def _round_kernel(n, h, src, dst, level, packed, payload, base, span, free_at, a
     for lv in range(h):
         start[lv + 1] += start[lv]
     # Up paths level by level: messages above level lv are a suffix, and one level's random
-    # bits (n / 16 bytes) stay in the first-level cache.
+    # bits (n / 2 bytes) stay in the second-level cache.
     up = np.zeros(m, np.int32)  # 32-bit copies: half the bytes streamed per claim
     t = src >> 1
     for lv in range(h - 1):
         block = 1 << (lv + 1)
         for i in range(start[lv + 1], m):
-            q = lv * half + t[i]
-            p = ((packed[q >> 6] >> (q & 63)) & 1) ^ ((src[i] >> lv) & 1)
+            p = ((bits[lv * half + t[i]] >> shift) & 1) ^ ((src[i] >> lv) & 1)
             up[i] |= p << lv
             t[i] = (t[i] & ~(block - 1)) | (((t[i] << 1) | p) & (block - 1))
     dst = dst.astype(np.int32)
     alive[:] = True
-    lost = np.empty(m, np.int64)
+    lost_at = np.empty(m, np.int64)
     for k in range(2 * h - 1):
         now = base + 2 * k
-        nlost = 0
         for lv in range((k + 1) // 2, min(k, h - 1) + 1):
             v = 2 * lv - k
             low = (1 << v) - 1
@@ -172,26 +175,26 @@ def _round_kernel(n, h, src, dst, level, packed, payload, base, span, free_at, a
                     free_at[w] = held + j
                     continue
                 o = f - held
-                if o >= 0 and level[o] == lv:  # claimed in this cycle: turn, then c, then d
-                    prio = 0 if v == lv else 1 + ((up[j] >> v) & 1)
-                    prio_o = 0 if v == lv else 1 + ((up[o] >> v) & 1)
-                    if prio < prio_o:
-                        free_at[w] = held + j
-                        lost[nlost] = o
-                        nlost += 1
-                        continue
-                lost[nlost] = j
-                nlost += 1
-        for q in range(nlost):
-            j = lost[q]
-            alive[j] = False
-            lv = level[j]
-            # The reject travels back one hop per cycle: the wire of hop 2 lv - vv is free
-            # from now + (k - hop) + 1.
-            for vv in range(2 * lv - k + 1, lv + 1):
-                hop = 2 * lv - vv
-                w = vv * n + (((dst[j] >> vv) << vv) | (up[j] & ((1 << vv) - 1)))
-                free_at[w] = now + (k - hop) + 1
+                if o >= 0:
+                    if not alive[o]:
+                        # Held by a message rejected at hop lost_at[o]: the reject travels
+                        # back one hop per cycle, so the wire of its hop 2 L - v is free
+                        # from cycle 2 lost_at + (lost_at - hop) + 1 (computed here rather
+                        # than written back for every wire of every rejected message).
+                        ko = lost_at[o]
+                        if base + 2 * ko + (ko - (2 * level[o] - v)) + 1 <= now:
+                            free_at[w] = held + j
+                            continue
+                    elif level[o] == lv:  # claimed in this cycle: turn, then c, then d
+                        prio = 0 if v == lv else 1 + ((up[j] >> v) & 1)
+                        prio_o = 0 if v == lv else 1 + ((up[o] >> v) & 1)
+                        if prio < prio_o:
+                            free_at[w] = held + j
+                            alive[o] = False
+                            lost_at[o] = k
+                            continue
+                alive[j] = False
+                lost_at[j] = k
         if payload >= 0 and k % 2 == 0 and k // 2 < h:
             lv = k // 2
             for j in range(start[lv], start[lv + 1]):
@@ -199,14 +202,6 @@ def _round_kernel(n, h, src, dst, level, packed, payload, base, span, free_at, a
                     for vv in range(lv + 1):
                         w = vv * n + (((dst[j] >> vv) << vv) | (up[j] & ((1 << vv) - 1)))
                         free_at[w] = base + 4 * lv + payload + 4 + vv
-
-
-def _pack(bits: np.ndarray, shift: int) -> np.ndarray:
-    """Bit ``shift`` of every byte, eight to a byte, as 64-bit words."""
-    packed = np.packbits((bits >> shift) & 1, bitorder="little")
-    padded = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
-    padded[: packed.size] = packed
-    return padded.view(np.int64)
 
 
 def _round(n, src, dst, level, bits, shift, payload, scratch) -> np.ndarray:
@@ -221,7 +216,8 @@ def _round(n, src, dst, level, bits, shift, payload, scratch) -> np.ndarray:
         src,
         dst,
         level,
-        _pack(bits, shift),
+        bits,
+        shift,
         -1 if payload is None else payload,
         base,
         span,
