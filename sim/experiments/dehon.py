@@ -20,7 +20,7 @@ from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
 from ...spec.rn1_tree import UNIT_WIDTHS, fat_tree, unit_tree
 from ..models.rn1 import RN1BideltaModel
-from . import Experiment, Result, counted, int_list
+from . import Experiment, Result, counted, int_list, positive_int
 
 __all__ = ["EXPERIMENTS"]
 
@@ -134,8 +134,8 @@ def _open_args(parser: argparse.ArgumentParser) -> None:
         default=[0.01, 0.02, 0.05, 0.1, 0.2, 0.5],
         help="probability per cycle that an idle input starts a transmission",
     )
-    parser.add_argument("--cycles", type=int, default=2000, help="cycles per load")
-    parser.add_argument("--length", type=int, default=8, help="bytes per transmission")
+    parser.add_argument("--cycles", type=positive_int, default=2000, help="cycles per load")
+    parser.add_argument("--length", type=positive_int, default=8, help="bytes per transmission")
     parser.add_argument("--seed", type=int, default=1, help="network and traffic seed")
 
 
@@ -341,7 +341,9 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--faults", type=int_list, default=[1, 2, 4, 8, 16], help="dead routers, e.g. 1,2,4"
     )
-    parser.add_argument("--trials", type=int, default=20, help="random fault sets per point")
+    parser.add_argument(
+        "--trials", type=positive_int, default=20, help="random fault sets per point"
+    )
     parser.add_argument("--seed", type=int, default=1, help="wiring and fault seed")
 
 

@@ -15,7 +15,7 @@ import argparse
 import random
 
 from ..models.hypercube import HypercubeModel, run_model
-from . import Experiment, Result, counted, int_list
+from . import Experiment, Result, counted, int_list, positive_int
 
 __all__ = ["EXPERIMENTS", "one_to_one"]
 
@@ -43,7 +43,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--load", type=int_list, default=int_list("100"), help="percent of processors sending"
     )
-    p.add_argument("--trials", type=int, default=1, help="random patterns per point (default 1)")
+    p.add_argument(
+        "--trials", type=positive_int, default=1, help="random patterns per point (default 1)"
+    )
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
 
