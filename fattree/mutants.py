@@ -24,8 +24,8 @@ A mutant is
 
 The score is killed / (mutants - equivalent). Each mutant's result is cached in its own folder
 (``<root>/<design>/<params>/m007/result.json``), keyed by the netlist, the mutation and the
-bench settings, so a rerun resumes. The runs go in batches of ``jobs`` parallel simulations;
-``lock`` (a file, e.g. the machine's heavy-job lock) is held per batch.
+bench settings, so a rerun resumes. ``jobs`` simulations run in parallel; ``lock`` (a file,
+e.g. the machine's heavy-job lock) is held per batch of :data:`BATCH` mutants.
 """
 
 from __future__ import annotations
