@@ -284,18 +284,24 @@ def test_hypercube(seed):
         rng,
     )
     first, second = Scoreboard(CHECKS), Scoreboard(CHECKS)
-    queues = traffic("random", dim, procs, bits, rng, messages=3)
+    phases = [
+        ("random", traffic("random", dim, procs, bits, rng, messages=6)),
+        ("permutation", traffic("permutation", dim, procs, bits, rng)),
+        ("hotspot", traffic("hotspot", dim, procs, bits, rng, messages=3)),
+    ]
 
     async def before(ctx, tick):
         hot = traffic("hotspot", dim, procs, bits, rng, messages=3)
         await make(ctx, tick, first).phase("before", hot, 10_000)
 
     async def after(ctx, tick):
-        await make(ctx, tick, second).phase("after", queues, 10_000)
+        check = make(ctx, tick, second)
+        for name, queues in phases:
+            await check.phase(name, queues, 10_000)
 
     report = reset_in_traffic(dut, before, after, idle, seed=seed, earliest=5, latest=40)
     assert first.failures["cycle_mismatches"] == 0, first.first_mismatch
-    assert_recovered(report, second, sum(len(q) for q in queues))
+    assert_recovered(report, second, sum(len(q) for _, queues in phases for q in queues))
 
 
 # -- Leiserson tree, bit-serial and behind streams ---------------------------------------------
@@ -466,20 +472,10 @@ def scheduler_traffic(dut, levels, rng, scoreboard, commands, expected, tick, ct
     return run()
 
 
-# The scheduler's link memories are block RAM: a reset leaves them as they were, so links
-# granted before the reset stay taken and a fresh model disagrees (20-32 of 60 results wrong).
-# Until a reset starts the CLEAR sequencer (hdl/scheduler/component.py, _ClearSequencer), a
-# CLEAR command after the reset is what makes it work again.
-NOT_CLEARED = pytest.mark.xfail(
-    strict=True, reason="finding: a reset does not clear the scheduler's link memories"
-)
-
-
-@pytest.mark.parametrize(
-    "seed, clear",
-    [(1, True), (2, True), (3, True), pytest.param(1, False, marks=NOT_CLEARED)]
-    + [pytest.param(s, False, marks=NOT_CLEARED) for s in (2, 3)],
-)
+# The scheduler's link memories are block RAM, which a reset leaves as they were: the reset
+# runs the CLEAR sequence (hdl/scheduler/component.py), so links granted before it are free
+# after it, with or without a CLEAR command (before that fix 20-32 of 60 results were wrong).
+@pytest.mark.parametrize("seed, clear", [(s, c) for c in (True, False) for s in (1, 2, 3)])
 def test_scheduler(seed, clear):
     from fattree.hdl.scheduler import LevelWiseScheduler
     from fattree.sim.checks.scheduler import CHECKS
@@ -548,18 +544,20 @@ def rn1_reset(dut, model_of, layout, seed, *, count=3, latest=80):
             ctx.set(dut.o[k].bk.as_value(), 0)
 
     first, second = Scoreboard(CHECKS), Scoreboard(CHECKS)
-    queues = transmissions("random", count, rng, layout)
+    phases = [(p, transmissions(p, count, rng, layout)) for p in ("random", "hotspot")]
 
     async def before(ctx, tick):
         old = transmissions("hotspot", count + 2, rng, layout)
         await check(ctx, tick, first).phase("before", old)
 
     async def after(ctx, tick):
-        await check(ctx, tick, second).phase("after", queues)
+        again = check(ctx, tick, second)
+        for name, queues in phases:
+            await again.phase(name, queues)
 
     report = reset_in_traffic(dut, before, after, idle, seed=seed, earliest=5, latest=latest)
     assert first.failures["cycle_mismatches"] == 0, first.first_mismatch
-    assert_recovered(report, second, sum(len(q) for q in queues))
+    assert_recovered(report, second, sum(len(q) for _, queues in phases for q in queues))
 
 
 @pytest.mark.parametrize(
