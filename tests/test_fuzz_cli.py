@@ -82,8 +82,12 @@ def no_work(monkeypatch, tmp_path):
     monkeypatch.setattr(toolchain, "require", _accepted)
     monkeypatch.setattr(synth, "synthesise", _accepted)
     monkeypatch.setattr(prove, "prove", _accepted)
-    for name in ("_build", "_fastest", "_simulate"):
-        monkeypatch.setattr(build, name, _accepted)
+    # The self-test core is built for real (its options are checked there); not the bitstream
+    # nor the simulation.
+    from fattree.boards import selftest
+
+    monkeypatch.setattr(build, "build_bitstream", _accepted)
+    monkeypatch.setattr(selftest, "simulate_status", _accepted)
     monkeypatch.setattr(wave, "trace", _accepted)
     # Every command module's own progress display (experiments, and commands added later).
     for module in cli.SUBCOMMANDS:
@@ -298,6 +302,30 @@ def test_command_options(no_work, choice, value, extra):
 def test_experiment_options(no_work, choice, value):
     name, option, takes = choice
     argv = ["experiment", name] + ([option, value] if takes else [option])
+    code, _out, err = run_cli(argv)
+    check_outcome(argv, code, err)
+
+
+@FUZZ
+@given(
+    design=st.sampled_from(["selector", "circuit-tree", "scheduler", "leiserson-tree"]),
+    board=st.sampled_from(["icebreaker", "ulx3s-85f", "icestick"]),
+    option=st.sampled_from(
+        ["--pattern", "--inject-cycles", "--requests", "--seed", "--clock-mhz", "--simulate"]
+    ),
+    value=values,
+    simulate=st.booleans(),
+)
+@example(
+    design="circuit-tree", board="icebreaker", option="--inject-cycles", value="-1", simulate=True
+)
+@example(design="scheduler", board="icebreaker", option="--requests", value="0", simulate=False)
+@example(design="selector", board="icebreaker", option="--pattern", value="random", simulate=True)
+def test_build_self_test_options(no_work, design, board, option, value, simulate):
+    # The self-test core is built for real: its options are checked there, per design.
+    argv = ["build", design, "--board", board, option, value]
+    if simulate and option != "--simulate":
+        argv += ["--simulate", "100"]
     code, _out, err = run_cli(argv)
     check_outcome(argv, code, err)
 
