@@ -30,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range, check_positive_int
 from ..spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask
+from ..spec.lfsr import MAXIMAL_TAPS
 from ._validation import validates_parameters
 from .lfsr import LFSR
 
@@ -58,9 +59,9 @@ class CircuitRouter(wiring.Component):
         Seed of the router's 16-bit LFSR, ``1 .. 65535``.
     shared_lfsr : bool
         Take the LFSR bit from the ``lfsr`` input (the state of one LFSR seeded with
-        :data:`~fattree.spec.circuit.SHARED_SEED`, shared by many routers) instead of an LFSR
-        of its own. The bit, and so the router's behaviour, is the same; the 16 flip-flops are
-        saved.
+        :data:`~fattree.spec.circuit.SHARED_SEED`, shared by many routers, stepping every
+        cycle and reset with the router) instead of an LFSR of its own. The bit, and so the
+        router's behaviour, is the same; 15 of the 16 flip-flops are saved.
     broken : bool
         A deliberately wrong router for the proofs' own test (``fattree prove circuit-router
         --broken``): downstream claims ignore whether the wire is held. Never for real use.
@@ -105,8 +106,11 @@ class CircuitRouter(wiring.Component):
             # Bit 0 of this router's own LFSR, taken from the shared register's state: the
             # same bit every cycle (see fattree.spec.circuit.lfsr_mask), without 16 flip-flops
             # per router.
-            r = Signal()
-            m.d.comb += r.eq((self.lfsr & lfsr_mask(self.seed)).xor())
+            # Registered: the parity is taken of the mask one step ahead (the shared LFSR
+            # steps every cycle), so r is the same bit in every cycle and the shared register's
+            # fan-out to every router ends in this flip-flop, not in the arbitration.
+            r = Signal(init=self.seed & 1)
+            m.d.sync += r.eq((self.lfsr & _next_mask(lfsr_mask(self.seed))).xor())
         else:
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
             r = lfsr.value[0]
@@ -130,10 +134,20 @@ class CircuitRouter(wiring.Component):
         for o in range(4):
             m.d.comb += busy[o].eq(_any(conn[i, o] for i in owners[o]))
 
+        # An input is IDLE, FWD (holds a circuit) or DEAD. Every header is granted (FWD) or
+        # rejected (DEAD), a released circuit goes DEAD, and DEAD lasts while valid is high, so
+        # "FWD or DEAD" in this cycle is exactly "valid or FWD" in the last one: one register
+        # per input instead of DEAD's own next-state logic. (~fwd stays in the header so that
+        # no state, reachable or not, lets a holding input claim again: the proofs' induction.)
+        active = [Signal(name=f"active_{n}") for n in PORTS]
         header = [Signal(name=f"header_{n}") for n in PORTS]
         bit = [inp[i].data[0] for i in range(4)]
         for i in range(4):
-            m.d.comb += header[i].eq(~fwd[i] & ~dead[i] & inp[i].valid)
+            m.d.sync += active[i].eq(inp[i].valid | fwd[i])
+            m.d.comb += [
+                header[i].eq(inp[i].valid & ~active[i] & ~fwd[i]),
+                dead[i].eq(active[i] & ~fwd[i]),
+            ]
 
         # Release: reject or ack on an outgoing link frees it and goes back to the owner.
         ends = [Signal(name=f"end_{n}") for n in PORTS]
@@ -155,11 +169,7 @@ class CircuitRouter(wiring.Component):
         for i in range(4):
             rel_rej = _any(conn[i, o] & out[o].reject for o in routes[i])
             rel_ack = _any(conn[i, o] & out[o].ack for o in routes[i])
-            m.d.sync += [
-                inp[i].reject.eq(reject[i] | rel_rej),
-                inp[i].ack.eq(rel_ack),
-                dead[i].eq(reject[i] | rel_rej | rel_ack | (dead[i] & inp[i].valid)),
-            ]
+            m.d.sync += [inp[i].reject.eq(reject[i] | rel_rej), inp[i].ack.eq(rel_ack)]
 
         # Per output: the forward register, fed by its owner while the circuit holds.
         for o in range(4):
@@ -168,7 +178,9 @@ class CircuitRouter(wiring.Component):
             data = 0
             for i in owners[o]:
                 data = data | (inp[i].data & conn[i, o].replicate(self.width))
-            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(data & go.replicate(self.width))]
+            # Mux, not AND: Yosys makes ~go the data flip-flops' synchronous reset (ECP5 LSR),
+            # so each bit's LUTs are only the owners' AND-OR.
+            m.d.sync += [out[o].valid.eq(go), out[o].data.eq(Mux(go, data, 0))]
         return m
 
     @staticmethod
@@ -213,6 +225,14 @@ class CircuitRouter(wiring.Component):
             granted = _any(claim[i, o] for o in routes[i])
             m.d.comb += reject[i].eq(header[i] & ~granted & (bit[i] if i in (A, B) else 1))
         return claim, reject
+
+
+def _next_mask(mask: int) -> int:
+    """The mask whose parity of the shared state is, one cycle later, the parity of ``mask``:
+    the Fibonacci step shifts every bit up by one and feeds bit 0 from the taps."""
+    taps = sum(1 << (t - 1) for t in MAXIMAL_TAPS[LFSR_WIDTH])
+    shifted = mask >> 1
+    return shifted ^ (taps if mask & 1 else 0)
 
 
 def _any(values):
