@@ -28,7 +28,7 @@ while ``rx`` still holds an undelivered message that is not taken in that cycle 
 is released and the sender retries by its strategy. The rest of that burst is ignored.
 """
 
-from amaranth import C, Cat, Module, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -180,9 +180,29 @@ class NetworkInterface(wiring.Component):
         )
         word = Signal(width)
         m.d.comb += word.eq(words.word_select(left, width))
+        rejected = self.up.reject
+        # The inject link's registers as plain next-state functions, not in the state machine:
+        # every state but SEND, and the cycle that starts an attempt, leaves them at 0. Route
+        # word 0 when an attempt starts, then, in SEND and not rejected, the word `left`
+        # points to (0 once the message is out). Bits above bit 0 carry only data words: one
+        # LUT each (an AND-OR of the message bits), the Mux becoming their flip-flops'
+        # synchronous reset.
+        start = Signal()  # PEND, and the retry strategy lets the attempt start
+        sending = Signal()
+        m.d.comb += sending.eq((state == SEND) & ~rejected)
+        m.d.sync += [
+            self.up.valid.eq(start | (sending & (left != 0))),
+            self.up.data[0].eq(Mux(sending, word[0], start & first)),
+        ]
+        if width > 1:
+            high = 0
+            for k in range(1, length + 1):
+                at = Signal(name=f"at_word{k}")
+                m.d.comb += at.eq(left == k)
+                high = high | (message.word_select(length - k, width) & at.replicate(width))
+            m.d.sync += self.up.data[1:].eq(Mux(sending, high[1:], 0))
 
         m.d.sync += [self.tx_done.eq(0), self.tx_reject.eq(0)]
-        rejected = self.up.reject
         with m.Switch(state):
             with m.Case(IDLE):
                 with m.If(self.tx.valid):
@@ -205,16 +225,11 @@ class NetworkInterface(wiring.Component):
                     with m.If(wait != 0):
                         m.d.sync += wait.eq(wait - 1)
                 with m.If(go):
-                    m.d.sync += [self.up.valid.eq(1), self.up.data.eq(first)]
+                    m.d.comb += start.eq(1)
                     m.d.sync += [left.eq(last), state.eq(SEND)]
             with m.Case(SEND, WAIT):
                 with m.If(rejected):
-                    m.d.sync += [
-                        self.up.valid.eq(0),
-                        self.up.data.eq(0),
-                        self.tx_reject.eq(1),
-                        state.eq(PEND),
-                    ]
+                    m.d.sync += [self.tx_reject.eq(1), state.eq(PEND)]
                     with m.If(attempts != BACKOFF_CAP):
                         m.d.sync += attempts.eq(attempts + 1)
                     if self.retry == "backoff":
@@ -223,10 +238,9 @@ class NetworkInterface(wiring.Component):
                     m.d.sync += [self.tx_done.eq(1), state.eq(IDLE)]
                 with m.Elif(state == SEND):
                     with m.If(left != 0):
-                        m.d.sync += [self.up.valid.eq(1), self.up.data.eq(word)]
                         m.d.sync += left.eq(left - 1)
                     with m.Else():
-                        m.d.sync += [self.up.valid.eq(0), self.up.data.eq(0), state.eq(WAIT)]
+                        m.d.sync += state.eq(WAIT)
         self._receive(m)
         return m
 
