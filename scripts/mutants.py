@@ -71,9 +71,10 @@ def run(args) -> int:
         params = parse_params(design, items)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    for name in ("count", "jobs", "depth"):
-        if getattr(args, name) < 1:
-            raise CliError(f"--{name} must be a positive integer, not {getattr(args, name)}")
+    for name, most in (("count", 1000), ("jobs", 64), ("depth", 200)):
+        value = getattr(args, name)
+        if not 1 <= value <= most:
+            raise CliError(f"--{name} must be an integer in 1..{most}, not {value}")
     for k in args.mutant or []:
         if not 1 <= k <= args.count:
             raise CliError(f"--mutant must be in 1..{args.count} (the --count), not {k}")

@@ -109,7 +109,8 @@ def test_cli_tiny_run(tmp_path, capsys):
     [
         (["mutants", "nope"], "unknown design 'nope'"),
         (["mutants", "circuit-router"], "has no cocotb bench"),
-        (["mutants", "selector", "--count", "0"], "--count must be a positive integer"),
+        (["mutants", "selector", "--count", "0"], "--count must be an integer in 1..1000, not 0"),
+        (["mutants", "selector", "--depth", "999"], "--depth must be an integer in 1..200"),
         (["mutants", "selector", "-p", "width=x"], "parameter width must be an integer"),
         (["mutants", "selector", "--count", "3", "--mutant", "4"], "--mutant must be in 1..3"),
     ],
