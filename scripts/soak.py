@@ -119,8 +119,8 @@ def describe(d: dict) -> str:
         f"{d['design']} ({params}) on {d['simulator']}: {d['checked']} {unit} checked over "
         f"{d['cycles']} cycles, mismatches {d['mismatches']}\n"
         f"  {d['seconds']} s: {d[unit + '_per_second']} {unit}/s, "
-        f"{d['cycles_per_second']} cycles/s (model {d['model_seconds']} s; "
-        f"build {d['build_seconds']} s)"
+        f"{d['cycles_per_second']} cycles/s; CPU: model {d['model_cpu_seconds']} s, "
+        f"simulator {d['harness_cpu_seconds']} s; build {d['build_seconds']} s"
     )
     details = ", ".join(
         f"{k} {v}" for k, v in d["details"].items() if isinstance(v, int) and k != "delivered"

@@ -25,6 +25,7 @@ SMALL = {
     "circuit-tree": ["leaves=4"],
     "scheduler": ["w=4"],
     "leiserson-tree": ["leaves=4"],
+    "hypercube": ["dim=2"],
 }
 
 
@@ -141,6 +142,7 @@ def test_one_wrong_value_mid_run_is_found_at_its_cycle_and_port(root):
     "argv, message",
     [
         (["soak", "selector"], "design must be one of circuit-tree"),
+        (["soak", "hypercube", "-p", "dim=9"], "dim"),
         (["soak", "circuit-tree", "--messages", "0"], "--messages must be at least 1, not 0"),
         (["soak", "circuit-tree", "--jobs", "0"], "--jobs must be at least 1, not 0"),
         (["soak", "circuit-tree", "-p", "width=64", "-p", "length=4"], "at most 64"),

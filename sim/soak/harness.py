@@ -88,6 +88,9 @@ class Layout:
     stream_out: StreamOut | None = None
     #: Input ports held at 0 (not driven by the stimulus), besides clk and rst.
     tied: list[Port] = field(default_factory=list)
+    #: Output -> the output that qualifies it: compared as 0 while that one is 0 (a
+    #: stream's payload means nothing while it is not valid; the valid itself is compared).
+    qualified: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         for port in self.inputs + self.outputs + self.tied:
@@ -137,6 +140,10 @@ def harness_source(top: str, layout: Layout) -> str:
     read_outputs = "\n".join(
         f"            got[{k}] = top->{cxx_name(p.name)};" for k, p in enumerate(layout.outputs)
     )
+    out_col = {p.name: k for k, p in enumerate(layout.outputs)}
+    for name, valid in layout.qualified.items():
+        k, v = out_col[name], out_col[valid]
+        read_outputs += f"\n            if (!got[{v}]) got[{k}] = 0;"
     tied = "\n".join(f"        top->{cxx_name(p.name)} = 0;" for p in layout.tied + layout.inputs)
     si, so = layout.stream_in, layout.stream_out
     col = {p.name: k for k, p in enumerate(layout.inputs)}
@@ -433,7 +440,9 @@ class Harness:
             self.process.stdin.close()
         except BrokenPipeError:
             pass
-        code = self.process.wait()
+        # wait4: the harness's own CPU time, beside the wall time (the machine is shared).
+        _, status, usage = os.wait4(self.process.pid, 0)
+        code = self.process.returncode = os.waitstatus_to_exitcode(status)
         self._reader.join()
         self.process.stdout.close()
         first = None
@@ -451,4 +460,10 @@ class Harness:
             cycles != self.sent_cycles and self.layout.stream_out is None
         ):
             raise RuntimeError(f"the harness ran {cycles} cycles, {self.sent_cycles} were sent")
-        return {"cycles": cycles, "mismatches": mismatches, "first": first, "taken": taken}
+        return {
+            "cycles": cycles,
+            "mismatches": mismatches,
+            "first": first,
+            "taken": taken,
+            "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        }
