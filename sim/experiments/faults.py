@@ -432,8 +432,10 @@ def _plot(result: Result, path: str) -> None:
         top.set_ylabel("delivered fraction")
         bottom.set_ylabel("delivery time (cycles)")
         bottom.set_xlabel("faults")
-        bottom.set_xscale("symlog", linthresh=1)
-        top.set_xscale("symlog", linthresh=1)
+        counts = sorted({r[col["faults"]] for r in rows if r[col["leaves"]] == leaves})
+        for ax in (top, bottom):
+            ax.set_xscale("symlog", linthresh=1)
+            ax.set_xticks(counts, [str(c) for c in counts])
         bottom.set_yscale("log")
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
