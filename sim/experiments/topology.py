@@ -657,6 +657,7 @@ def _vs_run(args, progress) -> Result:
             ls = leiserson_schedule(n, phases)
             for network, cycles in zip(NETWORKS, (hc, ct, ls["cycles"]), strict=True):
                 lut, source = luts(network, n, measured)
+                fmax = measured.get((network, n), {}).get("fmax_mhz")
                 rows.append(
                     [
                         n,
@@ -667,12 +668,25 @@ def _vs_run(args, progress) -> Result:
                         lut,
                         source,
                         cycles * lut if lut is not None else None,
+                        fmax,
+                        round(cycles * 1000 / fmax, 1) if fmax else None,
                     ]
                 )
     return Result(
         "fat-tree-vs-hypercube",
         {"sizes": args.sizes, "patterns": patterns, "seed": args.seed},
-        ["N", "pattern", "messages", "network", "cycles", "LUTs", "LUTs from", "cycles*LUTs"],
+        [
+            "N",
+            "pattern",
+            "messages",
+            "network",
+            "cycles",
+            "LUTs",
+            "LUTs from",
+            "cycles*LUTs",
+            "Fmax MHz",
+            "ns at Fmax",
+        ],
         rows,
         [
             "cycles: the cycle-exact models (hypercube: 1 processor per node, 2 buffer slots, "
@@ -682,6 +696,7 @@ def _vs_run(args, progress) -> Result:
             "delivery cycle; phases (exchange: one per dimension) one after another",
             "LUTs: our ECP5 synthesis where measured, else LUTs per formula crosspoint at the "
             "largest measured N times the crosspoints at N",
+            "Fmax: post-route, nextpnr seed 1 only, where synthesised; ns = cycles / Fmax",
         ],
     )
 
