@@ -107,6 +107,8 @@ def run(args) -> int:
             )
         except RuntimeError as error:
             raise CliError(str(error), code=1) from None
+        except OSError as error:  # the build folder cannot be made or written
+            raise CliError(f"cannot use the build folder {args.build_root}: {error}") from None
     data = result.as_dict()
     emit(args, data, describe(data))
     return 0 if result.passed else 1

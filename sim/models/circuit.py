@@ -47,6 +47,7 @@ __all__ = [
 
 A, B, C, D = 0, 1, 2, 3
 IDLE, FWD, DEAD = 0, 1, 2
+_NO4, _NONE4 = (False,) * 4, (None,) * 4
 N_IDLE, N_PEND, N_SEND, N_WAIT = 0, 1, 2, 3
 
 
@@ -106,32 +107,9 @@ class RouterModel:
         """Bit 0 of the router's LFSR in the current cycle."""
         return (self.states[self.cycle % len(self.states)] & self.mask).bit_count() & 1
 
-    def step(self, in_valid, in_data, out_reject, out_ack) -> None:
-        # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
-        # are those of the paper as the docstring and docs/circuit_tree.md state them.
-        v0, v1, v2, v3 = in_valid
-        j0, j1, j2, j3 = out_reject
-        k0, k1, k2, k3 = out_ack
-        if self.quiet and not (
-            v0 or v1 or v2 or v3 or j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
-        ):
-            # Nothing arrives and nothing is held: every register keeps its idle value.
-            self._grant = self._reject = (False,) * 4
-            self.up_bit = None
-            self.cycle += 1
-            return
-        s0, s1, s2, s3 = state = self.state
-        b0, b1, b2, b3 = busy = self.busy
-        route = self.route
-        # A header is the first word of a message at an idle input; bit 0 is its route bit.
-        h0 = s0 == IDLE and bool(v0)
-        h1 = s1 == IDLE and bool(v1)
-        h2 = s2 == IDLE and bool(v2)
-        h3 = s3 == IDLE and bool(v3)
-        if h0 or h1 or h2 or h3:
-            t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
-        else:
-            t0 = t1 = t2 = t3 = 0
+    def _arbitrate(self, h0, h1, h2, h3, t0, t1, t2, t3, busy):
+        """Per input: granted, to which output, rejected (headers ``h``, route bits ``t``)."""
+        b0, b1 = busy[0], busy[1]
         grant = [False] * 4
         grant_to = [0] * 4
         reject = [False] * 4
@@ -168,10 +146,44 @@ class RouterModel:
             reject[D] = not win
             if win:
                 grant[D], grant_to[D] = True, o
+        return grant, grant_to, reject
 
+    def step(self, in_valid, in_data, out_reject, out_ack) -> None:
+        # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
+        # are those of the paper as the docstring and docs/circuit_tree.md state them.
+        v0, v1, v2, v3 = in_valid
+        j0, j1, j2, j3 = out_reject
+        k0, k1, k2, k3 = out_ack
+        if self.quiet and not (
+            v0 or v1 or v2 or v3 or j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
+        ):
+            # Nothing arrives and nothing is held: every register keeps its idle value.
+            self._grant = self._reject = _NO4
+            self.up_bit = None
+            self.cycle += 1
+            return
+        s0, s1, s2, s3 = state = self.state
+        busy = self.busy
+        route = self.route
+        # A header is the first word of a message at an idle input; bit 0 is its route bit.
+        h0 = s0 == IDLE and bool(v0)
+        h1 = s1 == IDLE and bool(v1)
+        h2 = s2 == IDLE and bool(v2)
+        h3 = s3 == IDLE and bool(v3)
+        if h0 or h1 or h2 or h3:
+            t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
+            grant, grant_to, reject = self._arbitrate(h0, h1, h2, h3, t0, t1, t2, t3, busy)
+            claim = [None] * 4
+            for i in range(4):
+                if grant[i]:
+                    claim[grant_to[i]] = i
+        else:  # no new message: nothing to arbitrate (the common cycle of a busy router)
+            grant = reject = _NO4
+            grant_to = claim = _NONE4
+            self.up_bit = None
         n_state = list(state)
         n_route = list(route)
-        n_bk_reject = [int(x) for x in reject]
+        n_bk_reject = [int(x) for x in reject] if reject is not _NO4 else [0] * 4
         n_bk_ack = [0] * 4
         for i in range(4):
             if grant[i]:
@@ -187,10 +199,6 @@ class RouterModel:
             elif state[i] == DEAD and not in_valid[i]:
                 n_state[i] = IDLE
         # Output registers: a claim takes the port, a reject or ack from beyond frees it.
-        claim = [None] * 4
-        for i in range(4):
-            if grant[i]:
-                claim[grant_to[i]] = i
         owner = self.owner
         n_busy, n_owner = list(busy), list(owner)
         n_valid, n_data = [0] * 4, [0] * 4
