@@ -127,6 +127,17 @@ class HypercubeNode(wiring.Component):
                 "refer": Out(range(dim + 1)),
             }
         )
+        # Every place a message can be, made here (not in elaborate) so the proofs
+        # (fattree/proofs/hypercube.py) can say that a message is always in exactly one:
+        # the arrival registers, the buffer slots, the injection queues, the receive registers.
+        link = self.link
+        self.arrive = [Signal(link, name=f"arrive{i}") for i in range(dim)]
+        self.buf = [Signal(link, name=f"buf{s}") for s in range(buffers)]
+        self.queue = [
+            [Signal(link, name=f"inj{q}_{e}") for e in range(INJECT_DEPTH)] for q in range(procs)
+        ]
+        self.rx_valid = [Signal(name=f"rx_valid{q}") for q in range(procs)]
+        self.rx_data = [Signal(data_bits, name=f"rx_data{q}") for q in range(procs)]
 
     def elaborate(self, platform):
         m = Module()
@@ -134,15 +145,10 @@ class HypercubeNode(wiring.Component):
         pbits = proc_bits(procs)
         link = self.link
 
-        arrive = [Signal(link, name=f"arrive{i}") for i in range(dim)]
+        arrive, buf, queue = self.arrive, self.buf, self.queue
+        rx_valid, rx_data = self.rx_valid, self.rx_data
         for i in range(dim):
             m.d.sync += arrive[i].eq(self.link_in[i])
-        buf = [Signal(link, name=f"buf{s}") for s in range(nbuf)]
-        queue = [
-            [Signal(link, name=f"inj{q}_{e}") for e in range(INJECT_DEPTH)] for q in range(procs)
-        ]
-        rx_valid = [Signal(name=f"rx_valid{q}") for q in range(procs)]
-        rx_data = [Signal(self.data_bits, name=f"rx_data{q}") for q in range(procs)]
 
         network = buf + arrive
         heads = [queue[q][0] for q in range(procs)]

@@ -81,6 +81,22 @@ class RN1Router(wiring.Component):
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         channel = channel_signature()
         super().__init__({"i": In(channel).array(CHANNELS), "o": Out(channel).array(CHANNELS)})
+        # The circuit state, made here (not in elaborate) so the proofs (fattree/proofs/rn1.py)
+        # can state properties of it. conn[i, o]: input i holds output o (one-hot per input
+        # and per output). held[i] (input i holds an output) and busy[o] (output o is held)
+        # are the ORs of conn's rows and columns, kept in registers of their own so the
+        # arbitration does not start with two levels of OR (Fmax); they follow conn exactly.
+        # discard[i]: input i's transmission got no output and is being thrown away.
+        # prev_ctrl[i]: input i's ctrl bit of the cycle before (a head is ctrl rising).
+        n = CHANNELS
+        reach = {
+            (i, o) for i in range(n) for d in range(DIRECTIONS) for o in outputs_for(mode, i, d)
+        }
+        self.conn = {key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(reach)}
+        self.held = [Signal(name=f"open_{i}") for i in range(n)]
+        self.busy = [Signal(name=f"busy_{o}") for o in range(n)]
+        self.discard = [Signal(name=f"discard_{i}") for i in range(n)]
+        self.prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
 
     def elaborate(self, platform):
         m = Module()
@@ -88,25 +104,11 @@ class RN1Router(wiring.Component):
         fwd = [self.i[k].fwd for k in range(n)]
         bk_in = [self.o[k].bk for k in range(n)]
 
-        # conn[i, o]: input i holds output o (one-hot per input and per output).
-        reach = {
-            (i, o)
-            for i in range(n)
-            for d in range(DIRECTIONS)
-            for o in outputs_for(self.mode, i, d)
-        }
-        conn = {key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(reach)}
+        conn, held, busy, discard = self.conn, self.held, self.busy, self.discard
         owners = [[i for i in range(n) if (i, o) in conn] for o in range(n)]
         routes = [[o for o in range(n) if (i, o) in conn] for i in range(n)]
-        # held[i] (input i holds an output) and busy[o] (output o is held) are the ORs of
-        # conn's rows and columns, kept in registers of their own so the arbitration does
-        # not start with two levels of OR (Fmax); they follow conn exactly.
-        held = [Signal(name=f"open_{i}") for i in range(n)]
-        busy = [Signal(name=f"busy_{o}") for o in range(n)]
-
-        discard = [Signal(name=f"discard_{i}") for i in range(n)]
         closing = [Signal(name=f"closing_{i}") for i in range(n)]
-        prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
+        prev_ctrl = self.prev_ctrl
         header = [Signal(name=f"header_{i}") for i in range(n)]
         for i in range(n):
             m.d.comb += header[i].eq(~held[i] & ~discard[i] & fwd[i].ctrl & ~prev_ctrl[i])

@@ -35,6 +35,9 @@ def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycl
 
     async def bench(ctx):
         req, res = dut.requests, dut.results
+        # Cycles count from the end of the clear a reset runs (test_reset_clears_every_row).
+        while not ctx.get(req.ready):
+            await ctx.tick()
         k, cycle = 0, 0
         while len(results) < len(commands):
             assert cycle < limit, f"stuck after {len(results)} results"
@@ -223,6 +226,24 @@ def test_initiation_interval_one(levels, w):
     assert accepted_at == list(range(len(commands)))
     assert produced_at == [dut.latency + k for k in range(len(commands))]
     assert dut.latency == 4 * (levels - 1) + 3  # input register, M R C U per level, FIFO
+
+
+@pytest.mark.parametrize("levels, w", [(2, 2), (3, 4)])
+def test_reset_clears_every_row(levels, w):
+    # Block RAM keeps its contents through a reset, so the reset runs the CLEAR sequence:
+    # requests wait one cycle per row, then every link is free (tests/test_reset.py).
+    dut = LevelWiseScheduler(levels, w)
+    waited = []
+
+    async def bench(ctx):
+        cycles = 0
+        while not ctx.get(dut.requests.ready):
+            await ctx.tick()
+            cycles += 1
+        waited.append(cycles)
+
+    simulate(dut, bench, period=1e-8)
+    assert waited == [w ** (levels - 1)]
 
 
 def test_clear_takes_one_cycle_per_row():

@@ -168,6 +168,110 @@ PROOFS: Registry[Proof] = Registry(
             bmc_depth=12,
             induction=False,
         ),
+        Proof(
+            design="scheduler",
+            harness="fattree.proofs.scheduler:harness",
+            summary="the pipelined level-wise scheduler (FT(2, 2), portable link memories): "
+            "any commands, any result back-pressure",
+            properties=(
+                Property(
+                    "results_in_order",
+                    "one result per command, in command order (op, src, dst, and a "
+                    "release's ports), never a result before its command",
+                ),
+                Property(
+                    "no_link_granted_twice",
+                    "a grant takes only links no granted connection holds (released ones "
+                    "and those freed by CLEAR are free again)",
+                ),
+                Property(
+                    "level_wise_grants",
+                    "every SCHEDULE result (granted, ports) is Fig. 7's sequential level-wise "
+                    "answer on the links as the earlier results left them (keep mode)",
+                ),
+            ),
+            params={"levels": 2, "w": 2},
+            bmc_depth=18,
+            induction=False,
+        ),
+        Proof(
+            design="rn1",
+            harness="fattree.proofs.rn1:harness",
+            summary="one RN1 router (mode 0 primary: radix 4, dilation 2; mode 1 alternate: "
+            "two 4x4 crossbars): any words on every channel, any random choice",
+            properties=(
+                Property(
+                    "circuits",
+                    "an output is held by at most one input, an input holds at most one "
+                    "output, held/busy follow the circuits, a held input is not discarding",
+                ),
+                Property(
+                    "claims_follow_direction",
+                    "a new circuit comes from a head whose direction the output serves, onto "
+                    "a free output, which shows the head rotated right by two bits",
+                    ("circuits",),
+                ),
+                Property(
+                    "passes_owner_words",
+                    "a held output carries its owner's word one cycle late; an output "
+                    "neither held nor just claimed carries nothing",
+                    ("circuits",),
+                ),
+                Property(
+                    "backward_words",
+                    "an input's backward link carries its held output's backward word one "
+                    "cycle late, BLOCKED the cycle after a refused transmission closes, "
+                    "else nothing",
+                    ("circuits",),
+                ),
+                Property(
+                    "heads_served_when_outputs_free",
+                    "a head gets an output exactly when fewer heads for its direction came "
+                    "before it (input order) than outputs were free; else it is discarded",
+                    ("circuits",),
+                ),
+                Property(
+                    "blocked_releases",
+                    "a BLOCKED status on either link of a held circuit frees the input and "
+                    "its output the next cycle",
+                    ("circuits",),
+                ),
+                Property(
+                    "idle_router_quiet",
+                    "with no circuit held and no byte on any input, every output is idle "
+                    "the next cycle",
+                    ("circuits",),
+                ),
+            ),
+            params={"mode": 0},
+        ),
+        Proof(
+            design="hypercube",
+            harness="fattree.proofs.hypercube:harness",
+            summary="one hypercube node (dim 2, 2 processors, 1 buffer slot, 2 data bits), "
+            "one tagged message among any others: any arrivals, any injections, any "
+            "receive stalls",
+            properties=(
+                Property(
+                    "conserved",
+                    "the tagged message is in exactly one place while the node holds it, "
+                    "with the address it came with; it leaves only from inside, once",
+                ),
+                Property(
+                    "exits_intact",
+                    "it leaves over wire i with bit i of its address inverted, or into "
+                    "processor q only when addressed to this node and to q",
+                    ("conserved",),
+                ),
+                Property(
+                    "referral_only_when_needed",
+                    "it is sent a step away only when every wire of its address carries "
+                    "another message and every buffer slot is full next cycle",
+                    ("conserved",),
+                ),
+            ),
+            params={"dim": 2, "procs": 2, "buffers": 1, "data_bits": 2},
+        ),
     ],
     key="design",
     message="design {name!r} has no proof yet; designs with one: {known}",

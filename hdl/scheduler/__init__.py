@@ -51,7 +51,8 @@ Commands (``op`` of a request)
 ``CLEAR``
     Free every link. It waits until the pipeline is empty, then writes all rows of every
     memory in parallel, one row per cycle: ``w**(l-1)`` cycles. The memories also start free
-    after configuration.
+    after configuration, and a reset runs the same clear (``requests`` is not ready for the
+    ``w**(l-1)`` cycles after it).
 
 Every command produces one result, in order. The pipeline never stalls (no clock enables on
 its datapath): results wait in an output FIFO, and ``requests`` is ready only while the FIFO

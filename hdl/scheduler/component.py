@@ -104,9 +104,9 @@ class LevelWiseScheduler(wiring.Component):
         idle = ~entry.valid & ~Cat(valid for block in blocks for valid in block.in_flight()).any()
         clear.elaborate_into(m, start=self.requests.valid & is_clear & idle)
         # A CLEAR is accepted in the cycle its last row is written; other commands whenever
-        # the queue has room and no clear is waiting or running.
+        # the queue has room and no clear is waiting or running (also the one from reset).
         m.d.comb += [
-            self.requests.ready.eq(room & ((~is_clear & ~clear.running) | clear.last)),
+            self.requests.ready.eq(room & ((~is_clear & ~clear.running) | (is_clear & clear.last))),
             accept.eq(self.requests.valid & self.requests.ready),
         ]
 
@@ -183,7 +183,9 @@ class _ClearSequencer:
 
     def __init__(self, depth: int):
         self.depth = depth
-        self.running = Signal(name="clear_running")
+        # Running from reset: block RAM keeps its contents through a reset, so a reset in
+        # the middle of traffic would leave the links of the old connections taken.
+        self.running = Signal(init=1, name="clear_running")
         self.row = Signal(range(depth), name="clear_row")
         self.last = Signal(name="clear_last")
 

@@ -1,0 +1,195 @@
+"""Properties of :class:`fattree.hdl.rn1.RN1Router`, written from the channel protocol
+(:mod:`fattree.spec.rn1`, docs/dehon.md), not from its gates.
+
+Free inputs: every input channel's forward word and every output channel's backward word, at
+any time (any head, any byte, any close, any status, also on channels the router does not
+hold); the LFSR's state is free in the induction step (any random choice). Read from inside:
+the circuit bits ``conn``, their row and column registers ``held``/``busy``, and ``discard``
+(a refused transmission being thrown away) and ``prev_ctrl`` (the ctrl bit of the cycle
+before, tied to the harness's own history by ``circuits``), the state the protocol speaks of.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.hdl import Value
+
+from ..spec.rn1 import BLOCKED, CHANNELS, DIRECTIONS, WORD_BITS, outputs_for, word
+from .harness import Harness
+
+__all__ = ["harness", "RN1Properties"]
+
+MODES = ("primary", "alternate")
+
+
+def harness(params: dict, broken: bool) -> RN1Properties:
+    mode = params.get("mode", 0)
+    if mode not in (0, 1):
+        raise ValueError(f"mode must be 0 (primary) or 1 (alternate), not {mode!r}")
+    return RN1Properties(MODES[mode], broken=broken)
+
+
+def _any(bits):
+    out = Const(0)
+    for b in bits:
+        out = out | b
+    return out
+
+
+def _at_most_one(bits):
+    bits = list(bits)
+    ok = Const(1)
+    for x in range(len(bits)):
+        for y in range(x + 1, len(bits)):
+            ok = ok & ~(bits[x] & bits[y])
+    return ok
+
+
+class RN1Properties(Harness):
+    def __init__(self, mode: str, *, broken: bool = False):
+        super().__init__()
+        from ..hdl.rn1 import RN1Router
+
+        self.mode = mode
+        self.dut = RN1Router(mode, seed=1)
+        self.broken = broken
+        d = self.dut
+        self.ports = [d.i[k].fwd.as_value() for k in range(CHANNELS)]
+        self.ports += [d.o[k].bk.as_value() for k in range(CHANNELS)]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.dut
+        n, mode = CHANNELS, self.mode
+        conn, held, busy, discard = dut.conn, dut.held, dut.busy, dut.discard
+        fwd = [Value.cast(dut.i[k].fwd) for k in range(n)]
+        bk_out = [Value.cast(dut.i[k].bk) for k in range(n)]
+        o_fwd = [Value.cast(dut.o[k].fwd) for k in range(n)]
+        o_bk = [Value.cast(dut.o[k].bk) for k in range(n)]
+        ctrl = [f[WORD_BITS - 1] for f in fwd]
+        blocked = Const(word(0, BLOCKED), WORD_BITS)
+
+        first = self.first_cycle(m)
+
+        # One cycle of history of everything the rules speak of.
+        def past(value, name):
+            reg = Signal(len(value), name=f"was_{name}")
+            m.d.sync += reg.eq(value)
+            return reg
+
+        was_conn = {k: past(c, f"conn_{k[0]}_{k[1]}") for k, c in conn.items()}
+        was_held = [past(held[i], f"held_{i}") for i in range(n)]
+        was_busy = [past(busy[o], f"busy_{o}") for o in range(n)]
+        was_discard = [past(discard[i], f"discard_{i}") for i in range(n)]
+        was_fwd = [past(fwd[i], f"fwd_{i}") for i in range(n)]
+        was_o_bk = [past(o_bk[o], f"o_bk_{o}") for o in range(n)]
+        # ctrl two cycles ago: a head at t-1 is ctrl rising at t-1.
+        prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
+        older_ctrl = [Signal(name=f"older_ctrl_{i}") for i in range(n)]
+        for i in range(n):
+            m.d.sync += [prev_ctrl[i].eq(ctrl[i]), older_ctrl[i].eq(prev_ctrl[i])]
+        # A head at t-1: ctrl rising on an input that neither held a circuit nor was
+        # discarding.
+        was_head = [
+            ~first & prev_ctrl[i] & ~older_ctrl[i] & ~was_held[i] & ~was_discard[i]
+            for i in range(n)
+        ]
+
+        def head_direction(i, d):
+            return was_head[i] & (was_fwd[i][:2] == d)
+
+        def rotated(i):  # the head as passed on: rotated right by two bits, ctrl 1
+            f = was_fwd[i]
+            return Cat(f[2:8], f[:2], Const(1, 1))
+
+        circuits = []
+        for o in range(n):
+            owners = [conn[i, o] for i in range(n) if (i, o) in conn]
+            circuits += [_at_most_one(owners), busy[o] == _any(owners)]
+        for i in range(n):
+            mine = [conn[i, o] for o in range(n) if (i, o) in conn]
+            circuits += [_at_most_one(mine), held[i] == _any(mine), ~(held[i] & discard[i])]
+            # The harness's ctrl history is the router's (both register the ctrl bit).
+            circuits.append(prev_ctrl[i] == dut.prev_ctrl[i])
+
+        claims, passes, heads, releases = [], [], [], []
+        for (i, o), c in conn.items():
+            rose = c & ~was_conn[i, o]
+            # A new circuit comes from a head at t-1 whose direction o serves, onto an output
+            # that was free; the output shows the head, rotated.
+            serves = _any(
+                head_direction(i, d) for d in range(DIRECTIONS) if o in outputs_for(mode, i, d)
+            )
+            claims.append(~rose | (serves & ~was_busy[o] & (o_fwd[o] == rotated(i))))
+        for o in range(n):
+            owners = [i for i in range(n) if (i, o) in conn]
+            # A held output passes its owner's word of the cycle before; an output neither held
+            # nor just claimed carries nothing.
+            for i in owners:
+                passes.append(~was_conn[i, o] | (o_fwd[o] == was_fwd[i]))
+            claimed = _any(conn[i, o] & ~was_conn[i, o] for i in owners)
+            passes.append(_any(was_conn[i, o] for i in owners) | claimed | (o_fwd[o] == 0))
+        # The backward link: the held output's word one cycle late; BLOCKED the cycle after a
+        # refused transmission closes; else idle.
+        backward = []
+        for i in range(n):
+            routes = [o for o in range(n) if (i, o) in conn]
+            expect = Const(0, WORD_BITS)
+            for o in routes:
+                expect = expect | (was_o_bk[o] & was_conn[i, o].replicate(WORD_BITS))
+            closed_refused = was_discard[i] & ~prev_ctrl[i]
+            expect = expect | (blocked & closed_refused.replicate(WORD_BITS))
+            backward.append(first | (bk_out[i] == expect))
+        # Arbitration: a head for direction d is served when fewer heads for d came before it
+        # (in input order, on the same crossbar) than there were free outputs for d; a head
+        # that gets no output is thrown away.
+        for i in range(n):
+            for d in range(DIRECTIONS):
+                outs = outputs_for(mode, i, d)
+                free = [~was_busy[o] for o in outs]
+                earlier = [
+                    head_direction(j, d) for j in range(i) if outputs_for(mode, j, d) == outs
+                ]
+                if len(outs) == 1:
+                    served = free[0] & ~_any(earlier)
+                else:
+                    served = (free[0] & free[1] & ~_at_least_two(earlier)) | (
+                        (free[0] ^ free[1]) & ~_any(earlier)
+                    )
+                if self.broken:  # a wrong contract: a head is served ahead of earlier ones
+                    served = free[0] if len(outs) == 1 else free[0] | free[1]
+                heads.append(~head_direction(i, d) | (served == held[i]))
+                heads.append(~head_direction(i, d) | (~served == discard[i]))
+        # A BLOCKED status on either link of a held circuit frees it and its output.
+        for i in range(n):
+            routes = [o for o in range(n) if (i, o) in conn]
+            blocked_back = _any(was_conn[i, o] & (was_o_bk[o] == blocked) for o in routes)
+            hit = was_held[i] & ((was_fwd[i] == blocked) | blocked_back)
+            freed = Cat(~conn[i, o] | ~was_conn[i, o] for o in routes).all()
+            releases.append(first | ~hit | (~held[i] & freed))
+        # Nothing held, no byte on any input: every output idle next cycle.
+        quiet = ~_any(was_held) & ~_any(Cat(was_fwd[i][WORD_BITS - 1] for i in range(n)))
+        idle = [first | ~quiet | (Cat(*o_fwd) == 0)]
+
+        self.emit(
+            m,
+            {
+                "circuits": circuits,
+                "claims_follow_direction": claims,
+                "passes_owner_words": [first | p for p in passes],
+                "backward_words": backward,
+                "heads_served_when_outputs_free": heads,
+                "blocked_releases": releases,
+                "idle_router_quiet": idle,
+            },
+        )
+        return m
+
+
+def _at_least_two(bits):
+    bits = list(bits)
+    out = Const(0)
+    for x in range(len(bits)):
+        for y in range(x + 1, len(bits)):
+            out = out | (bits[x] & bits[y])
+    return out
