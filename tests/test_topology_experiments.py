@@ -275,3 +275,115 @@ def test_fat_tree_vs_hypercube_up_to_128():
     result = run("fat-tree-vs-hypercube", "--sizes", "2..7")
     for row in result.rows:
         assert row[4] > 0
+
+
+# -- the RTL gives the models' cycle counts on this experiment's traffic ---------------------
+
+
+def _rtl_hypercube_cycles(n: int, pairs) -> int:
+    from fattree.hdl.hypercube import HypercubeNetwork
+    from fattree.sim.checks.hypercube import CHECKS, INPUTS, OUTPUTS, HypercubeCheck
+    from fattree.sim.models.hypercube import HypercubeModel
+    from fattree.sim.scoreboard import Scoreboard
+    from fattree.sim.testbench import simulate
+
+    dim = n.bit_length() - 1
+    dut = HypercubeNetwork(dim, topo.HC_PROCS, topo.HC_BUFFERS, topo.DATA_BITS)
+    model = HypercubeModel(dim, topo.HC_PROCS, topo.HC_BUFFERS, topo.DATA_BITS)
+    scoreboard = Scoreboard(CHECKS)
+    signals = {
+        "tx_valid": [dut.tx[g].valid for g in range(n)],
+        "tx_ready": [dut.tx[g].ready for g in range(n)],
+        "tx_dest": [dut.tx[g].payload.dest for g in range(n)],
+        "tx_data": [dut.tx[g].payload.data for g in range(n)],
+        "rx_valid": [dut.rx[g].valid for g in range(n)],
+        "rx_ready": [dut.rx[g].ready for g in range(n)],
+        "rx_data": [dut.rx[g].payload.data for g in range(n)],
+        "refer": [dut.refer[g] for g in range(n)],
+    }
+    cycles = []
+
+    async def bench(ctx):
+        def drive(*values):
+            for name, value in zip(INPUTS, values, strict=True):
+                for s, v in zip(signals[name], value, strict=True):
+                    ctx.set(s, v)
+
+        check = HypercubeCheck(
+            model,
+            scoreboard,
+            lambda: [[ctx.get(s) for s in signals[name]] for name in OUTPUTS],
+            drive,
+            ctx.tick,
+        )
+        await check.phase("p", topo._queues(n, pairs, random.Random(1)), 500)
+        cycles.append(check.phases["p"]["cycles"])
+
+    simulate(dut, bench)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    return cycles[0]
+
+
+def _rtl_circuit_cycles(n: int, pairs, seed: int) -> int:
+    from fattree.hdl.circuit_tree import CircuitFatTree
+    from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
+    from fattree.sim.scoreboard import Scoreboard
+    from fattree.sim.testbench import simulate
+
+    args = (n, topo.DATA_BITS, 1, seed, "immediate")
+    dut = CircuitFatTree(*args)
+    model = CircuitTreeModel(*args)
+    scoreboard = Scoreboard(CHECKS)
+    signals = {
+        "tx_valid": [dut.tx[i].valid for i in range(n)],
+        "tx_ready": [dut.tx[i].ready for i in range(n)],
+        "tx_dest": [dut.tx[i].payload.dest for i in range(n)],
+        "tx_data": [dut.tx[i].payload.data for i in range(n)],
+        "tx_done": [dut.tx_done[i] for i in range(n)],
+        "tx_reject": [dut.tx_reject[i] for i in range(n)],
+        "rx_valid": [dut.rx[i].valid for i in range(n)],
+        "rx_ready": [dut.rx[i].ready for i in range(n)],
+        "rx_data": [dut.rx[i].payload.data for i in range(n)],
+    }
+    cycles = []
+
+    async def bench(ctx):
+        def drive(*values):
+            for name, value in zip(INPUTS, values, strict=True):
+                for s, v in zip(signals[name], value, strict=True):
+                    ctx.set(s, v)
+
+        check = CircuitTreeCheck(
+            model,
+            scoreboard,
+            lambda: [[ctx.get(s) for s in signals[name]] for name in OUTPUTS],
+            drive,
+            ctx.tick,
+        )
+        await check.phase("p", topo._queues(n, pairs, random.Random(1)), 2000)
+        cycles.append(check.cycle)
+
+    simulate(dut, bench)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    return cycles[0]
+
+
+def _rtl_matches_models(n: int) -> None:
+    for pattern in topo.PATTERNS:
+        phases = topo.workload(pattern, n, random.Random(1000 + n))
+        for pairs in phases[:2]:  # the exchange's first two dimensions
+            want_hc, _ = topo.hypercube_cycles(n, [pairs], random.Random(1))
+            assert _rtl_hypercube_cycles(n, pairs) == want_hc, (pattern, "hypercube")
+            want_ct, _ = topo.circuit_cycles(n, [pairs], random.Random(1), 1)
+            assert _rtl_circuit_cycles(n, pairs, 1) == want_ct, (pattern, "circuit tree")
+
+
+def test_rtl_cycles_equal_the_models_at_4():
+    # The experiment's cycles come from the models; at N = 4 the RTL (amaranth.sim, every
+    # output every cycle checked against the model) takes exactly as many on its traffic.
+    _rtl_matches_models(4)
+
+
+@pytest.mark.slow
+def test_rtl_cycles_equal_the_models_at_8():
+    _rtl_matches_models(8)
