@@ -534,17 +534,22 @@ class LocalPool:
 
         # spawn: the parent may run threads (the live display) that fork would copy mid-step.
         context = multiprocessing.get_context("spawn")
-        # One fresh process per job, so each imports the source its key was computed from.
-        with ProcessPoolExecutor(
-            min(self.workers, len(tasks)), mp_context=context, max_tasks_per_child=1
-        ) as pool:
+        # Processes live for the whole sweep and keep the code they imported: run_job keys
+        # each run by that code. (max_tasks_per_child=1 would import afresh per run, but
+        # Python 3.11's pool can hang on Ctrl-C with it.)
+        with ProcessPoolExecutor(min(self.workers, len(tasks)), mp_context=context) as pool:
             futures = {pool.submit(run_job, *task): task for task in tasks}
-            for future in as_completed(futures):
-                try:
-                    yield future.result()
-                except BrokenProcessPool as exc:
-                    job, key = futures[future][:2]
-                    yield Record(key, job, error=f"a pool process died: {exc}")
+            try:
+                for future in as_completed(futures):
+                    try:
+                        yield future.result()
+                    except BrokenProcessPool as exc:
+                        job, key = futures[future][:2]
+                        yield Record(key, job, error=f"a pool process died: {exc}")
+            except BaseException:
+                # Ctrl-C or an error of ours: start no more runs (those done are cached).
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
 
 
 class DaskCluster:
@@ -655,8 +660,9 @@ def run_sweep(
         keys.append(job_key(job, envs[tag]))
     records: dict[str, Record] = {}
     tasks: list[Task] = []
+    queued: set[str] = set()
     for job, key in zip(jobs, keys, strict=True):
-        if key in records or any(t[1] == key for t in tasks):
+        if key in records or key in queued:
             continue  # the same job twice in a grid runs once
         hit = None if rerun else cache.get(key)
         if hit is not None and hit.get("error") is None:
@@ -670,6 +676,7 @@ def run_sweep(
             )
         else:
             tasks.append((job, key, str(build_root), envs[(job.kind, job.name, job.family)]))
+            queued.add(key)
     if tasks:
         backend.start()  # a cluster is reached only when there is work for it
     if on_start:
