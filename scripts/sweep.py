@@ -134,7 +134,11 @@ def _grid(args) -> list:
         if args.freq is not None and not (math.isfinite(args.freq) and args.freq > 0):
             raise CliError(f"--freq must be a positive number of MHz, not {args.freq:g}")
         families = [f.strip() for f in args.family.split(",")]
-        return sweep.synth_grid(args.designs, args.param, families, seeds or [1], args.freq)
+        jobs = sweep.synth_grid(args.designs, args.param, families, seeds or [1], args.freq)
+        for job in jobs:  # before any run, not after the sweep
+            if args.x is not None and args.x not in dict(job.params):
+                raise CliError(f"--x {args.x}: {job.name} has no parameter {args.x!r}")
+        return jobs
     return sweep.experiment_grid(args.experiment, args.option, seeds)
 
 

@@ -79,6 +79,7 @@ def test_synth_grid_is_the_product_with_defaults():
         (["synth", "selector", "--workers", "0"], "--workers must be a positive integer, not 0"),
         (["synth", "selector", "--freq", "-3"], "--freq must be a positive number"),
         (["synth", "selector", "--scheduler", "localhost:8786"], "--scheduler wants tcp://"),
+        (["synth", "selector", "--x", "leaves"], "--x leaves: selector has no parameter"),
         (["experiment", "nosuch"], "unknown experiment 'nosuch'"),
         (["experiment", "hypercube-routing", "-o", "dimz=4"], "unrecognized arguments: --dimz"),
         (["experiment", "hypercube-routing", "-o", "dims=0"], "argument --dims: expected"),
