@@ -461,7 +461,7 @@ def run_mutants(
     depth: int = 20,
     bench_seed: int = 1,
     simulator: str = SIMULATOR,
-    equiv_timeout: float = 300,
+    equiv_timeout: float = 120,
     only: list[int] | None = None,
     mutations: list[Mutation] | None = None,
     progress: Callable[[str], None] | None = None,
