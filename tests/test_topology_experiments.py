@@ -387,3 +387,35 @@ def test_rtl_cycles_equal_the_models_at_4():
 @pytest.mark.slow
 def test_rtl_cycles_equal_the_models_at_8():
     _rtl_matches_models(8)
+
+
+def test_synthesise_runs_each_point_under_the_lock_and_writes_the_file(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd)
+        if cmd[0] == "git":
+            out = " M hdl/x.py\n" if "status" in cmd else "abc1234\n"
+            return argparse.Namespace(stdout=out, returncode=0)
+        params = dict(cmd[i + 1].split("=") for i, c in enumerate(cmd) if c == "--param")
+        data = {
+            "params": params,
+            "family": "ecp5",
+            "device": "LFE5U-85F",
+            "package": "CABGA381",
+            "resources": {"luts": 100 * len(calls), "ffs": 10},
+            "fmax_mhz": 99.0,
+            "seed": 1,
+            "seconds": {},
+        }
+        return argparse.Namespace(stdout=json.dumps(data), stderr="", returncode=0)
+
+    monkeypatch.setattr(topo.subprocess, "run", fake_run)
+    path = tmp_path / "data.json"
+    points = topo._synthesise(path, "build/x", lambda _text: None)
+    synth_calls = [c for c in calls if c[0] == "flock"]
+    assert len(synth_calls) == len(topo.SYNTH_POINTS) == len(points)
+    assert all(c[:2] == ["flock", "/tmp/fattree-heavy.lock"] for c in synth_calls)
+    assert all("--build-root" in c and "build/x" in c for c in synth_calls)
+    assert topo.load_synthesis(path) == points
+    assert points[0]["worktree"] == "abc1234, uncommitted: hdl/x.py"
