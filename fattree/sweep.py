@@ -724,14 +724,32 @@ SYNTH_COLUMNS = [
 ]
 
 
-def _slug(params) -> str:
-    return ",".join(f"{k}={v}" for k, v in params)
+def _slug(params, shown=None) -> str:
+    text = ",".join(f"{k}={v}" for k, v in params if shown is None or k in shown)
+    return text or "defaults"
+
+
+def _shown(records: list[Record]) -> dict[str, set[str]]:
+    """Per design, the parameters worth a column: swept, or set away from the default (the
+    JSON runs keep them all)."""
+    from .designs import get_design
+
+    values: dict[str, dict[str, set]] = {}
+    for r in records:
+        for k, v in r.job.params:
+            values.setdefault(r.job.name, {}).setdefault(k, set()).add(v)
+    shown = {}
+    for name, params in values.items():
+        defaults = get_design(name).defaults()
+        shown[name] = {k for k, vs in params.items() if len(vs) > 1 or vs != {defaults.get(k)}}
+    return shown
 
 
 def synth_table(records: list[Record]) -> tuple[list[str], list[list]]:
     """One row per design, parameters and family: Fmax median, min and max over the seeds
     that placed, ``ns`` at the median, the resources (the same for every seed: they are
     synthesis's, before placement) and the critical path of the seed nearest the median."""
+    shown = _shown([r for r in records if r.ok])
     groups: dict[tuple, list[Record]] = {}
     for r in records:
         if r.ok:
@@ -741,14 +759,19 @@ def synth_table(records: list[Record]) -> tuple[list[str], list[list]]:
         placed = [r.result for r in runs if r.result["fmax_mhz"] is not None]
         res = runs[0].result["resources"]
         seeds = ",".join(str(r.job.seed) for r in runs)
-        row = [design, _slug(params), family, seeds, None, None, None, None]
+        row = [design, _slug(params, shown[design]), family, seeds, None, None, None, None]
         if placed:
             fmaxes = sorted(p["fmax_mhz"] for p in placed)
             median = statistics.median(fmaxes)
             mid = min(placed, key=lambda p: abs(p["fmax_mhz"] - median))
             path = mid["critical_path"]
             crit = "{from} -> {to}, {delay_ns} ns".format(**path) if path else None
-            row[4:8] = [round(median, 1), fmaxes[0], fmaxes[-1], round(1000 / median, 2)]
+            row[4:8] = [
+                round(median, 1),
+                round(fmaxes[0], 1),
+                round(fmaxes[-1], 1),
+                round(1000 / median, 2),
+            ]
         else:
             crit = None
         errors = _dedupe(r.result["pnr_error"] for r in runs if r.result["pnr_error"])
