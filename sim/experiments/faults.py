@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from pathlib import Path
 
 from ...spec.faults import Fault, format_faults
 from ...spec.topology import FatTree
@@ -364,7 +365,8 @@ def _run(args, progress) -> Result:
         rows.append(_point(opts, leaves, "none" if count == 0 else place, count, progress))
     if opts["rtl"]:
         for place in opts["places"]:
-            rtl_row, model_row, speed = rtl_point(opts, place, progress, args.build_root)
+            root = Path(args.build_root) if args.build_root else None
+            rtl_row, model_row, speed = rtl_point(opts, place, progress, root)
             rows += [rtl_row, model_row]
             rtl.append(speed)
             if rtl_row[4:] != model_row[4:]:
