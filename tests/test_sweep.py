@@ -261,7 +261,7 @@ def test_synth_table_medians_ranges_and_failures():
 # -- the local pool and the command line ---------------------------------------------------------
 
 
-def test_local_pool_runs_each_job_in_its_own_process(tmp_path, capsys):
+def test_local_pool_runs_the_jobs_in_its_processes(tmp_path, capsys):
     argv = [
         "sweep", "experiment", "hypercube-routing", "-o", "dims=4", "-o", "dims=5", "-o",
         "procs=2", "--seeds", "1-2", "--workers", "2", "--cache", str(tmp_path / "cache"),
