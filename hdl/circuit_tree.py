@@ -22,7 +22,7 @@ For ``retry="round"`` the tree raises every interface's ``go`` one cycle after n
 has a message in flight, so all pending messages start together: delivery rounds.
 """
 
-from amaranth import Const, Module, Signal
+from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -154,14 +154,25 @@ def _link(m, sender, receiver, fault):
     if fault is None:
         wiring.connect(m, sender, receiver)
         return
-    valid = sender.valid if fault.valid is None else Const(fault.valid, 1)
-    reject = receiver.reject if fault.reject is None else Const(fault.reject, 1)
-    ack = receiver.ack if fault.ack is None else Const(fault.ack, 1)
     width = len(sender.data)
-    data = (sender.data & Const(fault.data_and & ((1 << width) - 1), width)) | fault.data_or
+    valid = sender.valid if fault.valid is None else _held(m, fault.valid, 1)
+    reject = receiver.reject if fault.reject is None else _held(m, fault.reject, 1)
+    ack = receiver.ack if fault.ack is None else _held(m, fault.ack, 1)
+    keep = _held(m, fault.data_and & ((1 << width) - 1), width)
+    data = (sender.data & keep) | _held(m, fault.data_or, width)
     m.d.comb += [
         receiver.valid.eq(valid),
         receiver.data.eq(data),
         sender.reject.eq(reject),
         sender.ack.eq(ack),
     ]
+
+
+def _held(m, value, width):
+    """A register that always holds ``value`` (from reset on). Not a constant: Amaranth would
+    fold a constant into the block it feeds, and the Verilog it then writes for the
+    interface's receive logic does not compile (Icarus: syntax error; the routers and
+    interfaces are meant to stay the healthy ones anyway). Synthesis removes the register."""
+    held = Signal(width, init=value)
+    m.d.sync += held.eq(value)
+    return held

@@ -3,6 +3,7 @@ against the model with the same faults (amaranth.sim, cycle by cycle), and what 
 do to delivery."""
 
 import random
+import shutil
 import subprocess
 import sys
 
@@ -353,3 +354,23 @@ def test_experiment_rtl_point_equals_model(tmp_path):
     assert rtl[3] == "rtl" and model[3] == "model"
     assert rtl[4:] == model[4:]
     assert rtl[5] > 0 and rtl[6] < rtl[4]  # a node cut off, its messages lost
+
+
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="Icarus Verilog not installed")
+@pytest.mark.parametrize(
+    "faults",
+    ["eject:3", "inject:1,down:0.0.1/data3=1", "router:0.1,eject:0/valid=1,up:0.1.0/ack=1"],
+)
+def test_faulty_verilog_compiles(faults, tmp_path):
+    # A fault must not be a constant Amaranth folds into the interface: the Verilog it
+    # wrote for a constant eject valid did not compile.
+    from amaranth.back import verilog
+
+    path = tmp_path / "t.v"
+    path.write_text(verilog.convert(CircuitFatTree(4, 8, 2, faults=faults), name="t"))
+    run = subprocess.run(
+        ["iverilog", "-g2005", "-o", str(tmp_path / "t.vvp"), str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[:2000]
