@@ -169,6 +169,23 @@ PROOFS: Registry[Proof] = Registry(
             induction=False,
         ),
         Proof(
+            design="concentrator-switch",
+            harness="fattree.proofs.concentrator:cascade_harness",
+            summary="a whole concentrator switch (r = 10 -> s = 4 in two stages, seed 1): "
+            "each stage's contract chained, under a conflict-free schedule",
+            properties=(
+                Property(
+                    "routed_exactly",
+                    "the switch's outputs are, cycle for cycle, what the stages' contracts "
+                    "chained give: each message's decision bits stripped stage by stage, "
+                    "one cycle per stage more, and nothing else",
+                ),
+            ),
+            params={"r": 10, "s": 4, "seed": 1},
+            bmc_depth=12,
+            induction=False,
+        ),
+        Proof(
             design="scheduler",
             harness="fattree.proofs.scheduler:harness",
             summary="the pipelined level-wise scheduler (FT(2, 2), portable link memories): "
