@@ -500,7 +500,7 @@ def _run_experiment(job: Job, out: Path) -> dict:
     experiment, parser = _experiment_parser(job.name)
     args = parser.parse_args(_experiment_argv(job))
     if hasattr(args, "build_root"):  # experiments that build RTL get the job's own folder
-        args.build_root = str(out)
+        args.build_root = out  # a Path: run_bench wants one, subprocess argv takes one
     return experiment.run(args, lambda _text: None).as_dict()
 
 
