@@ -26,6 +26,7 @@ SMALL = {
     "scheduler": ["w=4"],
     "leiserson-tree": ["leaves=4"],
     "hypercube": ["dim=2"],
+    "rn1-bidelta": ["endpoints=4"],
 }
 
 

@@ -26,6 +26,7 @@ SOAKS = {
     "scheduler": "scheduler:SchedulerSoak",
     "leiserson-tree": "leiserson_tree:LeisersonTreeSoak",
     "hypercube": "hypercube:HypercubeSoak",
+    "rn1-bidelta": "rn1_bidelta:RN1BideltaSoak",
 }
 
 
