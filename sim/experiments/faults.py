@@ -165,24 +165,26 @@ def run_point(leaves, retry, faults, queues, limit, seed=1) -> dict:
 
 def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--leaves", default="64,256", help="comma list of node counts, powers of two 4..1024"
+        "--leaves",
+        default="64,256",
+        help="comma list of node counts, powers of two 4..1024 (default 64,256)",
     )
     p.add_argument(
-        "--faults", default="0,1,2,4,8", help="comma list of fault counts (default 0,1,2,4,8)"
+        "--faults", default="0,1,4,16", help="comma list of fault counts (default 0,1,4,16)"
     )
     p.add_argument(
         "--places",
         default=",".join(PLACES),
         help=f"comma list of {', '.join(PLACES)} (default all)",
     )
-    p.add_argument("--messages", default="4", help="messages per node (default 4)")
+    p.add_argument("--messages", default="2", help="messages per node (default 2)")
     p.add_argument(
         "--retry", default="backoff", help="immediate, round or backoff (default backoff)"
     )
     p.add_argument(
-        "--limit", default="2000", help="cycles a taken message may take to arrive (default 2000)"
+        "--limit", default="1500", help="cycles a taken message may take to arrive (default 1500)"
     )
-    p.add_argument("--trials", default="2", help="fault draws per point, summed (default 2)")
+    p.add_argument("--trials", default="1", help="fault draws per point, summed (default 1)")
     p.add_argument("--seed", default="1", help="traffic, fault draw and LFSR seed (default 1)")
     p.add_argument(
         "--rtl", action="store_true", help="cross-check one small point per place on the RTL"
