@@ -138,3 +138,12 @@ def test_concentrator_switch_cascade_routes_exactly(tmp_path):
     assert [(r["property"], r["status"]) for r in rows] == [("routed_exactly", "bounded 12")]
     broken = prove("concentrator-switch", root=tmp_path, broken=True)
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
+
+
+def test_leiserson_node_routes_exactly(tmp_path):
+    # 8 leaves, level 1: three ports (4, 2, 2 wires), the L and R switches one 6 -> 2 stage
+    # each; selectors and switches against their contracts, 12 cycles from reset.
+    rows = prove("leiserson-node", root=tmp_path)
+    assert [(r["property"], r["status"]) for r in rows] == [("routed_exactly", "bounded 12")]
+    broken = prove("leiserson-node", root=tmp_path, broken=True)
+    assert broken[0]["status"] == "failed" and broken[0]["counterexample"]

@@ -186,6 +186,24 @@ PROOFS: Registry[Proof] = Registry(
             induction=False,
         ),
         Proof(
+            design="leiserson-node",
+            harness="fattree.proofs.leiserson_node:harness",
+            summary="one node of the universal fat-tree (8 leaves, level 1: ports of 4, 2 "
+            "and 2 wires; L and R switches 6 -> 2): selectors and switches against their "
+            "contracts, under a conflict-free schedule",
+            properties=(
+                Property(
+                    "routed_exactly",
+                    "every output port shows, cycle for cycle, the messages its address bit "
+                    "sends there, on the wires their decision bits name, those bits stripped, "
+                    "and nothing else (so no wire carries two messages)",
+                ),
+            ),
+            params={"leaves": 8, "level": 1, "seed": 0},
+            bmc_depth=12,
+            induction=False,
+        ),
+        Proof(
             design="scheduler",
             harness="fattree.proofs.scheduler:harness",
             summary="the pipelined level-wise scheduler (FT(2, 2), portable link memories): "
