@@ -36,6 +36,13 @@ class Property:
     text: str
     #: Names of invariants this property assumes (each proved on its own).
     assumes: tuple[str, ...] = ()
+    #: This property's bounded depth, where it needs more cycles than the proof's default
+    #: (a number, or a function of the parameters).
+    bmc_depth: int | Callable[[dict], int] | None = None
+
+    def depth_for(self, params: dict, default: int) -> int:
+        depth = self.bmc_depth
+        return default if depth is None else depth(params) if callable(depth) else depth
 
 
 @dataclass(frozen=True)
@@ -147,8 +154,17 @@ PROOFS: Registry[Proof] = Registry(
                     "per source, every message taken is stored once at its destination, and "
                     "acknowledged only after it is stored (no loss, no duplicate)",
                 ),
+                Property(
+                    "drains",
+                    "no deadlock: `drain` cycles after the traffic stops (no new offer, every "
+                    "receiver ready), every message taken is stored and acknowledged and no "
+                    "offer waits",
+                    # The traffic may stop in any of the first 16 cycles (a whole message
+                    # and a second one offered), then the bound must pass.
+                    bmc_depth=lambda params: params["drain"] + 16,
+                ),
             ),
-            params={"leaves": 4, "retry": 0},
+            params={"leaves": 4, "retry": 0, "drain": 24},
             bmc_depth=20,
             induction=False,
         ),
@@ -352,7 +368,7 @@ def prove(
                 status = "proved"
         if status is None and (not proof.induction or result.status != "FAIL"):
             # Induction did not close (or is not tried): check the bounded claim instead.
-            mode, depth = "bmc", proof.bmc_depth
+            mode, depth = "bmc", prop.depth_for(params, proof.bmc_depth)
             result = run(mode, depth)
             status = f"bounded {depth}" if result.status == "PASS" else None
         if status is None:

@@ -10,6 +10,7 @@ the receiver can tell where a message came from and where it was meant to go.
 from __future__ import annotations
 
 from amaranth import Module, Signal
+from amaranth.asserts import AnyConst  # not exported by amaranth.hdl in 0.5
 from amaranth.hdl import Assume
 
 from .harness import Harness
@@ -20,12 +21,22 @@ COUNT_BITS = 3  # per-source message counters; compared modulo 2^3
 
 
 def harness(params: dict, broken: bool) -> TreeProperties:
-    return TreeProperties(params.get("leaves", 4), params.get("retry", 0), broken=broken)
+    return TreeProperties(
+        params.get("leaves", 4),
+        params.get("retry", 0),
+        drain=params.get("drain", 30),
+        broken=broken,
+    )
 
 
 class TreeProperties(Harness):
-    def __init__(self, leaves: int, retry: int, *, broken: bool = False):
+    def __init__(self, leaves: int, retry: int, *, drain: int = 30, broken: bool = False):
         super().__init__()
+        #: Cycles after the traffic stops (no new offers, every receiver ready) within which
+        #: every message taken must be acknowledged: the bound of `drains`.
+        self.drain = drain
+        #: The cycle the traffic stops: chosen freely, once (``AnyConst``).
+        self.stop_at = Signal(6)
         from ..hdl.circuit_tree import CircuitFatTree
 
         self.leaves = leaves
@@ -44,6 +55,19 @@ class TreeProperties(Harness):
         n, h = self.leaves, self.h
         first = self.first_cycle(m)
 
+        # Traffic stops at a free cycle: from then on no new offer (one pending stays until
+        # taken, as the stream rules ask) and every receiver is ready (fair receivers).
+        # (A cycle counter against a free constant, not a free input: inputs may change
+        # between clock edges in sby's multiclock model, a register may not.)
+        m.d.comb += self.stop_at.eq(AnyConst(6))
+        cycle = Signal(6)
+        with m.If(cycle != 63):
+            m.d.sync += cycle.eq(cycle + 1)
+        stop = Signal()
+        m.d.comb += stop.eq(cycle >= self.stop_at)
+        stopped_for = Signal(range(self.drain + 1))
+        with m.If(stop & (stopped_for != self.drain)):
+            m.d.sync += stopped_for.eq(stopped_for + 1)
         taken = [Signal(COUNT_BITS, name=f"taken{s}") for s in range(n)]
         stored = [Signal(COUNT_BITS, name=f"stored{s}") for s in range(n)]
         acked = [Signal(COUNT_BITS, name=f"acked{s}") for s in range(n)]
@@ -54,6 +78,9 @@ class TreeProperties(Harness):
             # The environment: tagged messages, never to oneself, kept until taken.
             self.keeps_offer(m, tx, first)
             m.d.comb += Assume(~tx.valid | ((dest != node) & (data == (dest << h | node))))
+            was_offer = Signal(name=f"was_offer{node}")
+            m.d.sync += was_offer.eq(tx.valid & ~tx.ready)
+            m.d.comb += Assume(~stop | ((~tx.valid | was_offer) & rx.ready))
             with m.If(tx.valid & tx.ready):
                 m.d.sync += taken[node].eq(taken[node] + 1)
             with m.If(dut.tx_done[node]):
@@ -76,6 +103,12 @@ class TreeProperties(Harness):
         props = {
             "right_destination": [~x for x in misdelivered],
             "exactly_once": [],
+            # No deadlock: `drain` cycles after the traffic stops, every message taken has
+            # been stored and acknowledged, and no offer is left waiting.
+            "drains": [
+                (stopped_for != self.drain) | ((taken[s] == acked[s]) & ~dut.tx[s].valid)
+                for s in range(n)
+            ],
         }
         for s in range(n):
             pending = (taken[s] - stored[s])[:COUNT_BITS]
