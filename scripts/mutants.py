@@ -44,8 +44,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--depth",
         type=int,
-        default=20,
-        help="cycles of the equivalence check when induction does not close (default 20)",
+        default=12,
+        help="cycles from reset the equivalence check searches for a difference (default 12)",
     )
     parser.add_argument(
         "--mutant",
