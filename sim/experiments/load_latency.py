@@ -13,6 +13,7 @@ Python, on the same draws. Two rows per point, ``rtl`` and ``model``; they shoul
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..load import FIGURES, LOAD_PATTERNS, Point, run_model_point
 from . import Experiment, Result, counted
@@ -167,7 +168,8 @@ def _run(args, progress) -> Result:
     for retry in counted(progress, opts["retry"]):
         rtl = None
         if not opts["model_only"]:
-            rtl, speeds[retry] = rtl_figures(opts, retry, progress, args.build_root)
+            root = Path(args.build_root) if args.build_root else None
+            rtl, speeds[retry] = rtl_figures(opts, retry, progress, root)
         for k, point in enumerate(pts):
             progress(f"load-latency: model, retry {retry}, {point.pattern}, load {point.load}")
             model = run_model_point(leaves, width, length, opts["seed"], retry, point)
