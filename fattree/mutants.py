@@ -537,7 +537,7 @@ def run_mutants(
     depth: int = 12,
     bench_seed: int = 1,
     simulator: str = SIMULATOR,
-    equiv_timeout: float = 120,
+    equiv_timeout: float = 60,
     only: list[int] | None = None,
     mutations: list[Mutation] | None = None,
     progress: Callable[[str], None] | None = None,
