@@ -68,7 +68,10 @@ class CircuitTreeCheck(LockstepCheck):
         start = progress = self.cycle
         faulty = bool(getattr(self.model, "faults", ()))
         while (done < total or len(received) < total) and self.cycle - start < limit:
-            if faulty and self.cycle - progress > self.patience:
+            if (faulty or sb.mismatches) and self.cycle - progress > self.patience:
+                # Faults: a dead link's sender waits for ever. Mismatches: the run has failed
+                # already, and a broken design that stopped delivering would run to the limit
+                # (mutants of fattree.mutants hung there).
                 break
             seen = self.read()
             valid, dest, data = driver.inputs()
