@@ -564,5 +564,14 @@ def circuit_tree_selftest(
     """The board self-test core of the circuit tree: the design's parameters (``leaves``,
     ``width``, ``length``, ``seed``, ``retry``), ``seed`` the traffic's seed, ``options`` the
     harness's (``pattern``, ``inject_cycles``, ...)."""
+    params = dict(params)
+    if params.pop("faults", ""):
+        # The replayed trace is the fault-free model's; a faulty network is measured by
+        # `fattree experiment faults` and `fattree sim`, not on the board.
+        raise ValueError(
+            "the circuit-tree self-test runs the fault-free tree; faults (--param faults) "
+            "are for fattree sim, verilog and experiment faults (--inject-fault corrupts a "
+            "checked bit instead)"
+        )
     harness = CircuitTreeHarness(**params, traffic_seed=seed, **options)
     return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)

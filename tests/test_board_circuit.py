@@ -243,8 +243,26 @@ def test_build_simulate(capsys, fault):
     data = json.loads(out)
     assert data["lines"] == 1 and data["checked"] > 0 and data["verdict"] == "PASS"
     assert (data["errors"] > 0) == fault
-    assert data["params"] == {"leaves": 4, "width": 1, "length": 8, "seed": 1, "retry": 0}
+    assert data["params"] == {
+        "leaves": 4,
+        "width": 1,
+        "length": 8,
+        "seed": 1,
+        "retry": 0,
+        "faults": "",
+    }
     assert data["selftest"]["inject_cycles"] == 150
+
+
+def test_build_with_a_fault_list_is_one_error_line(capsys):
+    # The board replays the fault-free model's trace: a fault list is refused, not ignored.
+    code, _, err = run_cli(capsys, *SIM_ARGV, "-p", "faults=eject:1", "--simulate", "3600")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "fattree build: error: the circuit-tree self-test runs the fault-free tree; faults "
+        "(--param faults) are for fattree sim, verilog and experiment faults (--inject-fault "
+        "corrupts a checked bit instead)"
+    ]
 
 
 def test_build_simulate_selector_and_errors(capsys):
