@@ -65,6 +65,13 @@ def run(args) -> int:
     ports = resolve_ports(design, args.ports)
     if design.bench is None:
         raise CliError(f"design {design.name} has no cocotb bench yet")
+    if ports == "axis" and params.get("faults"):
+        # The AXI bench's model is the fault-free tree: it would report the lost messages as
+        # mismatches rather than account for them.
+        raise CliError(
+            "--ports axis runs the fault-free tree; simulate a fault list with the native "
+            "ports (fattree sim circuit-tree --param faults=...)"
+        )
     if args.frames < 1:
         raise CliError(f"--frames must be at least 1, not {args.frames}")
     try:

@@ -98,6 +98,11 @@ NO_AXIS = (
     [
         (["verilog", "selector", "--ports", "axis"], f"fattree verilog: error: {NO_AXIS}"),
         (["sim", "selector", "--ports", "axis"], f"fattree sim: error: {NO_AXIS}"),
+        (
+            ["sim", "circuit-tree", "--ports", "axis", "-p", "faults=eject:1"],
+            "fattree sim: error: --ports axis runs the fault-free tree; simulate a fault list "
+            "with the native ports (fattree sim circuit-tree --param faults=...)",
+        ),
     ],
 )
 def test_one_line_errors(capsys, argv, message):
