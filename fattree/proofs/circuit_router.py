@@ -12,22 +12,13 @@ from __future__ import annotations
 from amaranth import Module, Signal
 
 from ..spec.circuit import PORTS, A, B
-from .harness import Harness
+from .harness import Harness, any_of, at_most_one
 
 __all__ = ["harness", "RouterProperties"]
 
 
 def harness(params: dict, broken: bool) -> RouterProperties:
     return RouterProperties(params.get("width", 2), broken=broken)
-
-
-def _at_most_one(bits) -> object:
-    bits = list(bits)
-    ok = 1
-    for x in range(len(bits)):
-        for y in range(x + 1, len(bits)):
-            ok = ok & ~(bits[x] & bits[y])
-    return ok
 
 
 class RouterProperties(Harness):
@@ -72,13 +63,13 @@ class RouterProperties(Harness):
         routes = {i: [o for o in range(4) if (i, o) in conn] for i in range(4)}
 
         def held(o):
-            return _any(conn[i, o] for i in owners[o])
+            return any_of(conn[i, o] for i in owners[o])
 
         def was_held(i):
-            return _any(was[i, o] for o in routes[i])
+            return any_of(was[i, o] for o in routes[i])
 
-        one_owner = [_at_most_one(conn[i, o] for i in owners[o]) for o in range(4)]
-        one_route = [_at_most_one(conn[i, o] for o in routes[i]) for i in range(4)]
+        one_owner = [at_most_one(conn[i, o] for i in owners[o]) for o in range(4)]
+        one_route = [at_most_one(conn[i, o] for o in routes[i]) for i in range(4)]
         owner_alive = [~conn[i, o] | ~dead[i] for (i, o) in conn]
         # Together: each alone is not inductive (an unreachable state with an input holding
         # two wires, one of them released, breaks owner_alive), the three together are.
@@ -86,7 +77,7 @@ class RouterProperties(Harness):
 
         checks = []
         for o in range(4):
-            fed = _any(was[i, o] & was_valid[i] for i in owners[o])
+            fed = any_of(was[i, o] & was_valid[i] for i in owners[o])
             data = 0
             for i in owners[o]:
                 data = data | (was_data[i] & was[i, o].replicate(self.width))
@@ -107,12 +98,13 @@ class RouterProperties(Harness):
         props["release_in_one_cycle"] = checks
 
         props["no_spurious_backward"] = [
-            first | ~inp[i].ack | _any(was[i, o] & was_ack[o] for o in routes[i]) for i in range(4)
+            first | ~inp[i].ack | any_of(was[i, o] & was_ack[o] for o in routes[i])
+            for i in range(4)
         ]
 
         idle = Signal()
-        m.d.sync += idle.eq(~_any(conn.values()) & ~_any(p.valid for p in inp))
-        props["idle_router_quiet"] = [first | ~idle | ~_any(p.valid for p in out)]
+        m.d.sync += idle.eq(~any_of(conn.values()) & ~any_of(p.valid for p in inp))
+        props["idle_router_quiet"] = [first | ~idle | ~any_of(p.valid for p in out)]
 
         # A new circuit (not held, now held) goes where the route bit says.
         checks = []
@@ -127,10 +119,3 @@ class RouterProperties(Harness):
         props["claims_follow_the_route_bit"] = checks
         self.emit(m, props)
         return m
-
-
-def _any(values):
-    result = 0
-    for v in values:
-        result = result | v
-    return result

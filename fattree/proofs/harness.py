@@ -3,10 +3,28 @@
 
 from __future__ import annotations
 
-from amaranth import Elaboratable, Signal
+from amaranth import Const, Elaboratable, Signal
 from amaranth.hdl import Assert, Assume
 
-__all__ = ["Harness"]
+__all__ = ["Harness", "any_of", "at_most_one"]
+
+
+def any_of(bits):
+    """The OR of ``bits`` (0 for none)."""
+    out = Const(0)
+    for b in bits:
+        out = out | b
+    return out
+
+
+def at_most_one(bits):
+    """True when at most one of ``bits`` is set (pairwise, for a handful of bits)."""
+    bits = list(bits)
+    ok = Const(1)
+    for x in range(len(bits)):
+        for y in range(x + 1, len(bits)):
+            ok = ok & ~(bits[x] & bits[y])
+    return ok
 
 
 class Harness(Elaboratable):

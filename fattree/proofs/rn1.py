@@ -15,7 +15,7 @@ from amaranth import Cat, Const, Module, Signal
 from amaranth.hdl import Value
 
 from ..spec.rn1 import BLOCKED, CHANNELS, DIRECTIONS, WORD_BITS, outputs_for, word
-from .harness import Harness
+from .harness import Harness, any_of, at_most_one
 
 __all__ = ["harness", "RN1Properties"]
 
@@ -27,22 +27,6 @@ def harness(params: dict, broken: bool) -> RN1Properties:
     if mode not in (0, 1):
         raise ValueError(f"mode must be 0 (primary) or 1 (alternate), not {mode!r}")
     return RN1Properties(MODES[mode], broken=broken)
-
-
-def _any(bits):
-    out = Const(0)
-    for b in bits:
-        out = out | b
-    return out
-
-
-def _at_most_one(bits):
-    bits = list(bits)
-    ok = Const(1)
-    for x in range(len(bits)):
-        for y in range(x + 1, len(bits)):
-            ok = ok & ~(bits[x] & bits[y])
-    return ok
 
 
 class RN1Properties(Harness):
@@ -105,10 +89,10 @@ class RN1Properties(Harness):
         circuits = []
         for o in range(n):
             owners = [conn[i, o] for i in range(n) if (i, o) in conn]
-            circuits += [_at_most_one(owners), busy[o] == _any(owners)]
+            circuits += [at_most_one(owners), busy[o] == any_of(owners)]
         for i in range(n):
             mine = [conn[i, o] for o in range(n) if (i, o) in conn]
-            circuits += [_at_most_one(mine), held[i] == _any(mine), ~(held[i] & discard[i])]
+            circuits += [at_most_one(mine), held[i] == any_of(mine), ~(held[i] & discard[i])]
             # The harness's ctrl history is the router's (both register the ctrl bit).
             circuits.append(prev_ctrl[i] == dut.prev_ctrl[i])
 
@@ -117,7 +101,7 @@ class RN1Properties(Harness):
             rose = c & ~was_conn[i, o]
             # A new circuit comes from a head at t-1 whose direction o serves, onto an output
             # that was free; the output shows the head, rotated.
-            serves = _any(
+            serves = any_of(
                 head_direction(i, d) for d in range(DIRECTIONS) if o in outputs_for(mode, i, d)
             )
             claims.append(~rose | (serves & ~was_busy[o] & (o_fwd[o] == rotated(i))))
@@ -127,8 +111,8 @@ class RN1Properties(Harness):
             # nor just claimed carries nothing.
             for i in owners:
                 passes.append(~was_conn[i, o] | (o_fwd[o] == was_fwd[i]))
-            claimed = _any(conn[i, o] & ~was_conn[i, o] for i in owners)
-            passes.append(_any(was_conn[i, o] for i in owners) | claimed | (o_fwd[o] == 0))
+            claimed = any_of(conn[i, o] & ~was_conn[i, o] for i in owners)
+            passes.append(any_of(was_conn[i, o] for i in owners) | claimed | (o_fwd[o] == 0))
         # The backward link: the held output's word one cycle late; BLOCKED the cycle after a
         # refused transmission closes; else idle.
         backward = []
@@ -151,10 +135,10 @@ class RN1Properties(Harness):
                     head_direction(j, d) for j in range(i) if outputs_for(mode, j, d) == outs
                 ]
                 if len(outs) == 1:
-                    served = free[0] & ~_any(earlier)
+                    served = free[0] & ~any_of(earlier)
                 else:
                     served = (free[0] & free[1] & ~_at_least_two(earlier)) | (
-                        (free[0] ^ free[1]) & ~_any(earlier)
+                        (free[0] ^ free[1]) & ~any_of(earlier)
                     )
                 if self.broken:  # a wrong contract: a head is served ahead of earlier ones
                     served = free[0] if len(outs) == 1 else free[0] | free[1]
@@ -163,12 +147,12 @@ class RN1Properties(Harness):
         # A BLOCKED status on either link of a held circuit frees it and its output.
         for i in range(n):
             routes = [o for o in range(n) if (i, o) in conn]
-            blocked_back = _any(was_conn[i, o] & (was_o_bk[o] == blocked) for o in routes)
+            blocked_back = any_of(was_conn[i, o] & (was_o_bk[o] == blocked) for o in routes)
             hit = was_held[i] & ((was_fwd[i] == blocked) | blocked_back)
             freed = Cat(~conn[i, o] | ~was_conn[i, o] for o in routes).all()
             releases.append(first | ~hit | (~held[i] & freed))
         # Nothing held, no byte on any input: every output idle next cycle.
-        quiet = ~_any(was_held) & ~_any(Cat(was_fwd[i][WORD_BITS - 1] for i in range(n)))
+        quiet = ~any_of(was_held) & ~any_of(Cat(was_fwd[i][WORD_BITS - 1] for i in range(n)))
         idle = [first | ~quiet | (Cat(*o_fwd) == 0)]
 
         self.emit(
