@@ -1,4 +1,8 @@
+import gc
+import warnings
+
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
 from fattree import toolchain
 
@@ -22,3 +26,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def built_but_unused():
+    """For tests that build components and never elaborate them (a parameter accepted, a
+    command's heavy work stubbed out): Amaranth warns when such an object is collected, and
+    with warnings as errors that fails whichever test happens to run the garbage collector
+    next. Collect them here, where the warning is expected."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        yield
+        gc.collect()

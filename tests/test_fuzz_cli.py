@@ -563,3 +563,8 @@ def test_schedule_refuses_huge_trees_at_once(no_work, levels, w):
     # w**levels itself would take minutes (and the timer cannot stop it: it is one C call).
     line = rejected(["schedule", "--random-permutation", "-l", levels, "-w", w])
     assert f"FT({levels}, {w}) has more than 1048576 nodes" in line
+
+
+# Accepted parameters and stubbed-out commands build components nobody elaborates
+# (see tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("built_but_unused")
