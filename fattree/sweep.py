@@ -19,7 +19,6 @@ the submitting machine, so a Dask worker on another source tree is reported, not
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -35,6 +34,8 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from .imports import imported_names
 
 __all__ = [
     "Job",
@@ -303,24 +304,6 @@ def _module_files() -> dict[str, Path]:
     return found
 
 
-def _imports(module: str, path: Path, source: bytes) -> set[str]:
-    """Absolute names of what ``module`` imports, at the top or inside functions."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names = set()
-    for node in ast.walk(ast.parse(source, str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
 def _closure(entries: list[str]) -> dict[str, bytes]:
     """The source of every module ``entries`` reach through their imports (read, not run)."""
     files = _module_files()
@@ -335,7 +318,7 @@ def _closure(entries: list[str]) -> dict[str, bytes]:
             if module in seen or module not in files:
                 continue
             seen[module] = files[module].read_bytes()
-            todo += [n for n in _imports(module, files[module], seen[module]) if n in files]
+            todo += [n for n in imported_names(module, files[module], seen[module]) if n in files]
     return seen
 
 

@@ -13,13 +13,14 @@ Imports are read from the source (every ``import``, also those inside functions)
 import cannot slip through; a subprocess checks what importing really loads.
 """
 
-import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from fattree.imports import imported_names
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Repository folder -> package it maps to (as in setup.py).
@@ -46,24 +47,6 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(module: str, path: Path) -> set[str]:
-    """Absolute names of everything ``module`` imports (``from x import y`` gives x and x.y)."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
 def _within(name: str, *packages: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
@@ -73,7 +56,7 @@ def _violations(importer: str, allowed, forbidden=()) -> list[str]:
     for module, path in MODULES.items():
         if not _within(module, importer):
             continue
-        for name in sorted(_imports(module, path)):
+        for name in sorted(imported_names(module, path)):
             ours = _within(name, "fattree")
             if (ours and not _within(name, *allowed)) or _within(name, *forbidden):
                 found.append(f"{module} imports {name}")
@@ -85,7 +68,7 @@ def test_the_layers_are_found():
     assert {"fattree.spec.topology", "fattree.sim.models.circuit", "fattree.hdl.scheduler"} <= set(
         MODULES
     )
-    assert "fattree.spec.topology" in _imports(
+    assert "fattree.spec.topology" in imported_names(
         "fattree.hdl.circuit_tree", MODULES["fattree.hdl.circuit_tree"]
     )
 
@@ -117,7 +100,7 @@ def test_nothing_imports_the_command_line():
     found = [
         f"{m} imports {name}"
         for m in others
-        for name in _imports(m, MODULES[m])
+        for name in imported_names(m, MODULES[m])
         if _within(name, "fattree.scripts")
     ]
     assert found == []
