@@ -10,7 +10,13 @@ import sys
 import pytest
 
 from fattree.hdl.circuit_tree import CircuitFatTree
-from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
+from fattree.sim.checks.circuit_tree import (
+    CHECKS,
+    INPUTS,
+    OUTPUTS,
+    CircuitTreeCheck,
+    dut_signals,
+)
 from fattree.sim.models.circuit import CircuitTreeModel, traffic
 from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
@@ -126,20 +132,6 @@ def test_wire_faults_combine_later_wins():
 # -- RTL against the model, with faults --------------------------------------------------------
 
 
-def ports(dut, leaves):
-    return {
-        "tx_valid": [dut.tx[n].valid for n in range(leaves)],
-        "tx_ready": [dut.tx[n].ready for n in range(leaves)],
-        "tx_dest": [dut.tx[n].payload.dest for n in range(leaves)],
-        "tx_data": [dut.tx[n].payload.data for n in range(leaves)],
-        "tx_done": [dut.tx_done[n] for n in range(leaves)],
-        "tx_reject": [dut.tx_reject[n] for n in range(leaves)],
-        "rx_valid": [dut.rx[n].valid for n in range(leaves)],
-        "rx_ready": [dut.rx[n].ready for n in range(leaves)],
-        "rx_data": [dut.rx[n].payload.data for n in range(leaves)],
-    }
-
-
 def lockstep(leaves, width, length, seed, retry, faults, queues, limit, *, stall=0.0):
     """The shared check (sim/checks/circuit_tree.py) on the RTL and the model with the same
     faults: every output every cycle, until every message is delivered or none was for
@@ -148,7 +140,7 @@ def lockstep(leaves, width, length, seed, retry, faults, queues, limit, *, stall
     dut = CircuitFatTree(leaves, width, length, seed, retry, faults)
     model = CircuitTreeModel(leaves, width, length, seed, retry, faults)
     scoreboard = Scoreboard(CHECKS)
-    signals = ports(dut, leaves)
+    signals = dut_signals(dut, leaves)
     checks = []
 
     async def bench(ctx):

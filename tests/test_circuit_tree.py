@@ -8,7 +8,13 @@ import pytest
 
 from fattree.hdl.circuit_tree import CircuitFatTree
 from fattree.hdl.network_interface import NetworkInterface
-from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
+from fattree.sim.checks.circuit_tree import (
+    CHECKS,
+    INPUTS,
+    OUTPUTS,
+    CircuitTreeCheck,
+    dut_signals,
+)
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, run_model, traffic
 from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
@@ -20,21 +26,6 @@ from fattree.spec.circuit import (
     tx_fields,
     unpack_fields,
 )
-
-
-def ports(dut, leaves):
-    """The design's signals behind the check's plain names (OUTPUTS, INPUTS), per node."""
-    return {
-        "tx_valid": [dut.tx[n].valid for n in range(leaves)],
-        "tx_ready": [dut.tx[n].ready for n in range(leaves)],
-        "tx_dest": [dut.tx[n].payload.dest for n in range(leaves)],
-        "tx_data": [dut.tx[n].payload.data for n in range(leaves)],
-        "tx_done": [dut.tx_done[n] for n in range(leaves)],
-        "tx_reject": [dut.tx_reject[n] for n in range(leaves)],
-        "rx_valid": [dut.rx[n].valid for n in range(leaves)],
-        "rx_ready": [dut.rx[n].ready for n in range(leaves)],
-        "rx_data": [dut.rx[n].payload.data for n in range(leaves)],
-    }
 
 
 def run_lockstep(leaves, width, length, seed, retry, queues, *, max_cycles=4000, mutate=False):
@@ -50,7 +41,7 @@ def lockstep(leaves, width, length, seed, retry, queues, max_cycles, *, mutate=F
     dut = CircuitFatTree(leaves, width, length, seed, retry)
     model = CircuitTreeModel(leaves, width, length, seed, retry)
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
-    signals = ports(dut, leaves)
+    signals = dut_signals(dut, leaves)
     checks = []
 
     async def bench(ctx):

@@ -179,20 +179,6 @@ def test_selector(seed):
 # -- circuit tree ------------------------------------------------------------------------------
 
 
-def circuit_ports(dut, leaves):
-    return {
-        "tx_valid": [dut.tx[n].valid for n in range(leaves)],
-        "tx_ready": [dut.tx[n].ready for n in range(leaves)],
-        "tx_dest": [dut.tx[n].payload.dest for n in range(leaves)],
-        "tx_data": [dut.tx[n].payload.data for n in range(leaves)],
-        "tx_done": [dut.tx_done[n] for n in range(leaves)],
-        "tx_reject": [dut.tx_reject[n] for n in range(leaves)],
-        "rx_valid": [dut.rx[n].valid for n in range(leaves)],
-        "rx_ready": [dut.rx[n].ready for n in range(leaves)],
-        "rx_data": [dut.rx[n].payload.data for n in range(leaves)],
-    }
-
-
 def stream_check(check_class, model_of, signals, outputs, inputs, stall, rng):
     """A lock-step check (circuit tree, hypercube) whose read/drive go through ``signals``."""
 
@@ -221,7 +207,13 @@ def stream_check(check_class, model_of, signals, outputs, inputs, stall, rng):
 )
 def test_circuit_tree(seed, retry):
     from fattree.hdl.circuit_tree import CircuitFatTree
-    from fattree.sim.checks.circuit_tree import CHECKS, INPUTS, OUTPUTS, CircuitTreeCheck
+    from fattree.sim.checks.circuit_tree import (
+        CHECKS,
+        INPUTS,
+        OUTPUTS,
+        CircuitTreeCheck,
+        dut_signals,
+    )
     from fattree.sim.models.circuit import CircuitTreeModel, traffic
 
     leaves, width, length = 8, 2, 2
@@ -230,7 +222,7 @@ def test_circuit_tree(seed, retry):
     make, idle = stream_check(
         CircuitTreeCheck,
         lambda: CircuitTreeModel(leaves, width, length, seed, retry),
-        circuit_ports(dut, leaves),
+        dut_signals(dut, leaves),
         OUTPUTS,
         INPUTS,
         0.3,

@@ -29,10 +29,28 @@ from collections import Counter
 from ..models.circuit import Driver, traffic
 from .lockstep import LockstepCheck
 
-__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck"]
+__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck", "dut_signals"]
 
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
 INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
+
+
+def dut_signals(dut, leaves: int) -> dict[str, list]:
+    """The design's port signals behind the check's plain names (:data:`OUTPUTS`,
+    :data:`INPUTS`), per node, for a check driven through amaranth.sim."""
+    return {
+        "tx_valid": [dut.tx[n].valid for n in range(leaves)],
+        "tx_ready": [dut.tx[n].ready for n in range(leaves)],
+        "tx_dest": [dut.tx[n].payload.dest for n in range(leaves)],
+        "tx_data": [dut.tx[n].payload.data for n in range(leaves)],
+        "tx_done": [dut.tx_done[n] for n in range(leaves)],
+        "tx_reject": [dut.tx_reject[n] for n in range(leaves)],
+        "rx_valid": [dut.rx[n].valid for n in range(leaves)],
+        "rx_ready": [dut.rx[n].ready for n in range(leaves)],
+        "rx_data": [dut.rx[n].payload.data for n in range(leaves)],
+    }
+
+
 CHECKS = ("cycle_mismatches", "message_mismatches")
 #: With faults, cycles without a delivery after which a phase gives up on the rest.
 FAULT_PATIENCE = 5000
