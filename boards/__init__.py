@@ -98,6 +98,20 @@ SELFTESTS: Registry[SelfTest] = Registry(
             board_params={"icebreaker": {"leaves": 8}, "ulx3s-85f": {"leaves": 16}},
             options=("pattern",),
         ),
+        SelfTest(
+            design="hypercube",
+            core="fattree.boards.hypercube_selftest:hypercube_selftest",
+            summary=(
+                "every processor sends LFSR or pattern traffic; payload source/destination/"
+                "sequence/check code/time stamp checked; the model's delivery trace replayed "
+                "from block RAM cycle for cycle"
+            ),
+            board_params={
+                "icebreaker": {"dim": 2, "procs": 2, "buffers": 2, "data_bits": 16},
+                "ulx3s-85f": {"dim": 4, "procs": 2, "buffers": 2, "data_bits": 24},
+            },
+            options=("pattern", "messages"),
+        ),
     ],
     key="design",
     message="design {name!r} has no board self-test; designs with one: {known}",

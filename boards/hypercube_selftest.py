@@ -1,0 +1,580 @@
+"""Self-test of the Connection Machine's hypercube (Stanfill 1987): on-chip traffic from every
+processor, an independent checker, and the reference model's delivery trace replayed on
+silicon cycle for cycle.
+
+One *run* of :class:`HypercubeHarness` (the harness :class:`fattree.boards.selftest.
+SelfTestCore` replays forever) goes like this:
+
+* **Traffic.** Every network processor ``g`` has a source on its transmit stream and sends
+  ``messages`` messages, offering each until the node takes it (every source offers from the
+  run's first cycle: a full load, so buffers fill and nodes refer). ``pattern="random"``:
+  message ``k`` goes to ``g XOR r_k``, ``r_k`` the ``k``-th word of the source's own LFSR,
+  which steps only when a message is taken, so each source's sequence of destinations is a
+  function of the seed alone, whatever the timing (``r_k = 0`` is a message to itself, which
+  its node delivers without a hop). The fixed patterns of :mod:`fattree.spec.traffic`
+  (``transpose``, ``bit-reversal``, ``shift``, ``hotspot``) on the ``dim + lg procs``-bit
+  processor number send every message to the pattern's destination (a processor mapped to
+  itself sends nothing). Every receiver is always ready.
+* **Payload** (:func:`payload_fields`, the design's ``data_bits``): source, destination,
+  sequence number (the source's count of messages sent), check code (the circuit tree's
+  Hamming-style parities of those three, :func:`fattree.boards.circuit_selftest.check_code`)
+  and a time stamp: the low bits of the run's cycle counter. The stamp follows the clock
+  while a message waits to be taken (the node reads the payload only in the cycle it takes
+  the beat), so it is the cycle the message entered the network and the receiver's clock
+  minus the stamp is its time in network.
+* **Checker**, which does not look inside the network: every delivered message must be at
+  its destination (for the permutations: from the one source that sends there), with a
+  correct check code and zero padding; at the end of the run (nothing in flight) the numbers
+  sent and delivered must equal the model's, every source must have sent all it had, and
+  the XOR of all payloads sent must equal the XOR of all payloads delivered (a lost or a
+  duplicated message shows): exactly once. The run has the model's length; a network that
+  has not delivered everything by then (hung, slow or lossy) ends the run with an error.
+* **Replay.** :func:`expected_run` runs the cycle-exact reference model
+  (:class:`fattree.sim.models.hypercube.HypercubeModel`) with the sources' Python twin
+  (:class:`SourcesTwin`) at build time. Its delivery trace (for each cycle with a delivery:
+  the cycle, which processors deliver, the XOR of their payloads) goes into block RAM and the
+  checker compares the network against it cycle for cycle.
+* ``rejects`` are the nodes' referrals (their ``refer`` outputs summed); the latency is the
+  longest time in network of a run's messages (from the stamps, a registered maximum tree).
+
+``fault`` inverts processor 0's delivery bit as the checker sees it: that cycle disagrees
+with the trace, so the error count rises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth import Cat, Const, Module, ResetInserter, Signal
+from amaranth.lib import memory, wiring
+
+from ..hdl._validation import validates_parameters
+from ..hdl.hypercube import HypercubeNetwork
+from ..hdl.lfsr import LFSR
+from ..params import check_int_range
+from ..sim.models.hypercube import HypercubeModel
+from ..spec.hypercube import MAX_RTL_DIM, check_hypercube, proc_bits
+from ..spec.lfsr import LFSRModel, derive_seed
+from ..spec.traffic import PATTERNS, destination
+from .circuit_selftest import _check_constant, _check_masks, check_code
+from .selftest import SelfTestCore, harness_signature, popcount
+
+__all__ = [
+    "PRIMING",
+    "payload_fields",
+    "pack_payload",
+    "SourcesTwin",
+    "RunTrace",
+    "expected_run",
+    "HypercubeHarness",
+    "hypercube_selftest",
+]
+
+#: Cycles after a reset that load the replay memory's first entries, before a run starts.
+PRIMING = 2
+# Each source's LFSR: 15 bits, the trinomial x^15 + x^14 + 1, one destination word
+# (dim + lg procs <= 10 bits) per message taken.
+_LFSR_WIDTH = 15
+_LFSR_TAPS = (15, 14)
+#: Seed path of the sources' LFSRs (distinct from the other self-tests' banks).
+_TRAFFIC_PATH = 0x3C
+
+
+def _tail(processors: int) -> int:
+    """Cycles a run goes on after the model's last delivery: the checker's registered
+    comparisons and the latency tree (``lg processors`` levels) settle before it ends."""
+    return (processors - 1).bit_length() + 2
+
+
+def payload_fields(dim: int, procs: int, data_bits: int, stamp_bits: int) -> dict[str, int]:
+    """Fields of a self-test message, low bits first: ``src``, ``dest`` (``dim + lg procs``
+    bits each), ``seq`` (half of what the stamp leaves, at most 16 bits), ``check`` (the rest,
+    at most 16 bits), ``stamp`` (``stamp_bits``), ``pad`` (zeros). ``ValueError`` naming the
+    ``data_bits`` needed if they do not fit."""
+    bits = dim + proc_bits(procs)
+    spare = data_bits - 2 * bits - stamp_bits
+    if spare < 2:
+        raise ValueError(
+            f"the hypercube self-test needs data_bits >= {2 * bits + stamp_bits + 2} "
+            f"(source, destination, sequence number, check code, a {stamp_bits}-bit time "
+            f"stamp) for dim={dim}, procs={procs}, not {data_bits}"
+        )
+    seq = min(16, spare // 2)
+    check = min(16, spare - seq)
+    return {
+        "src": bits,
+        "dest": bits,
+        "seq": seq,
+        "check": check,
+        "stamp": stamp_bits,
+        "pad": spare - seq - check,
+    }
+
+
+def pack_payload(fields: dict[str, int], src: int, dest: int, seq: int, stamp: int) -> int:
+    """The message data: src, dest, seq (modulo its field), its check code, the stamp
+    (modulo its field), zero padding."""
+    h = fields["src"]
+    seq &= (1 << fields["seq"]) - 1
+    stamp &= (1 << fields["stamp"]) - 1
+    return (
+        src
+        | (dest << h)
+        | (seq << 2 * h)
+        | (check_code(fields, src, dest, seq) << (2 * h + fields["seq"]))
+        | (stamp << (2 * h + fields["seq"] + fields["check"]))
+    )
+
+
+def _lfsr_seed(seed: int, g: int) -> int:
+    return derive_seed(_LFSR_WIDTH, seed, _TRAFFIC_PATH, g)
+
+
+def _fixed_destinations(pattern: str, processors: int) -> list[int]:
+    bits = processors.bit_length() - 1
+    return [destination(pattern, g, bits) for g in range(processors)]
+
+
+def _quotas(pattern: str, processors: int, messages: int) -> list[int]:
+    """Messages each processor sends in a run (none to itself under a fixed pattern)."""
+    if pattern == "random":
+        return [messages] * processors
+    fixed = _fixed_destinations(pattern, processors)
+    return [messages if fixed[g] != g else 0 for g in range(processors)]
+
+
+class SourcesTwin:
+    """The traffic sources in Python, register for register: :meth:`outputs` is what they
+    offer in run cycle ``t``, :meth:`clock` advances one clock given the nodes' ``tx_ready``.
+    ``fields=None``: the payloads are all zero (for the model's timing-only first pass)."""
+
+    def __init__(self, dim, procs, fields, *, seed=1, pattern="random", messages=8):
+        self.processors = (1 << dim) * procs
+        self.bits = dim + proc_bits(procs)
+        self.fields = fields
+        self.quota = _quotas(pattern, self.processors, messages)
+        self.fixed = None if pattern == "random" else _fixed_destinations(pattern, self.processors)
+        self.lfsrs = [
+            LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(seed, g), steps=self.bits)
+            for g in range(self.processors)
+        ]
+        self.count = [0] * self.processors
+
+    def destination(self, g: int) -> int:
+        if self.fixed is not None:
+            return self.fixed[g]
+        return g ^ self.lfsrs[g].word()
+
+    def outputs(self, t: int) -> tuple[list[int], list[int], list[int]]:
+        n = self.processors
+        valid = [int(self.count[g] < self.quota[g]) for g in range(n)]
+        dest = [self.destination(g) for g in range(n)]
+        if self.fields is None:
+            data = [0] * n
+        else:
+            data = [pack_payload(self.fields, g, dest[g], self.count[g], t) for g in range(n)]
+        return valid, dest, data
+
+    def clock(self, tx_ready: list[int]) -> list[int]:
+        """One clock; returns per processor whether its message was taken in this cycle."""
+        taken = []
+        for g in range(self.processors):
+            take = int(self.count[g] < self.quota[g] and bool(tx_ready[g]))
+            if take:
+                self.count[g] += 1
+                self.lfsrs[g].clock()
+            taken.append(take)
+        return taken
+
+    def done(self) -> bool:
+        return self.count == self.quota
+
+
+@dataclass(frozen=True)
+class RunTrace:
+    """What the reference model says one run does."""
+
+    #: Cycles of the run (the last delivery, then :func:`_tail` more).
+    cycles: int
+    #: ``(cycle, mask, xor)`` per cycle with a delivery: which processors deliver (bit ``g``
+    #: for processor ``g``) and the XOR of their payloads.
+    deliveries: tuple[tuple[int, int, int], ...]
+    messages: int
+    #: Referrals over the run (the nodes' ``refer`` outputs summed over every cycle).
+    rejects: int
+    #: Longest time in network of a message: cycles from its transmit beat being taken to
+    #: its receive beat being taken.
+    max_latency: int
+    fields: tuple[tuple[str, int], ...]
+
+
+def _model_run(dim, procs, buffers, data_bits, fields, seed, pattern, messages, limit):
+    """One run of the model with the sources' twin: ``(cycles, deliveries, messages,
+    rejects, longest)``, ``cycles`` including the tail."""
+    model = HypercubeModel(dim, procs, buffers, data_bits)
+    twin = SourcesTwin(dim, procs, fields, seed=seed, pattern=pattern, messages=messages)
+    deliveries = []
+    rejects = 0
+    last = None
+    t = 0
+    tail = _tail(twin.processors)
+    while last is None or t <= last + tail:
+        if t >= limit:
+            raise RuntimeError(
+                f"the hypercube model did not deliver every message in {limit} cycles"
+            )
+        valid, dest, data = twin.outputs(t)
+        out = model.step(valid, dest, data)
+        mask = xor = 0
+        for g, v in enumerate(out.rx_valid):
+            if v:
+                mask |= 1 << g
+                xor ^= out.rx_data[g]
+        if mask:
+            deliveries.append((t, mask, xor))
+        rejects += sum(out.refer)
+        twin.clock(out.tx_ready)
+        if last is None and twin.done() and model.in_flight() == 0:
+            last = t
+        t += 1
+    longest = max((d.latency for d in model.delivered), default=0)
+    return t, tuple(deliveries), model.injected, rejects, longest
+
+
+def expected_run(
+    dim,
+    procs,
+    buffers,
+    data_bits,
+    *,
+    traffic_seed=1,
+    pattern="random",
+    messages=8,
+    limit=1_000_000,
+) -> RunTrace:
+    """Run the reference model with the sources' twin until every message is delivered; the
+    trace the hardware must reproduce. The payloads do not change the timing, so a first pass
+    with empty payloads measures the longest time in network, which sizes the time stamp."""
+    args = (traffic_seed, pattern, messages, limit)
+    _, _, _, _, longest = _model_run(dim, procs, buffers, data_bits, None, *args)
+    fields = payload_fields(dim, procs, data_bits, max(2, longest.bit_length()))
+    cycles, deliveries, sent, rejects, longest_again = _model_run(
+        dim, procs, buffers, data_bits, fields, *args
+    )
+    assert longest_again == longest  # the payload is opaque to the routers
+    return RunTrace(cycles, deliveries, sent, rejects, longest, tuple(fields.items()))
+
+
+def _max_tree(m: Module, values: list, width: int) -> tuple[Signal, int]:
+    """The largest of ``values`` (``width`` bits each) through a tree of pairwise maxima, a
+    register after each level (no long comparator chain); returns it and the tree's depth."""
+    level = 0
+    while len(values) > 1:
+        nxt = []
+        for k in range(0, len(values), 2):
+            if k + 1 == len(values):
+                a = Signal(width, name=f"latmax{level}_{k}")
+                m.d.sync += a.eq(values[k])
+            else:
+                a = Signal(width, name=f"latmax{level}_{k}")
+                x, y = values[k], values[k + 1]
+                with m.If(x > y):
+                    m.d.sync += a.eq(x)
+                with m.Else():
+                    m.d.sync += a.eq(y)
+            nxt.append(a)
+        values = nxt
+        level += 1
+    out = Signal(width, name="latmax")
+    m.d.comb += out.eq(values[0])
+    return out, level
+
+
+class HypercubeHarness(wiring.Component):
+    """Sources, a :class:`~fattree.hdl.hypercube.HypercubeNetwork`, checker and replay memory:
+    one run of the self-test (see the module documentation).
+
+    Parameters
+    ----------
+    dim, procs, buffers, data_bits
+        The network's parameters (as :class:`~fattree.hdl.hypercube.HypercubeNetwork`);
+        ``data_bits`` must hold the payload (:func:`payload_fields`).
+    traffic_seed : int
+        Seed of the sources' LFSRs.
+    pattern : str
+        ``"random"`` or a fixed pattern of :data:`fattree.spec.traffic.PATTERNS`.
+    messages : int
+        Messages each processor sends per run (1 .. 1024).
+    latency_bits : int
+        Width of the reported latency (it saturates).
+    network : callable, optional
+        ``network(dim, procs, buffers, data_bits)`` builds the network under test; tests pass
+        broken ones.
+    """
+
+    @validates_parameters
+    def __init__(
+        self,
+        dim=2,
+        procs=2,
+        buffers=2,
+        data_bits=16,
+        *,
+        traffic_seed=1,
+        pattern="random",
+        messages=8,
+        latency_bits=16,
+        network=None,
+    ):
+        check_hypercube(dim, procs, buffers, data_bits, max_dim=MAX_RTL_DIM)
+        self.dim, self.procs, self.buffers, self.data_bits = dim, procs, buffers, data_bits
+        self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
+        if pattern not in PATTERNS:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+        self.pattern = pattern
+        self.messages = check_int_range("messages", messages, 1, 1024)
+        self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
+        self.network = network or HypercubeNetwork
+        self.processors = (1 << dim) * procs
+        self.trace = expected_run(
+            dim, procs, buffers, data_bits, traffic_seed=traffic_seed, pattern=pattern,
+            messages=messages,
+        )  # fmt: skip
+        self.fields = dict(self.trace.fields)
+        self.cycle_bits = self.trace.cycles.bit_length()
+        self.entry_bits = self.cycle_bits + self.processors + data_bits
+        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
+        self.trace_depth = len(self.trace.deliveries) + 2
+        #: Cycles of one run on the board: the priming cycles and the model's run.
+        self.run_period = PRIMING + self.trace.cycles
+        self.trace_bits = self.entry_bits * self.trace_depth
+        count_bits = max(self.processors, (1 << dim) * dim, 3).bit_length()
+        super().__init__(harness_signature(count_bits, latency_bits))
+
+    def describe(self) -> dict:
+        """The run the board replays, from the model: for reports."""
+        return {
+            "pattern": self.pattern,
+            "traffic_seed": self.traffic_seed,
+            "messages_per_processor": self.messages,
+            "run_cycles": self.run_period,  # the model's run and the priming cycles
+            "messages_per_run": self.trace.messages,
+            "referrals_per_run": self.trace.rejects,
+            "max_latency": self.trace.max_latency,
+            "payload_fields": dict(self.fields),
+            "trace_entries": self.trace_depth,
+            "trace_entry_bits": self.entry_bits,
+            "trace_bits": self.trace_bits,
+        }
+
+    def _entries(self) -> list[int]:
+        cb, n = self.cycle_bits, self.processors
+        entries = [c | (mask << cb) | (x << (cb + n)) for c, mask, x in self.trace.deliveries]
+        end = (1 << cb) - 1  # the end marker: a cycle the run never reaches
+        return [*entries, end, end]
+
+    def elaborate(self, platform):
+        m = Module()
+        n, f, trace = self.processors, self.fields, self.trace
+        h = f["src"]
+        bits = self.data_bits
+        stamp_at = 2 * h + f["seq"] + f["check"]
+        covered_bits = 2 * h + f["seq"]
+
+        # The first PRIMING cycles after a reset load the replay memory's first entries; the
+        # network and the sources start after them (run cycle 0).
+        prime = Signal(range(PRIMING + 1))
+        primed = Signal()
+        m.d.comb += primed.eq(prime == PRIMING)
+        with m.If(~primed):
+            m.d.sync += prime.eq(prime + 1)
+        live = Module()  # network and sources, held in reset while priming
+        m.submodules.live = ResetInserter(~primed)(live)
+
+        net = self.network(self.dim, self.procs, self.buffers, bits)
+        live.submodules.net = net
+        t = Signal(self.cycle_bits)
+        with m.If(primed):
+            m.d.sync += t.eq(t + 1)
+        stamp_now = t[: f["stamp"]] if f["stamp"] <= self.cycle_bits else t
+
+        # --- sources ---------------------------------------------------------------------
+        masks = _check_masks(f)
+        quota = _quotas(self.pattern, n, self.messages)
+        fixed = None if self.pattern == "random" else _fixed_destinations(self.pattern, n)
+        taken = []
+        sent_xor = 0
+        for g in range(n):
+            tx = net.tx[g]
+            count = Signal(range(self.messages + 1), name=f"src{g}_count")
+            dest = Signal(h, name=f"src{g}_dest")
+            if fixed is None:
+                lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.traffic_seed, g),
+                            steps=h)  # fmt: skip
+                live.submodules[f"lfsr{g}"] = lfsr
+                m.d.comb += dest.eq(lfsr.value[:h] ^ g)
+            else:
+                m.d.comb += dest.eq(fixed[g])
+            valid = Signal(name=f"src{g}_valid")
+            m.d.comb += valid.eq(primed & (count != quota[g]))
+            seq = Signal(f["seq"], name=f"src{g}_seq")
+            m.d.comb += seq.eq(count)
+            covered = Cat(Const(g, h), dest, seq)
+            code = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(f)
+            payload = Signal(bits, name=f"src{g}_payload")
+            m.d.comb += [
+                payload.eq(Cat(covered, code, stamp_now)),
+                tx.valid.eq(valid),
+                tx.payload.dest.eq(dest),
+                tx.payload.data.eq(payload),
+            ]
+            take = Signal(name=f"src{g}_taken")
+            m.d.comb += take.eq(valid & tx.ready)
+            taken.append(take)
+            if fixed is None:
+                m.d.comb += lfsr.en.eq(take)
+            with live.If(take):
+                live.d.sync += count.eq(count + 1)
+            sent_xor = sent_xor ^ (payload & take.replicate(bits))
+
+        # --- checker ---------------------------------------------------------------------
+        sources = {}  # under a permutation, the one source of each destination
+        if fixed is not None and len(set(fixed)) == n:
+            sources = {d: s for s, d in enumerate(fixed)}
+        delivered = []
+        bad = []
+        latencies = []
+        got_xor = 0
+        for d in range(n):
+            rx = net.rx[d]
+            m.d.comb += rx.ready.eq(1)
+            data = rx.payload.data
+            src = data[:h]
+            dst = data[h : 2 * h]
+            code = data[covered_bits : covered_bits + f["check"]]
+            stamp = data[stamp_at : stamp_at + f["stamp"]]
+            want = Cat(*((data[:covered_bits] & mask).xor() for mask in masks))
+            wrong = (dst != d) | (code != (want ^ _check_constant(f)))
+            if d in sources:
+                wrong = wrong | (src != sources[d])
+            if f["pad"]:
+                wrong = wrong | data[stamp_at + f["stamp"] :].any()
+            bad.append(rx.valid & wrong)
+            delivered.append(rx.valid)
+            got_xor = got_xor ^ (data & rx.valid.replicate(bits))
+            latency = Signal(f["stamp"], name=f"lat{d}")
+            with m.If(rx.valid):
+                m.d.comb += latency.eq(stamp_now - stamp)
+            latencies.append(latency)
+        seen = Signal(n)  # delivery bits as the checker sees them (the fault lands here)
+        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
+        cycle_xor = Signal(bits)
+        m.d.comb += cycle_xor.eq(got_xor)
+
+        # Replay: the model's trace, one entry per delivering cycle, read one entry ahead as
+        # in the circuit tree's self-test (the memory's address never depends on its own
+        # output in the same cycle).
+        mem = memory.Memory(shape=self.entry_bits, depth=self.trace_depth, init=self._entries())
+        m.submodules.trace = mem
+        rd = mem.read_port()
+        idx = Signal(range(self.trace_depth))  # address of what the read port shows
+        entry = Signal(self.entry_bits)
+        entry_cycle = entry[: self.cycle_bits]
+        entry_mask = entry[self.cycle_bits : self.cycle_bits + n]
+        entry_xor = entry[self.cycle_bits + n :]
+        now = Signal()
+        m.d.comb += now.eq(primed & (entry_cycle == t))
+        with m.If(prime == PRIMING - 1):  # the read port shows entry 0: take it, show 1
+            m.d.sync += [entry.eq(rd.data), idx.eq(1)]
+            m.d.comb += rd.addr.eq(1)
+        with m.Elif(now):
+            m.d.sync += [entry.eq(rd.data), idx.eq(idx + 1)]
+            m.d.comb += rd.addr.eq(idx + 1)
+        with m.Else():
+            m.d.comb += rd.addr.eq(idx)
+        want_mask = Signal(n)
+        want_xor = Signal(bits)
+        with m.If(now):
+            m.d.comb += [want_mask.eq(entry_mask), want_xor.eq(entry_xor)]
+        # The comparison is registered (the XOR trees and the memory's output are long paths).
+        seen_q = Signal(n)
+        xor_q = Signal(bits)
+        want_mask_q = Signal(n)
+        want_xor_q = Signal(bits)
+        compare_q = Signal()
+        bad_q = Signal()
+        m.d.sync += [
+            seen_q.eq(seen),
+            xor_q.eq(cycle_xor),
+            want_mask_q.eq(want_mask),
+            want_xor_q.eq(want_xor),
+            compare_q.eq(primed),
+            bad_q.eq(Cat(*bad).any()),
+        ]
+        replay_bad = Signal()
+        m.d.comb += replay_bad.eq(compare_q & ((seen_q != want_mask_q) | (xor_q != want_xor_q)))
+
+        # Totals for the quiescent point at the end of the run: exactly once.
+        total_bits = max(trace.messages, 1).bit_length() + 1
+        sent = Signal(total_bits)
+        got = Signal(total_bits)
+        sent_sig = Signal(bits)
+        got_sig = Signal(bits)
+        m.d.sync += [
+            sent.eq(sent + popcount(taken)),
+            got.eq(got + popcount(delivered)),
+            sent_sig.eq(sent_sig ^ sent_xor),
+            got_sig.eq(got_sig ^ cycle_xor),
+        ]
+        end = Signal()
+        m.d.comb += end.eq(primed & (t == trace.cycles - 1))
+        idle = Signal()
+        m.d.comb += idle.eq(~Cat(*(net.tx[g].valid for g in range(n))).any())
+        end_bad = Signal()
+        m.d.comb += end_bad.eq(
+            end
+            & (
+                (sent != trace.messages)
+                | (got != trace.messages)
+                | (sent_sig != got_sig)
+                | ~idle
+                | (entry_cycle != (1 << self.cycle_bits) - 1)
+            )
+        )
+
+        # --- latency: the largest time in network of the run --------------------------------
+        tree, depth = _max_tree(m, latencies, f["stamp"])
+        # The last delivery's latency reaches lat_max `depth + 1` cycles later, before the
+        # run's last cycle (the core registers max_latency then).
+        assert depth + 1 < _tail(n)
+        lat_max = Signal(f["stamp"])
+        with m.If(tree > lat_max):
+            m.d.sync += lat_max.eq(tree)
+        report = lat_max
+        if f["stamp"] > self.latency_bits:
+            top = (1 << self.latency_bits) - 1
+            report = Signal(self.latency_bits)
+            with m.If(lat_max > top):
+                m.d.comb += report.eq(top)
+            with m.Else():
+                m.d.comb += report.eq(lat_max)
+
+        rejects = popcount(list(net.refer))
+        m.d.comb += [
+            self.checked.eq(popcount(delivered)),
+            self.rejects.eq(rejects),
+            self.errors.eq(replay_bad + end_bad + bad_q),
+            self.max_latency.eq(report),
+            self.end.eq(end),
+        ]
+        return m
+
+
+def hypercube_selftest(
+    params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options
+) -> SelfTestCore:
+    """The board self-test core of the hypercube: the design's parameters (``dim``,
+    ``procs``, ``buffers``, ``data_bits``), ``seed`` the traffic's seed, ``options`` the
+    harness's (``pattern``, ``messages``)."""
+    harness = HypercubeHarness(**params, traffic_seed=seed, **options)
+    return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)
