@@ -1,0 +1,108 @@
+"""The RN1 endpoint interface as data: what :class:`fattree.hdl.rn1_endpoint.RN1Endpoint` and
+its reference model :class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel` agree on.
+
+* The user's streams, one beat per byte, framed by ``last``: a transmit beat is ``data`` (8
+  bits, low), ``dest`` (the destination endpoint, read on a frame's first beat), ``last``; a
+  receive beat is ``data``, ``last`` (:func:`tx_fields`, :func:`rx_fields`; packed low bits
+  first as :func:`fattree.spec.bits.pack_fields` does).
+* The head byte for a destination: the bidelta network's (:meth:`Bidelta.head`, unused stage
+  bits 0), a fixed permutation of the destination's bits (:func:`head_bits`).
+* The retry strategies and the back-off of the circuit tree's network interface
+  (:data:`fattree.spec.circuit.RETRY`, ``BACKOFF_SLOT``, ``BACKOFF_CAP``): after the ``k``-th
+  BLOCKED in a row, ``BACKOFF_SLOT * (x mod 2^min(k, BACKOFF_CAP))`` cycles, ``x`` the low
+  bits of the endpoint's 16-bit LFSR (:func:`backoff_cycles`), seeded per endpoint by
+  :func:`endpoint_seed`.
+* Counters (``sent``, ``retries``, ``received``, ``dropped``) of :data:`COUNTER_BITS` bits
+  that stop at their largest value.
+
+The protocol and the choices are in docs/dehon.md, section "Endpoints".
+"""
+
+from __future__ import annotations
+
+from ..params import check_int_range
+from .circuit import BACKOFF_CAP, BACKOFF_SLOT, RETRY, check_retry
+from .lfsr import derive_seed
+from .rn1_bidelta import Bidelta, check_endpoints
+
+__all__ = [
+    "RETRY",
+    "BACKOFF_CAP",
+    "BACKOFF_SLOT",
+    "COUNTER_BITS",
+    "LFSR_WIDTH",
+    "MAX_BYTES",
+    "check_retry",
+    "check_max_bytes",
+    "tx_fields",
+    "rx_fields",
+    "dest_bits",
+    "head",
+    "head_bits",
+    "endpoint_seed",
+    "backoff_cycles",
+]
+
+#: Width of each counter; it stops at its largest value.
+COUNTER_BITS = 16
+#: The back-off LFSR (16 bits, default taps, one step per clock).
+LFSR_WIDTH = 16
+#: Largest ``max_bytes`` (payload bytes per message) the definitions accept.
+MAX_BYTES = 64
+#: First part of an endpoint's seed path: routers use ``(stage, index)`` with small stages.
+_SEED_TAG = 0xE9
+
+
+def check_max_bytes(max_bytes) -> int:
+    return check_int_range("max_bytes", max_bytes, 1, MAX_BYTES)
+
+
+def dest_bits(endpoints: int) -> int:
+    """Bits of a destination: ``lg endpoints``."""
+    return check_endpoints(endpoints).bit_length() - 1
+
+
+def tx_fields(endpoints: int) -> dict[str, int]:
+    """Fields of a transmit beat, low bits first: ``data``, ``dest``, ``last``."""
+    return {"data": 8, "dest": dest_bits(endpoints), "last": 1}
+
+
+def rx_fields() -> dict[str, int]:
+    """Fields of a receive beat, low bits first: ``data``, ``last``."""
+    return {"data": 8, "last": 1}
+
+
+def _net(endpoints: int) -> Bidelta:
+    n = check_endpoints(endpoints)
+    return Bidelta(n, 0, (n.bit_length() - 1) // 2)  # heads do not depend on the wiring
+
+
+def head(endpoints: int, dest: int) -> int:
+    """The head byte an endpoint sends to reach ``dest`` (stage bits not used are 0)."""
+    check_int_range("dest", dest, 0, endpoints - 1)
+    return _net(endpoints).head(dest)
+
+
+def head_bits(endpoints: int) -> list[int | None]:
+    """For each bit of the head byte (bit 0 first), the bit of the destination it carries,
+    or None (always 0): the head is a permutation of the destination's bits."""
+    net = _net(endpoints)
+    bits: list[int | None] = [None] * 8
+    for b in range(dest_bits(endpoints)):
+        h = net.head(1 << b)
+        if h == 0 or h & (h - 1):
+            raise AssertionError(f"head of destination bit {b} is {h:#x}, not one bit")
+        bits[h.bit_length() - 1] = b
+    return bits
+
+
+def endpoint_seed(seed: int, endpoint: int) -> int:
+    """LFSR seed (never 0) of endpoint ``endpoint`` of a network seeded ``seed``."""
+    return derive_seed(LFSR_WIDTH, seed, _SEED_TAG, endpoint)
+
+
+def backoff_cycles(blocked: int, x: int) -> int:
+    """Cycles to wait after the ``blocked``-th BLOCKED status in a row (``>= 1``), ``x`` the
+    LFSR's value in the cycle the status arrives."""
+    check_int_range("blocked", blocked, 1)
+    return BACKOFF_SLOT * (x & ((1 << min(blocked, BACKOFF_CAP)) - 1))

@@ -1,0 +1,375 @@
+"""Endpoint interface of an RN1 network (DeHon 1993: "processing nodes generally each have
+two inputs and two outputs to the network"), and the bidelta network with one per endpoint.
+
+:class:`RN1Endpoint` turns a stream of messages into RN1 transmissions and back
+(docs/dehon.md, section "Endpoints"; definitions in :mod:`fattree.spec.rn1_endpoint`):
+
+* **Send**, one message at a time: the ``tx`` beats (one byte each, ``dest`` on the first,
+  ``last`` on the last) are collected into a buffer of ``max_bytes``; then the endpoint opens
+  a connection on one of its two network outputs (head byte for ``dest``), sends the bytes,
+  closes with DROP and waits for the status the routers carry back end to end. CONNECTED:
+  the message is done (``sent`` counts it). BLOCKED: ``retries`` counts it and the message
+  is sent again, per ``retry``: ``immediate`` (the next cycle), ``round`` (when ``go`` is
+  high: the network raises it when nothing was in flight), ``backoff`` (random exponential
+  back-off from the endpoint's LFSR). A frame longer than ``max_bytes`` is taken, thrown
+  away and counted in ``dropped``.
+* **Two outputs**: every attempt uses the output the last one did not, so a retry after
+  BLOCKED meets a different first router, and messages are spread over both.
+* **Receive**, on each network input independently: a transmission whose head arrives while
+  that input's buffer is empty is stored and answered CONNECTED one cycle after its close
+  (``received`` counts it); one arriving while the buffer still holds a message the user has
+  not taken is discarded and answered BLOCKED, so its sender retries: nothing is lost. The
+  two buffers go out on ``rx`` in turn, one beat per byte, ``last`` on the last.
+* No turns: the CONNECTED status already comes from the destination, so it is the
+  acknowledgement; a turn would cost every message a reply transmission.
+
+The cycle-exact reference is :class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel`.
+"""
+
+from amaranth import Const, Module, Mux, Signal
+from amaranth.hdl import Value
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out, connect, flipped
+
+from ..params import check_int_range
+from ..spec.rn1 import BLOCKED, CONNECTED, word
+from ..spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
+from ..spec.rn1_endpoint import (
+    BACKOFF_CAP,
+    BACKOFF_SLOT,
+    COUNTER_BITS,
+    LFSR_WIDTH,
+    check_max_bytes,
+    check_retry,
+    endpoint_seed,
+    head_bits,
+    rx_fields,
+    tx_fields,
+)
+from ._validation import validates_parameters
+from .lfsr import LFSR
+from .rn1 import channel_signature
+from .rn1_bidelta import RN1Bidelta
+
+__all__ = [
+    "tx_signature",
+    "rx_signature",
+    "RN1Endpoint",
+    "RN1BideltaStream",
+]
+
+# Send states.
+LOAD, PEND, SEND, WAIT = range(4)
+# Receive states, per network input.
+R_IDLE, R_RECV, R_DISCARD = range(3)
+
+
+def tx_signature(endpoints: int) -> stream.Signature:
+    """Messages to send, one beat per byte (:func:`fattree.spec.rn1_endpoint.tx_fields`)."""
+    return stream.Signature(data.StructLayout(tx_fields(endpoints)))
+
+
+def rx_signature() -> stream.Signature:
+    """Messages received, one beat per byte (:func:`fattree.spec.rn1_endpoint.rx_fields`)."""
+    return stream.Signature(data.StructLayout(rx_fields()))
+
+
+def _saturating_add(m, counter, inc):
+    top = (1 << COUNTER_BITS) - 1
+    total = Signal(COUNTER_BITS + 2)
+    m.d.comb += total.eq(counter + inc)
+    m.d.sync += counter.eq(Mux(total > top, top, total))
+
+
+class RN1Endpoint(wiring.Component):
+    """One endpoint of an RN1 bidelta network of ``endpoints`` endpoints.
+
+    Parameters
+    ----------
+    endpoints : int
+        Endpoints of the network (4, 16, 64, 256): the head byte is the bidelta's.
+    retry : str or int
+        ``"immediate"`` (0), ``"round"`` (1) or ``"backoff"`` (2).
+    seed : int
+        Seed of the back-off LFSR, ``1 .. 65535``.
+    max_bytes : int
+        Payload bytes per message at most, ``1 .. 64`` (the send and receive buffers).
+
+    Attributes
+    ----------
+    o : Out(channel_signature()).array(2)
+        Into the network (``fwd`` out, ``bk`` in: statuses).
+    i : In(channel_signature()).array(2)
+        From the network (``fwd`` in, ``bk`` out: this endpoint's answers).
+    tx : In(tx_signature(endpoints))
+        Messages to send.
+    rx : Out(rx_signature())
+        Messages received.
+    go : In(1)
+        Round boundary, for ``retry="round"``.
+    busy : Out(1)
+        A transmission is under way (sent and not yet answered).
+    sent, retries, received, dropped : Out(16)
+        Messages confirmed CONNECTED; BLOCKED statuses (each one retried); messages stored
+        and answered CONNECTED; frames longer than ``max_bytes`` thrown away.
+    """
+
+    @validates_parameters
+    def __init__(self, endpoints=16, retry="immediate", seed=1, max_bytes=8):
+        self.endpoints = check_endpoints(endpoints)
+        self.retry = check_retry(retry)
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.max_bytes = check_max_bytes(max_bytes)
+        channel = channel_signature()
+        super().__init__(
+            {
+                "o": Out(channel).array(ENDPOINT_LINKS),
+                "i": In(channel).array(ENDPOINT_LINKS),
+                "tx": In(tx_signature(endpoints)),
+                "rx": Out(rx_signature()),
+                "go": In(1),
+                "busy": Out(1),
+                "sent": Out(COUNTER_BITS),
+                "retries": Out(COUNTER_BITS),
+                "received": Out(COUNTER_BITS),
+                "dropped": Out(COUNTER_BITS),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        self._send(m)
+        self._receive(m)
+        return m
+
+    def _send(self, m):
+        mb = self.max_bytes
+        state = Signal(2)
+        buf = Signal(8 * mb)
+        count = Signal(range(mb + 1))  # bytes of the message in the buffer
+        over = Signal()  # the frame being taken is longer than max_bytes
+        dest = Signal(len(self.tx.payload.dest))
+        pos = Signal(range(mb + 1))  # next byte to send
+        port = Signal()  # the output of the next attempt
+        attempts = Signal(range(BACKOFF_CAP + 1))  # BLOCKED in a row, stops at the cap
+        wait = Signal(range(BACKOFF_SLOT * ((1 << BACKOFF_CAP) - 1) + 1))
+        tx = self.tx
+
+        m.d.comb += [tx.ready.eq(state == LOAD), self.busy.eq((state == SEND) | (state == WAIT))]
+        head = Signal(8)
+        for bit, src in enumerate(head_bits(self.endpoints)):
+            if src is not None:
+                m.d.comb += head[bit].eq(dest[src])
+
+        # The forward links carry 0 (idle, and the DROP close after the last byte) unless
+        # this cycle sends a word.
+        out = Signal(9)
+        drive = Signal()
+        m.d.sync += [
+            Value.cast(self.o[k].fwd).eq(Mux(drive & (port == k), out, 0))
+            for k in range(ENDPOINT_LINKS)
+        ]
+        bk = Signal(9)
+        m.d.comb += bk.eq(Mux(port, Value.cast(self.o[1].bk), Value.cast(self.o[0].bk)))
+        sent_inc, retry_inc, drop_inc = Signal(), Signal(), Signal()
+        _saturating_add(m, self.sent, sent_inc)
+        _saturating_add(m, self.retries, retry_inc)
+        _saturating_add(m, self.dropped, drop_inc)
+
+        if self.retry == "backoff":
+            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+
+        with m.Switch(state):
+            with m.Case(LOAD):
+                with m.If(tx.valid):
+                    with m.If(count == 0):
+                        m.d.sync += dest.eq(tx.payload.dest)
+                    with m.If(count == mb):
+                        m.d.sync += over.eq(1)
+                    with m.Else():
+                        m.d.sync += [
+                            buf.word_select(count, 8).eq(tx.payload.data),
+                            count.eq(count + 1),
+                        ]
+                    with m.If(tx.payload.last):
+                        with m.If(over | (count == mb)):
+                            m.d.comb += drop_inc.eq(1)
+                            m.d.sync += [count.eq(0), over.eq(0)]
+                        with m.Else():
+                            m.d.sync += [attempts.eq(0), wait.eq(0), state.eq(PEND)]
+            with m.Case(PEND):
+                if self.retry == "immediate":
+                    go = Const(1)
+                elif self.retry == "round":
+                    go = self.go
+                else:
+                    go = wait == 0
+                    with m.If(wait != 0):
+                        m.d.sync += wait.eq(wait - 1)
+                with m.If(go):
+                    m.d.comb += [drive.eq(1), out.eq(word(1, 0) | head)]
+                    m.d.sync += [pos.eq(0), state.eq(SEND)]
+            with m.Case(SEND):
+                m.d.comb += [drive.eq(1), out.eq(word(1, 0) | buf.word_select(pos, 8))]
+                m.d.sync += pos.eq(pos + 1)
+                with m.If(pos == count - 1):
+                    m.d.sync += state.eq(WAIT)
+            with m.Case(WAIT):
+                with m.If(bk == word(0, CONNECTED)):
+                    m.d.comb += sent_inc.eq(1)
+                    m.d.sync += [count.eq(0), port.eq(~port), state.eq(LOAD)]
+                with m.Elif(bk == word(0, BLOCKED)):
+                    m.d.comb += retry_inc.eq(1)
+                    m.d.sync += [port.eq(~port), state.eq(PEND)]
+                    with m.If(attempts != BACKOFF_CAP):
+                        m.d.sync += attempts.eq(attempts + 1)
+                    if self.retry == "backoff":
+                        m.d.sync += wait.eq(self._backoff(m, attempts, lfsr))
+
+    @staticmethod
+    def _backoff(m, attempts, lfsr):
+        """``BACKOFF_SLOT * (x mod 2^min(attempts + 1, BACKOFF_CAP))``, x from the LFSR
+        (:func:`fattree.spec.rn1_endpoint.backoff_cycles` of the ``attempts + 1``-th)."""
+        mask = Signal(BACKOFF_CAP)
+        for k in range(BACKOFF_CAP):
+            with m.If(attempts == k):
+                m.d.comb += mask.eq((1 << (k + 1)) - 1)
+        with m.If(attempts == BACKOFF_CAP):
+            m.d.comb += mask.eq((1 << BACKOFF_CAP) - 1)
+        return (lfsr.value[:BACKOFF_CAP] & mask) * BACKOFF_SLOT
+
+    def _receive(self, m):
+        mb = self.max_bytes
+        n = ENDPOINT_LINKS
+        full = [Signal(name=f"full_{k}") for k in range(n)]
+        bufs = [Signal(8 * mb, name=f"rbuf_{k}") for k in range(n)]
+        lens = [Signal(range(mb + 1), name=f"rlen_{k}") for k in range(n)]
+        got = [Signal(name=f"got_{k}") for k in range(n)]
+        for k in range(n):
+            f = self.i[k].fwd
+            state = Signal(2, name=f"rstate_{k}")
+            prev_ctrl = Signal(name=f"rprev_{k}")
+            over = Signal(name=f"rover_{k}")
+            bk = Value.cast(self.i[k].bk)
+            m.d.sync += [prev_ctrl.eq(f.ctrl), bk.eq(0)]
+            with m.Switch(state):
+                with m.Case(R_IDLE):
+                    with m.If(f.ctrl & ~prev_ctrl):
+                        with m.If(full[k]):
+                            m.d.sync += state.eq(R_DISCARD)
+                        with m.Else():
+                            m.d.sync += [state.eq(R_RECV), lens[k].eq(0), over.eq(0)]
+                with m.Case(R_RECV):
+                    with m.If(f.ctrl):
+                        with m.If(lens[k] == mb):
+                            m.d.sync += over.eq(1)
+                        with m.Else():
+                            m.d.sync += [
+                                bufs[k].word_select(lens[k], 8).eq(f.data),
+                                lens[k].eq(lens[k] + 1),
+                            ]
+                    with m.Else():
+                        # The close. Too long (never from an RN1Endpoint of the same
+                        # max_bytes) or empty: not taken, BLOCKED.
+                        m.d.sync += state.eq(R_IDLE)
+                        with m.If(over | (lens[k] == 0)):
+                            m.d.sync += bk.eq(word(0, BLOCKED))
+                        with m.Else():
+                            m.d.comb += got[k].eq(1)
+                            m.d.sync += [bk.eq(word(0, CONNECTED)), full[k].eq(1)]
+                with m.Case(R_DISCARD):
+                    with m.If(~f.ctrl):
+                        m.d.sync += [state.eq(R_IDLE), bk.eq(word(0, BLOCKED))]
+        _saturating_add(m, self.received, got[0] + got[1])
+
+        # Out to the user: the buffer `sel` points at; `sel` moves on after a message's last
+        # beat, and every cycle its buffer is empty.
+        sel = Signal()
+        idx = Signal(range(mb + 1))
+        rx = self.rx
+        cur_full = Mux(sel, full[1], full[0])
+        m.d.comb += [
+            rx.valid.eq(cur_full),
+            rx.payload.data.eq(Mux(sel, bufs[1], bufs[0]).word_select(idx, 8)),
+            rx.payload.last.eq(idx == Mux(sel, lens[1], lens[0]) - 1),
+        ]
+        with m.If(~cur_full):
+            m.d.sync += sel.eq(~sel)
+        with m.Elif(rx.ready):
+            with m.If(rx.payload.last):
+                m.d.sync += [idx.eq(0), sel.eq(~sel)]
+                for k in range(n):
+                    with m.If(sel == k):
+                        m.d.sync += full[k].eq(0)
+            with m.Else():
+                m.d.sync += idx.eq(idx + 1)
+
+
+class RN1BideltaStream(wiring.Component):
+    """The bidelta network (:class:`RN1Bidelta`) with an :class:`RN1Endpoint` on every
+    endpoint: streams of messages in and out.
+
+    Parameters
+    ----------
+    endpoints : int
+        4, 16, 64 or 256.
+    seed : int
+        Seed of the wiring, the routers' LFSRs and the endpoints' (``>= 0``).
+    retry : str or int
+        The endpoints' retry strategy (``"immediate"``, ``"round"``, ``"backoff"``).
+    max_bytes : int
+        Payload bytes per message at most, ``1 .. 64``.
+
+    Attributes
+    ----------
+    tx : In(tx_signature(endpoints)).array(endpoints)
+    rx : Out(rx_signature()).array(endpoints)
+    sent, retries, received, dropped : Out(16).array(endpoints)
+        Each endpoint's counters (:class:`RN1Endpoint`).
+
+    For ``retry="round"``, every endpoint's ``go`` rises one cycle after a cycle in which no
+    endpoint had a transmission under way.
+    """
+
+    @validates_parameters
+    def __init__(self, endpoints=16, seed=1, retry="immediate", max_bytes=8):
+        self.endpoints = check_endpoints(endpoints)
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.max_bytes = check_max_bytes(max_bytes)
+        n = endpoints
+        super().__init__(
+            {
+                "tx": In(tx_signature(n)).array(n),
+                "rx": Out(rx_signature()).array(n),
+                "sent": Out(COUNTER_BITS).array(n),
+                "retries": Out(COUNTER_BITS).array(n),
+                "received": Out(COUNTER_BITS).array(n),
+                "dropped": Out(COUNTER_BITS).array(n),
+            }
+        )
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.endpoints
+        m.submodules.net = net = RN1Bidelta(n, self.seed)
+        go = Signal()
+        in_flight = Const(0)
+        for e in range(n):
+            ep = RN1Endpoint(n, self.retry, endpoint_seed(self.seed, e), self.max_bytes)
+            m.submodules[f"ep_{e}"] = ep
+            for k in range(ENDPOINT_LINKS):
+                connect(m, ep.o[k], net.i[ENDPOINT_LINKS * e + k])
+                connect(m, net.o[ENDPOINT_LINKS * e + k], ep.i[k])
+            connect(m, flipped(self.tx[e]), ep.tx)
+            connect(m, ep.rx, flipped(self.rx[e]))
+            m.d.comb += [
+                ep.go.eq(go),
+                self.sent[e].eq(ep.sent),
+                self.retries[e].eq(ep.retries),
+                self.received[e].eq(ep.received),
+                self.dropped[e].eq(ep.dropped),
+            ]
+            in_flight = in_flight | ep.busy
+        m.d.sync += go.eq(~in_flight)
+        return m

@@ -1,0 +1,496 @@
+"""The RN1 endpoint interface against its cycle-exact model, in lock step: one endpoint alone
+(the network played by random, protocol-following stand-ins), and the bidelta network with an
+endpoint on every node (``rn1-bidelta-stream``) driven through its streams.
+
+Checks (scoreboard keys):
+
+* ``cycle_mismatches``: every output, every cycle, against the model: per endpoint
+  ``tx_ready``, ``rx_valid``, the ``rx`` beat (``data | last << 8``, while valid),
+  the counters ``sent``, ``retries``, ``received``, ``dropped``; alone also the network
+  side (``o_fwd``, ``i_bk`` of both links).
+* ``message_mismatches`` (network): every message is delivered exactly once, to its
+  destination, with its bytes, whatever the backpressure; a frame longer than ``max_bytes``
+  is delivered nowhere and counted in its sender's ``dropped``; at the end each endpoint's
+  ``sent`` is the number of its messages and ``received`` the number delivered to it, and
+  the ``retries`` of all endpoints are the BLOCKED statuses the network returned.
+
+The user side is driven as a stream user would: a transmit beat, once valid, stays valid
+with the same payload until taken; idle cycles between beats at random; ``rx.ready`` low at
+random (``backpressure`` percent of the cycles).
+
+``read()`` gives the outputs as a dict of lists (one entry per endpoint), ``drive(inputs)``
+sets the inputs (a dict of lists), ``tick()`` waits one cycle.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, word
+from ...spec.rn1_bidelta import ENDPOINT_LINKS
+from ..models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel
+from ..scoreboard import Scoreboard
+
+__all__ = [
+    "CHECKS",
+    "PATTERNS",
+    "STREAM_OUTPUTS",
+    "Traffic",
+    "messages",
+    "model_outputs",
+    "StreamCheck",
+    "EndpointCheck",
+    "simulate_stream",
+    "simulate_endpoint",
+    "run_model",
+]
+
+CHECKS = ("cycle_mismatches", "message_mismatches")
+PATTERNS = ("random", "hotspot")
+#: Per-endpoint outputs of the network with endpoints, in the order they are compared.
+STREAM_OUTPUTS = ("tx_ready", "rx_valid", "rx_beat", "sent", "retries", "received", "dropped")
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """How the stream users behave: ``idle`` (percent of cycles a transmit beat is held
+    back), ``backpressure`` (percent of cycles ``rx.ready`` is low), ``overlong``
+    (probability that a frame is 1..3 bytes longer than ``max_bytes``)."""
+
+    idle: int = 20
+    backpressure: int = 20
+    overlong: float = 0.05
+
+
+def messages(
+    pattern: str, endpoints: int, count: int, max_bytes: int, rng: random.Random, overlong=0.0
+) -> list[list[tuple[int, list[int]]]]:
+    """Per endpoint, ``count`` messages ``(dest, bytes)``: ``random`` destinations (itself
+    included: the network routes that too) or ``hotspot`` (all to endpoint 0); 1 ..
+    ``max_bytes`` bytes, or with probability ``overlong`` 1..3 bytes too many."""
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+    queues = []
+    for _ in range(endpoints):
+        queue = []
+        for _ in range(count):
+            dest = rng.randrange(endpoints) if pattern == "random" else 0
+            n = rng.randint(1, max_bytes)
+            if rng.random() < overlong:
+                n = max_bytes + rng.randint(1, 3)
+            queue.append((dest, [rng.getrandbits(8) for _ in range(n)]))
+        queues.append(queue)
+    return queues
+
+
+def model_outputs(eps: list[RN1EndpointModel]) -> dict[str, list[int]]:
+    """The outputs :data:`STREAM_OUTPUTS` of the endpoint models (``rx_beat`` 0 while not
+    valid: the hardware's payload then is whatever its buffer holds)."""
+    return {
+        "tx_ready": [ep.tx_ready for ep in eps],
+        "rx_valid": [ep.rx_valid for ep in eps],
+        "rx_beat": [(ep.rx_data | ep.rx_last << 8) if ep.rx_valid else 0 for ep in eps],
+        "sent": [ep.sent for ep in eps],
+        "retries": [ep.retries for ep in eps],
+        "received": [ep.received for ep in eps],
+        "dropped": [ep.dropped for ep in eps],
+    }
+
+
+class _Source:
+    """One endpoint's transmit side: offers its queue's frames beat by beat."""
+
+    def __init__(self, queue, rng: random.Random, idle: int, endpoints: int):
+        self.queue = list(queue)
+        self.endpoints = endpoints
+        self.rng, self.idle = rng, idle
+        self.beat = 0
+        self.valid = 0
+
+    def offer(self) -> tuple[int, int, int, int]:
+        """``(valid, data, dest, last)`` for this cycle; a valid beat stays until taken."""
+        if not self.valid and self.queue and self.rng.randrange(100) >= self.idle:
+            self.valid = 1
+        if not self.valid:
+            return (0, 0, 0, 0)
+        dest, data = self.queue[0]
+        last = int(self.beat == len(data) - 1)
+        # Only the first beat's dest counts: the others carry another one.
+        return (1, data[self.beat], (dest + self.beat) % self.endpoints, last)
+
+    def taken(self) -> None:
+        self.valid = 0
+        dest, data = self.queue[0]
+        self.beat += 1
+        if self.beat == len(data):
+            self.queue.pop(0)
+            self.beat = 0
+
+
+class StreamCheck:
+    """Drives phases of messages into the network with endpoints and checks it against
+    ``model`` (:class:`RN1BideltaStreamModel`). :attr:`cycle` counts every phase's cycles;
+    :attr:`stats` gathers what the bench reports."""
+
+    def __init__(
+        self,
+        model: RN1BideltaStreamModel,
+        scoreboard: Scoreboard,
+        read: Callable[[], dict[str, list[int]]],
+        drive: Callable[[dict[str, list]], None],
+        tick: Callable[[], Awaitable],
+        *,
+        max_bytes: int,
+        rng: random.Random | None = None,
+        traffic: Traffic | None = None,
+    ):
+        self.model = model
+        self.scoreboard = scoreboard
+        self.read, self.drive, self.tick = read, drive, tick
+        self.max_bytes = max_bytes
+        self.rng = rng if rng is not None else random.Random(0)
+        self.traffic = traffic or Traffic()
+        self.n = len(model.endpoints)
+        self.cycle = 0
+        self.stats: Counter = Counter()
+        self.blocked_per_message: list[int] = []
+
+    async def phase(self, name: str, queues, limit: int = 100_000, settle: int = 64) -> int:
+        """Send every queue (one per endpoint) until every message is delivered and
+        ``settle`` more cycles passed (at most ``limit`` cycles); returns the messages."""
+        sb, n, mb, traffic = self.scoreboard, self.n, self.max_bytes, self.traffic
+        eps = self.model.endpoints
+        sources = [
+            _Source(q, random.Random(self.rng.getrandbits(32)), traffic.idle, n) for q in queues
+        ]
+        ready_rng = random.Random(self.rng.getrandbits(32))
+        want = Counter((d, tuple(b)) for q in queues for d, b in q if len(b) <= mb)
+        too_long = [sum(len(b) > mb for _, b in q) for q in queues]
+        base = {
+            key: [getattr(ep, key) for ep in eps]
+            for key in ("sent", "retries", "received", "dropped")
+        }
+        base_hist = [len(ep.blocked_per_message) for ep in eps]
+        frames: list[list[int]] = [[] for _ in range(n)]
+        got: Counter = Counter()
+        delivered = [0] * n
+        start, quiet_since = self.cycle, None
+        while self.cycle - start < limit:
+            seen = self.read()
+            want_out = model_outputs(eps)
+            names = [f"{key}[{e}]" for key in STREAM_OUTPUTS for e in range(n)]
+            sb.compare(
+                "cycle_mismatches",
+                f"{name} cycle {self.cycle}",
+                [v for key in STREAM_OUTPUTS for v in seen[key]],
+                [v for key in STREAM_OUTPUTS for v in want_out[key]],
+                names,
+            )
+            tx = [s.offer() for s in sources]
+            rx_ready = [int(ready_rng.randrange(100) >= traffic.backpressure) for _ in range(n)]
+            self.drive({"tx": tx, "rx_ready": rx_ready})
+            self.model.step(tx, rx_ready)
+            self.cycle += 1
+            await self.tick()
+            for e in range(n):
+                if tx[e][0] and seen["tx_ready"][e]:
+                    sources[e].taken()
+                if seen["rx_valid"][e] and rx_ready[e]:
+                    beat = seen["rx_beat"][e]
+                    frames[e].append(beat & 0xFF)
+                    if beat >> 8:
+                        got[(e, tuple(frames[e]))] += 1
+                        delivered[e] += 1
+                        frames[e] = []
+            done = sum(got.values()) >= sum(want.values()) and not any(s.queue for s in sources)
+            if done:
+                quiet_since = self.cycle if quiet_since is None else quiet_since
+                if self.cycle - quiet_since >= settle:
+                    break
+        else:
+            sb.fail(
+                "message_mismatches",
+                f"{name}: {sum(got.values())} of {sum(want.values())} messages delivered "
+                f"in {limit} cycles",
+            )
+        sb.checked += sum(want.values())
+        if got != want:
+            sb.fail(
+                "message_mismatches",
+                f"{name}: messages missing {dict(want - got)}, unexpected {dict(got - want)}",
+            )
+        if any(frames):
+            sb.fail("message_mismatches", f"{name}: frames without last: {frames}")
+        # The counters, read from the design, against what the traffic says they must be.
+        seen = self.read()
+        expect = {
+            "sent": [sum(len(b) <= mb for _, b in q) for q in queues],
+            "received": delivered,
+            "dropped": too_long,
+        }
+        for key, values in expect.items():
+            have = [seen[key][e] - base[key][e] for e in range(n)]
+            if have != values:
+                sb.fail("message_mismatches", f"{name}: {key} counters {have}, want {values}")
+        retries = sum(seen["retries"][e] - base["retries"][e] for e in range(n))
+        hist = [b for e, ep in enumerate(eps) for b in ep.blocked_per_message[base_hist[e] :]]
+        if retries != sum(hist):
+            sb.fail("message_mismatches", f"{name}: {retries} retries counted, {sum(hist)} seen")
+        self.blocked_per_message += hist
+        self.stats["messages"] += sum(want.values())
+        self.stats["retries"] += retries
+        self.stats["first_try"] += sum(b == 0 for b in hist)
+        self.stats["dropped"] += sum(too_long)
+        return sum(want.values())
+
+
+class EndpointCheck:
+    """One :class:`RN1Endpoint` against :class:`RN1EndpointModel`, the network played by
+    stand-ins: a *network output* per link of the endpoint that answers each of its
+    transmissions (after its close, 0..``max_delay`` cycles later) CONNECTED or, with
+    probability ``blocked``, BLOCKED; a *remote sender* per input that sends transmissions
+    of 0 .. ``max_bytes + 1`` bytes after a head and waits for the answer. Every output is
+    compared every cycle; the answers the remote senders see are counted."""
+
+    def __init__(self, model, scoreboard, read, drive, tick, *, rng=None, blocked=0.3):
+        self.model, self.scoreboard = model, scoreboard
+        self.read, self.drive, self.tick = read, drive, tick
+        self.rng = rng if rng is not None else random.Random(0)
+        self.blocked = blocked
+        self.cycle = 0
+        self.stats: Counter = Counter()
+
+    async def run(self, cycles: int, traffic: Traffic | None = None, go_every: int = 7) -> None:
+        sb, rng, m = self.scoreboard, self.rng, self.model
+        traffic = traffic or Traffic()
+        mb = m.max_bytes
+        source = _Source(
+            messages("random", m.endpoints, cycles // 4, mb, rng, traffic.overlong)[0],
+            random.Random(rng.getrandbits(32)),
+            traffic.idle,
+            m.endpoints,
+        )
+        # Network outputs: per link, cycles until the answer (None: no close seen yet).
+        prev_fwd = [0, 0]
+        answer_in: list = [None, None]
+        answer: list = [0, 0]
+        # Remote senders: words still to send per input, and whether one waits.
+        words: list[list[int]] = [[], []]
+        waiting = [False, False]
+        names = ["tx_ready", "rx_valid", "rx_beat", "sent", "retries", "received", "dropped"]
+        names += ["busy", "o_fwd0", "o_fwd1", "i_bk0", "i_bk1"]
+        for _ in range(cycles):
+            seen = self.read()
+            want = {k: v[0] for k, v in model_outputs([m]).items()}
+            want |= {"busy": m.busy, "o_fwd0": m.o_fwd[0], "o_fwd1": m.o_fwd[1]}
+            want |= {"i_bk0": m.i_bk[0], "i_bk1": m.i_bk[1]}
+            sb.compare(
+                "cycle_mismatches",
+                f"cycle {self.cycle}",
+                [seen[k] for k in names],
+                [want[k] for k in names],
+                names,
+            )
+            o_bk = [0, 0]
+            i_fwd = [0, 0]
+            for k in range(ENDPOINT_LINKS):
+                fwd = seen[f"o_fwd{k}"]
+                if ctrl_of(prev_fwd[k]) and not ctrl_of(fwd):
+                    answer_in[k] = rng.randint(0, 3)
+                    answer[k] = BLOCKED if rng.random() < self.blocked else CONNECTED
+                prev_fwd[k] = fwd
+                if answer_in[k] is not None:
+                    if answer_in[k] == 0:
+                        o_bk[k] = word(0, answer[k])
+                        answer_in[k] = None
+                        self.stats["blocked_sent" if answer[k] == BLOCKED else "connected"] += 1
+                    else:
+                        answer_in[k] -= 1
+                status = seen[f"i_bk{k}"]
+                if waiting[k] and status in (word(0, CONNECTED), word(0, BLOCKED)):
+                    waiting[k] = False
+                    self.stats["remote_" + ("ok" if status == word(0, CONNECTED) else "no")] += 1
+                if not words[k] and not waiting[k] and rng.random() < 0.2:
+                    n = rng.choice([0, 1, mb, mb + 1, rng.randint(1, mb)])
+                    words[k] = [word(1, rng.getrandbits(8)) for _ in range(n + 1)] + [0]
+                if words[k]:
+                    i_fwd[k] = words[k].pop(0)
+                    waiting[k] = not words[k]
+            tx = source.offer()
+            rx_ready = int(rng.randrange(100) >= traffic.backpressure)
+            go = int(self.cycle % go_every == 0)
+            self.drive({"tx": tx, "rx_ready": rx_ready, "o_bk": o_bk, "i_fwd": i_fwd, "go": go})
+            m.step(*tx, rx_ready, o_bk, i_fwd, go)
+            self.cycle += 1
+            await self.tick()
+            if tx[0] and seen["tx_ready"]:
+                source.taken()
+        self.stats["sent"] = m.sent
+        self.stats["retries"] = m.retries
+        self.stats["received"] = m.received
+        self.stats["dropped"] = m.dropped
+
+
+def _stream_ports(ctx, dut, n):
+    def read():
+        out = {
+            "tx_ready": [ctx.get(dut.tx[e].ready) for e in range(n)],
+            "rx_valid": [ctx.get(dut.rx[e].valid) for e in range(n)],
+            "sent": [ctx.get(dut.sent[e]) for e in range(n)],
+            "retries": [ctx.get(dut.retries[e]) for e in range(n)],
+            "received": [ctx.get(dut.received[e]) for e in range(n)],
+            "dropped": [ctx.get(dut.dropped[e]) for e in range(n)],
+        }
+        out["rx_beat"] = [
+            ctx.get(dut.rx[e].payload.as_value()) if out["rx_valid"][e] else 0 for e in range(n)
+        ]
+        return out
+
+    def drive(inputs):
+        for e in range(n):
+            valid, data, dest, last = inputs["tx"][e]
+            ctx.set(dut.tx[e].valid, valid)
+            ctx.set(dut.tx[e].payload.data, data)
+            ctx.set(dut.tx[e].payload.dest, dest)
+            ctx.set(dut.tx[e].payload.last, last)
+            ctx.set(dut.rx[e].ready, inputs["rx_ready"][e])
+
+    return read, drive
+
+
+def simulate_stream(
+    dut,
+    model: RN1BideltaStreamModel,
+    phases,
+    seed: int,
+    *,
+    max_bytes: int,
+    traffic: Traffic | None = None,
+    mutate: bool = False,
+):
+    """Run ``phases`` (``(name, count per endpoint)``) of messages through ``dut`` (an
+    :class:`RN1BideltaStream`) in amaranth.sim against ``model``; returns the scoreboard
+    and the check."""
+    from ..testbench import simulate
+
+    n = len(model.endpoints)
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    rng = random.Random(seed)
+    traffic = traffic or Traffic()
+    result = {}
+
+    async def bench(ctx):
+        read, drive = _stream_ports(ctx, dut, n)
+        check = StreamCheck(
+            model,
+            scoreboard,
+            read,
+            drive,
+            ctx.tick,
+            max_bytes=max_bytes,
+            rng=rng,
+            traffic=traffic,
+        )
+        for name, count in phases:
+            queues = messages(name, n, count, max_bytes, rng, traffic.overlong)
+            await check.phase(name, queues)
+        result["check"] = check
+
+    simulate(dut, bench)
+    return scoreboard, result["check"]
+
+
+def simulate_endpoint(dut, model: RN1EndpointModel, cycles: int, seed: int, **knobs):
+    """One :class:`RN1Endpoint` against ``model`` for ``cycles`` cycles in amaranth.sim
+    (:class:`EndpointCheck`); returns the scoreboard and the check."""
+    from amaranth.hdl import Value
+
+    from ..testbench import simulate
+
+    scoreboard = Scoreboard(CHECKS)
+    result = {}
+
+    async def bench(ctx):
+        def read():
+            out = {
+                "tx_ready": ctx.get(dut.tx.ready),
+                "rx_valid": ctx.get(dut.rx.valid),
+                "busy": ctx.get(dut.busy),
+            }
+            out["rx_beat"] = ctx.get(dut.rx.payload.as_value()) if out["rx_valid"] else 0
+            for key in ("sent", "retries", "received", "dropped"):
+                out[key] = ctx.get(getattr(dut, key))
+            for k in range(ENDPOINT_LINKS):
+                out[f"o_fwd{k}"] = ctx.get(Value.cast(dut.o[k].fwd))
+                out[f"i_bk{k}"] = ctx.get(Value.cast(dut.i[k].bk))
+            return out
+
+        def drive(inputs):
+            valid, data, dest, last = inputs["tx"]
+            ctx.set(dut.tx.valid, valid)
+            ctx.set(dut.tx.payload.data, data)
+            ctx.set(dut.tx.payload.dest, dest)
+            ctx.set(dut.tx.payload.last, last)
+            ctx.set(dut.rx.ready, inputs["rx_ready"])
+            ctx.set(dut.go, inputs["go"])
+            for k in range(ENDPOINT_LINKS):
+                ctx.set(Value.cast(dut.o[k].bk), inputs["o_bk"][k])
+                ctx.set(Value.cast(dut.i[k].fwd), inputs["i_fwd"][k])
+
+        check = EndpointCheck(
+            model, scoreboard, read, drive, ctx.tick, rng=random.Random(seed), **knobs
+        )
+        await check.run(cycles)
+        result["check"] = check
+
+    simulate(dut, bench)
+    return scoreboard, result["check"]
+
+
+def run_model(
+    endpoints: int,
+    seed: int,
+    retry: str,
+    phases,
+    traffic_seed: int = 1,
+    *,
+    max_bytes: int = 8,
+    traffic: Traffic | None = None,
+):
+    """The :class:`StreamCheck` loop on the model alone (its outputs read back as the
+    design's): what the network with endpoints does with ``phases`` of traffic, for the
+    experiments and the policy comparisons. Returns the check (``stats``,
+    ``blocked_per_message``, ``cycle``) and the model."""
+    import asyncio
+
+    model = RN1BideltaStreamModel(endpoints, seed, retry, max_bytes)
+    rng = random.Random(traffic_seed)
+    traffic = traffic or Traffic(overlong=0.0)
+
+    async def tick():
+        return None
+
+    check = StreamCheck(
+        model,
+        Scoreboard(CHECKS),
+        lambda: model_outputs(model.endpoints),
+        lambda inputs: None,
+        tick,
+        max_bytes=max_bytes,
+        rng=rng,
+        traffic=traffic,
+    )
+
+    async def main():
+        for name, count in phases:
+            await check.phase(
+                name, messages(name, endpoints, count, max_bytes, rng, traffic.overlong)
+            )
+
+    asyncio.run(main())
+    if check.scoreboard.mismatches:
+        raise AssertionError(check.scoreboard.first_mismatch)
+    return check, model

@@ -1,0 +1,272 @@
+"""Cycle-exact reference model of the RN1 endpoint interface, and of the bidelta network with
+one on every endpoint (docs/dehon.md, section "Endpoints"; definitions in
+:mod:`fattree.spec.rn1_endpoint`).
+
+Restated from the docs and the definitions, not from the RTL. :class:`RN1EndpointModel` holds
+one endpoint's registers; :meth:`RN1EndpointModel.step` takes what arrives in one cycle and
+advances one clock. Its outputs are attributes and properties read before that cycle's step:
+the network side (``o_fwd``, ``i_bk``) and the counters are registers, the stream side
+(``tx_ready``, ``rx_valid``, ``rx_data``, ``rx_last``) and ``busy`` depend only on registers.
+
+The rules, per cycle:
+
+* **Send** (states LOAD, PEND, SEND, WAIT). LOAD takes a ``tx`` beat when one is offered: the
+  first beat's ``dest`` is kept, bytes go into the buffer while it has room (a beat beyond
+  ``max_bytes`` marks the frame too long); on ``last`` a too-long frame is counted in
+  ``dropped`` and forgotten, any other goes to PEND with no BLOCKED yet. PEND starts an
+  attempt when the strategy lets it (``immediate``: at once; ``round``: ``go`` high;
+  ``backoff``: the wait is 0, else it counts down): the head goes out on output ``port`` (a
+  register one cycle later), then one byte per cycle in SEND; after the last byte WAIT, and
+  the link carries 0 (the DROP close, then idle). In WAIT, the status on the backward link of
+  ``port``: CONNECTED counts ``sent``, ends the message and flips ``port``; BLOCKED counts
+  ``retries``, flips ``port`` and goes back to PEND (``backoff``: the wait of
+  :func:`backoff_cycles` for the number of BLOCKED in a row, from the LFSR's value now).
+* **Receive**, per input ``k``: a head (``ctrl`` rising) on an idle input starts a reception
+  if buffer ``k`` is empty, else a discard. Bytes fill the buffer (one beyond ``max_bytes``
+  marks it too long); the close (``ctrl`` 0) ends it: stored and answered CONNECTED on
+  ``i_bk[k]`` (one cycle later), ``received`` counted, or answered BLOCKED if too long or
+  empty; a discarded one is answered BLOCKED at its close.
+* **Out**: ``rx`` shows buffer ``sel`` while it is full, byte ``idx``; a beat is taken with
+  ``ready``; after the last one the buffer is empty and ``sel`` flips; ``sel`` also flips in
+  every cycle its buffer is empty.
+"""
+
+from __future__ import annotations
+
+from ...params import check_int_range
+from ...spec.lfsr import LFSRModel
+from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, data_of, word
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
+from ...spec.rn1_endpoint import (
+    BACKOFF_CAP,
+    COUNTER_BITS,
+    LFSR_WIDTH,
+    backoff_cycles,
+    check_max_bytes,
+    check_retry,
+    endpoint_seed,
+    head,
+)
+from .rn1 import RN1BideltaModel
+
+__all__ = ["RN1EndpointModel", "RN1BideltaStreamModel"]
+
+LOAD, PEND, SEND, WAIT = range(4)
+R_IDLE, R_RECV, R_DISCARD = range(3)
+_TOP = (1 << COUNTER_BITS) - 1
+
+
+class RN1EndpointModel:
+    """Registers of one :class:`~fattree.hdl.rn1_endpoint.RN1Endpoint` (same parameters)."""
+
+    def __init__(self, endpoints=16, retry="immediate", seed=1, max_bytes=8):
+        self.endpoints = check_endpoints(endpoints)
+        self.retry = check_retry(retry)
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.max_bytes = check_max_bytes(max_bytes)
+        self.reset()
+
+    def reset(self) -> None:
+        self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed)
+        self.state = LOAD
+        self.buf: list[int] = []
+        self.over = False
+        self.dest = 0
+        self.pos = 0
+        self.port = 0
+        self.in_a_row = 0  # BLOCKED in a row for this message (uncapped, for statistics)
+        self.wait = 0
+        self.o_fwd = [0] * ENDPOINT_LINKS
+        self.i_bk = [0] * ENDPOINT_LINKS
+        self.rstate = [R_IDLE] * ENDPOINT_LINKS
+        self.rprev = [0] * ENDPOINT_LINKS
+        self.rbuf: list[list[int]] = [[] for _ in range(ENDPOINT_LINKS)]
+        self.rover = [False] * ENDPOINT_LINKS
+        self.full = [False] * ENDPOINT_LINKS
+        self.sel = 0
+        self.idx = 0
+        self.sent = self.retries = self.received = self.dropped = 0
+        #: BLOCKED statuses of each message, in the order they were confirmed.
+        self.blocked_per_message: list[int] = []
+        self.started = 0  # cycle of the current message's first attempt
+        self.cycle = 0
+        #: Cycles from a message's first attempt to its CONNECTED status, per message.
+        self.latencies: list[int] = []
+
+    # Outputs that depend only on registers.
+    @property
+    def tx_ready(self) -> int:
+        return int(self.state == LOAD)
+
+    @property
+    def busy(self) -> int:
+        return int(self.state in (SEND, WAIT))
+
+    @property
+    def rx_valid(self) -> int:
+        return int(self.full[self.sel])
+
+    @property
+    def rx_data(self) -> int:
+        return self.rbuf[self.sel][self.idx] if self.full[self.sel] else 0
+
+    @property
+    def rx_last(self) -> int:
+        return int(self.full[self.sel] and self.idx == len(self.rbuf[self.sel]) - 1)
+
+    def step(self, tx_valid, tx_data, tx_dest, tx_last, rx_ready, o_bk, i_fwd, go=0) -> None:
+        """One clock: a ``tx`` beat offered (``tx_valid``, its fields), ``rx_ready``, the
+        backward words of the two outputs (``o_bk``), the forward words of the two inputs
+        (``i_fwd``), and ``go``."""
+        mb = self.max_bytes
+        n_o_fwd = [0] * ENDPOINT_LINKS
+        sent = retries = dropped = received = 0
+        # Send.
+        state = self.state
+        if state == LOAD:
+            if tx_valid:
+                if not self.buf and not self.over:
+                    self.dest = tx_dest
+                if len(self.buf) == mb:
+                    too_long = True
+                    self.over = True
+                else:
+                    too_long = self.over
+                    self.buf.append(tx_data & 0xFF)
+                if tx_last:
+                    if too_long:
+                        dropped = 1
+                        self.buf, self.over = [], False
+                    else:
+                        self.in_a_row, self.wait = 0, 0
+                        self.state = PEND
+                        self.started = self.cycle + 1
+        elif state == PEND:
+            if self.retry == "immediate":
+                start = True
+            elif self.retry == "round":
+                start = bool(go)
+            else:
+                start = self.wait == 0
+                if self.wait:
+                    self.wait -= 1
+            if start:
+                n_o_fwd[self.port] = word(1, head(self.endpoints, self.dest))
+                self.pos = 0
+                self.state = SEND
+        elif state == SEND:
+            n_o_fwd[self.port] = word(1, self.buf[self.pos])
+            self.pos += 1
+            if self.pos == len(self.buf):
+                self.state = WAIT
+        elif state == WAIT:
+            status = o_bk[self.port]
+            if status == word(0, CONNECTED):
+                sent = 1
+                self.blocked_per_message.append(self.in_a_row)
+                self.latencies.append(self.cycle - self.started)
+                self.buf, self.over = [], False
+                self.port ^= 1
+                self.state = LOAD
+            elif status == word(0, BLOCKED):
+                retries = 1
+                self.in_a_row += 1
+                self.port ^= 1
+                self.state = PEND
+                if self.retry == "backoff":
+                    self.wait = backoff_cycles(min(self.in_a_row, BACKOFF_CAP), self.lfsr.state)
+        # Receive.
+        n_i_bk = [0] * ENDPOINT_LINKS
+        n_full = list(self.full)
+        for k in range(ENDPOINT_LINKS):
+            f = i_fwd[k]
+            ctrl = ctrl_of(f)
+            if self.rstate[k] == R_IDLE:
+                if ctrl and not self.rprev[k]:
+                    if self.full[k]:
+                        self.rstate[k] = R_DISCARD
+                    else:
+                        self.rstate[k] = R_RECV
+                        self.rbuf[k], self.rover[k] = [], False
+            elif self.rstate[k] == R_RECV:
+                if ctrl:
+                    if len(self.rbuf[k]) == mb:
+                        self.rover[k] = True
+                    else:
+                        self.rbuf[k].append(data_of(f))
+                else:
+                    self.rstate[k] = R_IDLE
+                    if self.rover[k] or not self.rbuf[k]:
+                        n_i_bk[k] = word(0, BLOCKED)
+                    else:
+                        n_i_bk[k] = word(0, CONNECTED)
+                        n_full[k] = True
+                        received += 1
+            elif not ctrl:  # discarding: the close
+                self.rstate[k] = R_IDLE
+                n_i_bk[k] = word(0, BLOCKED)
+            self.rprev[k] = ctrl
+        # Out.
+        if not self.full[self.sel]:
+            self.sel ^= 1
+        elif rx_ready:
+            if self.idx == len(self.rbuf[self.sel]) - 1:
+                n_full[self.sel] = False
+                self.idx = 0
+                self.sel ^= 1
+            else:
+                self.idx += 1
+        self.full = n_full
+        self.o_fwd, self.i_bk = n_o_fwd, n_i_bk
+        self.sent = min(_TOP, self.sent + sent)
+        self.retries = min(_TOP, self.retries + retries)
+        self.dropped = min(_TOP, self.dropped + dropped)
+        self.received = min(_TOP, self.received + received)
+        self.lfsr.clock()
+        self.cycle += 1
+
+
+class RN1BideltaStreamModel:
+    """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
+    from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), and the rounds' ``go`` register:
+    high one cycle after a cycle in which no endpoint was busy.
+
+    :meth:`step` takes, per endpoint, the ``tx`` beat offered (``(valid, data, dest,
+    last)``) and ``rx_ready``; :attr:`endpoints` holds the endpoint models, whose attributes
+    are the outputs."""
+
+    def __init__(self, endpoints=16, seed=1, retry="immediate", max_bytes=8):
+        self.net = RN1BideltaModel(endpoints, seed)
+        self.endpoints = [
+            RN1EndpointModel(endpoints, retry, endpoint_seed(seed, e), max_bytes)
+            for e in range(endpoints)
+        ]
+        self.go = 0
+
+    def reset(self) -> None:
+        self.net.reset()
+        for ep in self.endpoints:
+            ep.reset()
+        self.go = 0
+
+    def step(self, tx, rx_ready) -> None:
+        net, eps = self.net, self.endpoints
+        n_fwd, n_bk = net.o_fwd, net.i_bk  # what the network shows this cycle
+        i_fwd = [0] * (ENDPOINT_LINKS * len(eps))
+        o_bk = [0] * (ENDPOINT_LINKS * len(eps))
+        for e, ep in enumerate(eps):
+            for k in range(ENDPOINT_LINKS):
+                i_fwd[ENDPOINT_LINKS * e + k] = ep.o_fwd[k]
+                o_bk[ENDPOINT_LINKS * e + k] = ep.i_bk[k]
+        go = self.go
+        self.go = int(not any(ep.busy for ep in eps))
+        for e, ep in enumerate(eps):
+            c = ENDPOINT_LINKS * e
+            ep.step(
+                *tx[e],
+                rx_ready[e],
+                n_bk[c : c + ENDPOINT_LINKS],
+                n_fwd[c : c + ENDPOINT_LINKS],
+                go,
+            )
+        net.step(i_fwd, o_bk)

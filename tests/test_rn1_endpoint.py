@@ -1,0 +1,382 @@
+"""The RN1 endpoint interface (hdl/rn1_endpoint.py) against its cycle-exact model and the
+protocol of docs/dehon.md ("Endpoints"): one endpoint alone with stand-ins for the network,
+directed timing, and the bidelta network with an endpoint on every node (rn1-bidelta-stream),
+in amaranth.sim and as a cocotb bench."""
+
+import random
+import shutil
+
+import pytest
+from amaranth.hdl import Value
+
+from fattree.designs import get_design
+from fattree.hdl.rn1_endpoint import RN1BideltaStream, RN1Endpoint
+from fattree.sim.checks.rn1_endpoint import (
+    Traffic,
+    messages,
+    run_model,
+    simulate_endpoint,
+    simulate_stream,
+)
+from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel
+from fattree.sim.testbench import simulate
+from fattree.spec.bits import pack_fields
+from fattree.spec.lfsr import LFSRModel
+from fattree.spec.rn1 import BLOCKED, CONNECTED, word
+from fattree.spec.rn1_bidelta import bidelta
+from fattree.spec.rn1_endpoint import (
+    backoff_cycles,
+    endpoint_seed,
+    head,
+    head_bits,
+    tx_fields,
+)
+
+RETRIES = ("immediate", "round", "backoff")
+
+
+# Definitions.
+
+
+@pytest.mark.parametrize("n", [4, 16, 64, 256])
+def test_head_is_the_bidelta_head_and_a_bit_permutation(n):
+    net = bidelta(n, 3)
+    bits = head_bits(n)
+    for dest in range(n):
+        h = head(n, dest)
+        assert h == net.head(dest) and net.destination(h) == dest
+        assert h == sum(((dest >> b) & 1) << k for k, b in enumerate(bits) if b is not None)
+
+
+def test_backoff_window_doubles_up_to_the_cap():
+    assert [backoff_cycles(k, 0xFFFF) for k in (1, 2, 3, 8, 9, 20)] == [4, 12, 28, 1020, 1020, 1020]
+    assert backoff_cycles(3, 0b1010) == 4 * 0b010
+    with pytest.raises(ValueError, match="blocked must be at least 1, not 0"):
+        backoff_cycles(0, 1)
+
+
+def test_endpoint_seeds_are_spread():
+    """A hash of (seed, endpoint): non-zero, nearly all different (16 bits for 256 endpoints
+    may collide, harmlessly), and another network seed gives other seeds."""
+    seeds = [endpoint_seed(1, e) for e in range(256)]
+    assert 0 not in seeds and len(set(seeds)) > 250
+    assert sum(a == endpoint_seed(2, e) for e, a in enumerate(seeds)) < 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"retry": "later"}, "retry must be one of 'immediate', 'round', 'backoff'"),
+        ({"max_bytes": 0}, "max_bytes must be between 1 and 64, not 0"),
+        ({"endpoints": 8}, "endpoints must be one of 4, 16, 64, 256, not 8"),
+        ({"seed": 0}, "seed must be between 1 and 65535, not 0"),
+    ],
+)
+def test_endpoint_parameter_errors(kwargs, message):
+    for cls in (RN1Endpoint, RN1EndpointModel):
+        with pytest.raises(ValueError, match=message):
+            cls(**kwargs)
+
+
+def test_network_parameter_errors():
+    with pytest.raises(ValueError, match="retry must be one of"):
+        RN1BideltaStream(16, 1, "sometimes")
+    with pytest.raises(ValueError, match="max_bytes must be between 1 and 64, not 65"):
+        RN1BideltaStream(16, 1, "round", 65)
+
+
+# One endpoint, directed.
+
+
+def _directed(dut, steps, cycles):
+    """Drive ``steps[c]`` (``(signal, value)`` pairs) in cycle ``c``, each back to 0 after
+    that cycle unless it is the transmit payload or ``rx.ready``; the outputs per cycle."""
+    trace = []
+    held = (dut.tx.payload.as_value(), dut.rx.ready)
+
+    async def bench(ctx):
+        for c in range(cycles):
+            for sig, value in steps.get(c, []):
+                ctx.set(sig, value)
+            trace.append(
+                {
+                    "o0": ctx.get(Value.cast(dut.o[0].fwd)),
+                    "o1": ctx.get(Value.cast(dut.o[1].fwd)),
+                    "i_bk0": ctx.get(Value.cast(dut.i[0].bk)),
+                    "tx_ready": ctx.get(dut.tx.ready),
+                    "rx": (ctx.get(dut.rx.valid), ctx.get(dut.rx.payload.as_value())),
+                    **{k: ctx.get(getattr(dut, k)) for k in ("sent", "retries", "received")},
+                }
+            )
+            await ctx.tick()
+            for sig, _ in steps.get(c, []):
+                if not any(sig is h for h in held):
+                    ctx.set(sig, 0)
+
+    simulate(dut, bench)
+    return trace
+
+
+def _beat(dut, n, data, dest, last):
+    """One transmit beat: ``tx.valid`` and the packed payload."""
+    payload = pack_fields(tx_fields(n), data=data, dest=dest, last=last)
+    return [(dut.tx.payload.as_value(), payload), (dut.tx.valid, 1)]
+
+
+def test_open_send_blocked_retry_on_the_other_output_connected():
+    """The timing diagram of docs/dehon.md: a two-byte message to endpoint 6 of 16 (head
+    0x09: direction 1 at stage 0, 2 at stage 1), BLOCKED, sent again at once on output 1,
+    CONNECTED."""
+    dut = RN1Endpoint(16, "immediate", 1, 4)
+    h = head(16, 6)
+    assert h == 0x09
+    steps = {
+        0: _beat(dut, 16, 0xA1, 6, 0),
+        1: _beat(dut, 16, 0xA2, 0, 1),
+        8: [(Value.cast(dut.o[0].bk), word(0, BLOCKED))],
+        14: [(Value.cast(dut.o[1].bk), word(0, CONNECTED))],
+    }
+    trace = _directed(dut, steps, 17)
+    b = word(1, 0)
+    assert [t["o0"] for t in trace] == [0, 0, 0, b | h, b | 0xA1, b | 0xA2] + [0] * 11
+    assert [t["o1"] for t in trace] == [0] * 10 + [b | h, b | 0xA1, b | 0xA2] + [0] * 4
+    assert [t["tx_ready"] for t in trace] == [1, 1] + [0] * 13 + [1, 1]
+    assert [t["retries"] for t in trace][8:10] == [0, 1]
+    assert [t["sent"] for t in trace][14:16] == [0, 1]
+
+
+@pytest.mark.parametrize("seed", [1, 4, 0xACE1])
+def test_backoff_waits_the_lfsr_window(seed):
+    """Each BLOCKED in a row (k = 1, 2, ...) delays the next head by BACKOFF_SLOT * (x mod
+    2^k) cycles beyond an immediate retry, x the LFSR's value in the cycle of the status."""
+    dut = RN1Endpoint(4, "backoff", seed, 1)
+    h = word(1, head(4, 3))
+    events = {"heads": [], "status": []}
+
+    async def bench(ctx):
+        ctx.set(dut.tx.payload.as_value(), pack_fields(tx_fields(4), data=0x55, dest=3, last=1))
+        ctx.set(dut.tx.valid, 1)
+        prev = [0, 0]
+        answer_at = None
+        for c in range(400):
+            fwd = [ctx.get(Value.cast(dut.o[k].fwd)) for k in (0, 1)]
+            for k in (0, 1):
+                if fwd[k] == h:
+                    events["heads"].append(c)
+                if prev[k] and not fwd[k]:  # the close
+                    answer_at = (c + 2, k)
+            prev = fwd
+            status = 0
+            if answer_at and answer_at[0] == c:
+                k = answer_at[1]
+                status = word(0, BLOCKED if len(events["status"]) < 5 else CONNECTED)
+                ctx.set(Value.cast(dut.o[k].bk), status)
+                events["status"].append(c)
+                answer_at = None
+            await ctx.tick()
+            ctx.set(dut.tx.valid, 0)
+            ctx.set(Value.cast(dut.o[0].bk), 0)
+            ctx.set(Value.cast(dut.o[1].bk), 0)
+
+    simulate(dut, bench)
+    heads, status = events["heads"], events["status"]
+    assert len(heads) == 6 and len(status) == 6
+    waits = []
+    for k, s in enumerate(status[:5], start=1):
+        lfsr = LFSRModel(16, seed=seed)
+        for _ in range(s):
+            lfsr.clock()
+        waits.append(backoff_cycles(k, lfsr.state))
+        assert heads[k] == s + 2 + waits[-1]
+    assert any(waits)
+
+
+def test_a_busy_receiver_answers_blocked_and_loses_nothing():
+    """rx.ready low: the first transmission on input 0 is taken (CONNECTED), the second finds
+    the buffer full and is answered BLOCKED; once the user reads, the third is taken."""
+    dut = RN1Endpoint(16, "immediate", 1, 4)
+    f = Value.cast(dut.i[0].fwd)
+    b = word(1, 0)
+
+    def tx_words(start, data):
+        return {start + k: [(f, w)] for k, w in enumerate([b | 0x99, *(b | d for d in data)])}
+
+    steps = {**tx_words(0, [1, 2]), **tx_words(6, [3]), 12: [(dut.rx.ready, 1)]}
+    steps.update(tx_words(20, [4]))
+    trace = _directed(dut, steps, 28)
+    answers = [(c, t["i_bk0"]) for c, t in enumerate(trace) if t["i_bk0"]]
+    assert answers == [(4, word(0, CONNECTED)), (9, word(0, BLOCKED)), (23, word(0, CONNECTED))]
+    beats = [t["rx"][1] for t in trace if t["rx"][0]]
+    # Held until ready, then 1, 2 (last); then the third message, 4 (last).
+    assert beats[-3:] == [1, 2 | 1 << 8, 4 | 1 << 8] and set(beats[:-3]) == {1}
+    assert [t["received"] for t in trace][-1] == 2
+
+
+# One endpoint, random, against the model.
+
+
+@pytest.mark.parametrize("retry", RETRIES)
+@pytest.mark.parametrize("max_bytes", [1, 4])
+def test_endpoint_matches_model(retry, max_bytes):
+    sb, check = simulate_endpoint(
+        RN1Endpoint(16, retry, 0x1D, max_bytes),
+        RN1EndpointModel(16, retry, 0x1D, max_bytes),
+        1500,
+        seed=max_bytes,
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+    s = check.stats
+    # Every path was taken: sent, retried, dropped; received and refused.
+    assert s["sent"] > 20 and s["retries"] > 10 and s["dropped"] > 0
+    assert s["remote_ok"] > 20 and s["remote_no"] > 20
+    assert s["sent"] == s["connected"] and s["retries"] == s["blocked_sent"]
+
+
+def test_endpoint_check_catches_a_wrong_model(monkeypatch):
+    """A model that retries on the same output (the RTL alternates) is caught."""
+    original = RN1EndpointModel.step
+
+    def same_port(self, *args, **kwargs):
+        port = self.port
+        original(self, *args, **kwargs)
+        if self.port != port and self.state == 1:  # PEND after BLOCKED
+            self.port = port
+
+    monkeypatch.setattr(RN1EndpointModel, "step", same_port)
+    sb, _ = simulate_endpoint(
+        RN1Endpoint(16, "immediate", 1, 4), RN1EndpointModel(16, "immediate", 1, 4), 400, 1
+    )
+    assert sb.failures["cycle_mismatches"] > 0
+
+
+# The network with endpoints.
+
+
+@pytest.mark.parametrize("retry", RETRIES)
+def test_network_4_matches_model(retry):
+    sb, check = simulate_stream(
+        RN1BideltaStream(4, 5, retry, 4),
+        RN1BideltaStreamModel(4, 5, retry, 4),
+        [("random", 6), ("hotspot", 4)],
+        seed=2,
+        max_bytes=4,
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+    assert sb.checked == check.stats["messages"] > 30
+    assert check.stats["retries"] > 0 and check.stats["dropped"] > 0
+
+
+@pytest.mark.parametrize(
+    "retry", ["immediate", *(pytest.param(r, marks=pytest.mark.slow) for r in RETRIES[1:])]
+)
+def test_network_16_matches_model(retry):
+    sb, check = simulate_stream(
+        RN1BideltaStream(16, 1, retry, 3),
+        RN1BideltaStreamModel(16, 1, retry, 3),
+        [("random", 1), ("hotspot", 1)],
+        seed=4,
+        max_bytes=3,
+        traffic=Traffic(backpressure=40),
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+    assert check.stats["retries"] > 0
+
+
+def test_network_check_fails_with_a_broken_reference():
+    sb, _ = simulate_stream(
+        RN1BideltaStream(4, 1, "immediate", 2),
+        RN1BideltaStreamModel(4, 1, "immediate", 2),
+        [("random", 2)],
+        seed=1,
+        max_bytes=2,
+        mutate=True,
+    )
+    assert sb.failures["cycle_mismatches"] == 1
+
+
+def test_messages_of_every_pattern():
+    rng = random.Random(1)
+    q = messages("hotspot", 16, 5, 4, rng, overlong=0.5)
+    assert all(d == 0 for queue in q for d, _ in queue)
+    lengths = {len(b) for queue in q for _, b in queue}
+    assert lengths <= set(range(1, 8)) and max(lengths) > 4
+    with pytest.raises(ValueError, match="pattern must be one of random, hotspot, not 'x'"):
+        messages("x", 4, 1, 1, rng)
+
+
+def test_backoff_cuts_the_retries_of_a_hot_spot():
+    """Model only, 16 endpoints all sending to endpoint 0: immediate retry collides again and
+    again; rounds halve that; back-off spreads the senders out (the circuit tree's finding,
+    Strumpen and Krishnamurthy section 7)."""
+    retries = {}
+    for retry in RETRIES:
+        check, _ = run_model(16, 1, retry, [("hotspot", 8)])
+        assert check.stats["messages"] == 128
+        retries[retry] = check.stats["retries"]
+    assert retries["backoff"] * 3 < retries["round"] < retries["immediate"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("retry", RETRIES)
+def test_network_64_model_delivers_every_message(retry):
+    check, model = run_model(64, 2, retry, [("random", 4), ("hotspot", 2)])
+    assert check.stats["messages"] == 64 * 6
+    assert sum(ep.sent for ep in model.endpoints) == 64 * 6
+
+
+@pytest.mark.slow
+def test_network_64_matches_model():
+    sb, _ = simulate_stream(
+        RN1BideltaStream(64, 1, "backoff", 2),
+        RN1BideltaStreamModel(64, 1, "backoff", 2),
+        [("random", 1), ("hotspot", 1)],
+        seed=9,
+        max_bytes=2,
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+
+
+# The cocotb bench on the generated Verilog.
+
+SIMULATORS = [
+    pytest.param("verilator", marks=pytest.mark.slow),
+    pytest.param(
+        "icarus",
+        marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"),
+    ),
+]
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize("simulator", SIMULATORS)
+def test_cocotb_bench(simulator, tmp_path):
+    from fattree.sim.cocotb_runner import run_bench
+
+    result = run_bench(
+        get_design("rn1-bidelta-stream"),
+        {"endpoints": 4, "seed": 3, "retry": "backoff", "max_bytes": 4},
+        simulator,
+        seed=5,
+        bench={"frames": 32},
+        root=tmp_path,
+    )
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["mismatches"] == 0 and s["messages_checked"] > 50 and s["retries"] > 0
+
+
+@pytest.mark.cocotb
+def test_cocotb_bench_fails_with_a_broken_reference(tmp_path):
+    if shutil.which("iverilog") is None:
+        pytest.skip("no iverilog")
+    from fattree.sim.cocotb_runner import run_bench
+
+    result = run_bench(
+        get_design("rn1-bidelta-stream"),
+        {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 2},
+        "icarus",
+        seed=1,
+        bench={"frames": 8, "mutation": True},
+        root=tmp_path,
+    )
+    assert not result.passed and result.summary["cycle_mismatches"] == 1
