@@ -239,6 +239,25 @@ DESIGNS: Registry[Design] = Registry(
             bench="fattree.sim.benches.rn1_bidelta",
         ),
         Design(
+            name="rn1-bidelta-stream",
+            summary="rn1-bidelta with an endpoint per node: message streams in and out, retries",
+            component="fattree.hdl.rn1_endpoint:RN1BideltaStream",
+            params=(
+                Param("endpoints", 16, "endpoints: 4, 16, 64 or 256", lo=4, hi=256),
+                Param("seed", 1, "seed of the wiring and of every LFSR", lo=0),
+                Param(
+                    "retry",
+                    "immediate",
+                    "after BLOCKED: immediate, round (all at once when none is in flight) or "
+                    "backoff (random exponential)",
+                    choices=("immediate", "round", "backoff"),
+                ),
+                Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=64),
+            ),
+            bench="fattree.sim.benches.rn1_endpoint",
+            bench_params=(backpressure(20),),
+        ),
+        Design(
             name="rn1-unit-tree",
             summary="DeHon unit tree of RN1: 64 subtrees, 3 down layers + 1 up, crossovers",
             component="fattree.hdl.rn1_unit_tree:RN1UnitTree",
