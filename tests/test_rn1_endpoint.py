@@ -3,6 +3,7 @@ protocol of docs/dehon.md ("Endpoints"): one endpoint alone with stand-ins for t
 directed timing, and the bidelta network with an endpoint on every node (rn1-bidelta-stream),
 in amaranth.sim and as a cocotb bench."""
 
+import argparse
 import random
 import shutil
 
@@ -12,13 +13,20 @@ from amaranth.hdl import Value
 from fattree.designs import get_design
 from fattree.hdl.rn1_endpoint import RN1BideltaStream, RN1Endpoint
 from fattree.sim.checks.rn1_endpoint import (
+    CHECKS,
+    STREAM_OUTPUTS,
     Traffic,
     messages,
+    model_outputs,
     run_model,
     simulate_endpoint,
     simulate_stream,
+    stream_ports,
 )
+from fattree.sim.experiments import registry
+from fattree.sim.experiments.rn1_endpoint import LoadDriver
 from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel
+from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
 from fattree.spec.bits import pack_fields
 from fattree.spec.lfsr import LFSRModel
@@ -334,6 +342,57 @@ def test_network_64_matches_model():
         max_bytes=2,
     )
     assert sb.mismatches == 0, sb.first_mismatch
+
+
+# The experiment (dehon-endpoint-retries).
+
+
+def test_experiment_driver_on_the_rtl_agrees_with_the_model():
+    """The experiment's load driver on the RTL, N = 16, back-off, load 0.3, 250 cycles: every
+    output every cycle as the model's, so the experiment's figures are the hardware's."""
+    n = 16
+    dut = RN1BideltaStream(n, 1, "backoff", 3)
+    model = RN1BideltaStreamModel(n, 1, "backoff", 3)
+    driver = LoadDriver(n, 0.3, 3, random.Random(1))
+    sb = Scoreboard(CHECKS)
+    seen = {}
+
+    async def bench(ctx):
+        read, drive = stream_ports(ctx, dut, n)
+        for cycle in range(250):
+            seen.update(read())
+            want = model_outputs(model.endpoints)
+            for key in STREAM_OUTPUTS:
+                sb.compare("cycle_mismatches", f"cycle {cycle} {key}", seen[key], want[key])
+            tx = driver.offer()
+            drive({"tx": tx, "rx_ready": [1] * n})
+            model.step(tx, [1] * n)
+            await ctx.tick()
+            driver.taken(tx, seen["tx_ready"])
+        seen.update(read())  # the counters after the last cycle
+
+    simulate(dut, bench)
+    assert sb.mismatches == 0, sb.first_mismatch
+    blocked = [b for ep in model.endpoints for b in ep.blocked_per_message]
+    assert sum(seen["sent"]) == len(blocked) > 30
+    assert sum(seen["retries"]) >= sum(blocked) > 0  # (a message still retrying counts too)
+
+
+def test_experiment_table():
+    args = argparse.Namespace(
+        endpoints=16, loads=[0.01, 1.0], retry=list(RETRIES), cycles=600, length=4, seed=1
+    )
+    result = registry()["dehon-endpoint-retries"].run(args)
+    rows = {(r[0], r[1]): r for r in result.rows}
+    assert len(rows) == 6
+    for retry in RETRIES:
+        light, heavy = rows[0.01, retry], rows[1.0, retry]
+        # Light load: nearly every message opens at once, in the uncontended time
+        # (L + 2s + 3 = 11 cycles for 4 bytes through 2 stages) or little more.
+        # Rounds add the wait for the next round to every message.
+        assert light[3] > 0.85 and 11 <= light[6] < (25 if retry == "round" else 15)
+        # Full load: collisions, retries, longer messages.
+        assert heavy[3] < light[3] and heavy[4] > light[4] and heavy[6] > light[6]
 
 
 # The cocotb bench on the generated Verilog.

@@ -46,6 +46,7 @@ __all__ = [
     "simulate_stream",
     "simulate_endpoint",
     "run_model",
+    "stream_ports",
 ]
 
 CHECKS = ("cycle_mismatches", "message_mismatches")
@@ -334,7 +335,10 @@ class EndpointCheck:
         self.stats["dropped"] = m.dropped
 
 
-def _stream_ports(ctx, dut, n):
+def stream_ports(ctx, dut, n):
+    """``read`` and ``drive`` of an :class:`RN1BideltaStream` of ``n`` endpoints in
+    amaranth.sim (``ctx``), as :class:`StreamCheck` calls them."""
+
     def read():
         out = {
             "tx_ready": [ctx.get(dut.tx[e].ready) for e in range(n)],
@@ -383,7 +387,7 @@ def simulate_stream(
     result = {}
 
     async def bench(ctx):
-        read, drive = _stream_ports(ctx, dut, n)
+        read, drive = stream_ports(ctx, dut, n)
         check = StreamCheck(
             model,
             scoreboard,
