@@ -95,6 +95,8 @@ def _tree():
     return FatTree(2, 2)
 
 
+_EP = {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 2}
+
 #: (name, constructor, a small valid point, parameters fixed to an object rather than fuzzed)
 TARGETS = [
     # components
@@ -142,6 +144,8 @@ TARGETS = [
     ),
     ("RN1Router", _hdl("rn1", "RN1Router"), {"mode": "primary", "seed": 1}),
     ("RN1Bidelta", _hdl("rn1_bidelta", "RN1Bidelta"), {"endpoints": 4, "seed": 1}),
+    ("RN1Endpoint", _hdl("rn1_endpoint", "RN1Endpoint"), _EP),
+    ("RN1BideltaStream", _hdl("rn1_endpoint", "RN1BideltaStream"), _EP),
     (
         "LevelWiseScheduler",
         _hdl("scheduler", "LevelWiseScheduler"),
@@ -172,6 +176,8 @@ TARGETS = [
     ),
     ("RN1Model", _model("rn1", "RN1Model"), {"mode": "primary", "seed": 1}),
     ("RN1BideltaModel", _model("rn1", "RN1BideltaModel"), {"endpoints": 4, "seed": 1}),
+    ("RN1EndpointModel", _model("rn1_endpoint", "RN1EndpointModel"), _EP),
+    ("RN1BideltaStreamModel", _model("rn1_endpoint", "RN1BideltaStreamModel"), _EP),
     ("RN1UnitTreeModel", _model("rn1", "RN1UnitTreeModel"), {"width": 2, "seed": 1}),
     (
         "SchedulerModel",
