@@ -46,6 +46,9 @@ class HypercubeCheck(LockstepCheck):
     phase (messages, cycles, referrals, longest time in network).
     """
 
+    #: Once a check has failed, cycles without a delivery after which a phase ends.
+    patience = 2000
+
     def __init__(self, model: HypercubeModel, scoreboard: Scoreboard, read, drive, tick, **kw):
         super().__init__(model, scoreboard, read, drive, tick, **kw)
         self.referrals = 0
@@ -65,8 +68,15 @@ class HypercubeCheck(LockstepCheck):
         total = driver.pending()
         received = []
         start, referrals = self.cycle, self.referrals
+        progress = self.cycle
         first = len(model.delivered)
+        ended = False
         while len(received) < total and self.cycle - start < limit:
+            if sb.mismatches and self.cycle - progress > self.patience:
+                # The run has failed already, and a broken network that stopped delivering
+                # would run to the limit (mutants of fattree.mutants hung there).
+                ended = True
+                break
             seen = self.read()
             # A receive stream's payload means nothing while it is not valid.
             seen[2] = [x if v else 0 for v, x in zip(seen[1], seen[2], strict=True)]
@@ -78,7 +88,10 @@ class HypercubeCheck(LockstepCheck):
             sb.compare("cycle_mismatches", f"{name}, cycle {self.cycle}", seen, expected, OUTPUTS)
             tx_ready, rx_valid, rx_data, refer = seen
             driver.taken(tx_ready)
-            received += [(g, rx_data[g]) for g in range(n) if rx_valid[g] and ready[g]]
+            arrived = [(g, rx_data[g]) for g in range(n) if rx_valid[g] and ready[g]]
+            if arrived:
+                received += arrived
+                progress = self.cycle
             self.backpressure_cycles += sum(1 for g in range(n) if rx_valid[g] and not ready[g])
             self.referrals += sum(refer)
             self.cycle += 1
@@ -89,7 +102,11 @@ class HypercubeCheck(LockstepCheck):
             sb.fail(
                 "message_mismatches",
                 f"{name}: {total - len(received)} of {total} messages not delivered "
-                f"in {limit} cycles",
+                + (
+                    f"(none for {self.patience} cycles after a mismatch: phase ended)"
+                    if ended
+                    else f"in {limit} cycles"
+                ),
             )
         want_messages = Counter((dest, data) for _src, dest, data in driver.sent)
         got_messages = Counter(received)

@@ -66,6 +66,8 @@ __all__ = [
     "End",
     "RN1Check",
     "transmissions",
+    "burst",
+    "BURST",
     "simulate_network",
     "unpass_head",
 ]
@@ -84,7 +86,8 @@ class Knobs:
     (``start``); bytes per segment ``1 .. max_bytes``; probability that a segment closes
     with TURN (``turn``, at most ``max_turns`` per connection); probability that a
     receiver answers a connection's first segment BLOCKED (``busy``); status answers come
-    ``0 .. max_delay`` cycles after the close."""
+    ``0 .. max_delay`` cycles after the close; a blocked transmission is sent again ``0 ..
+    max_gap`` cycles after its status."""
 
     start: float = 0.3
     max_bytes: int = 6
@@ -92,6 +95,12 @@ class Knobs:
     max_turns: int = 3
     busy: float = 0.1
     max_delay: int = 2
+    max_gap: int = 3
+
+
+#: Endpoints that keep in step (see :func:`burst`): every idle sender starts at once, and
+#: answers and retries come without a delay, so heads meet in the same cycle.
+BURST = Knobs(start=1.0, turn=0.0, busy=0.0, max_delay=0, max_gap=0)
 
 
 def unpass_head(head: int) -> int:
@@ -214,6 +223,24 @@ def transmissions(
     return queues
 
 
+def burst(count: int, rng: random.Random, layout: Layout | None = None) -> list[list[list[int]]]:
+    """Per input channel, ``count`` transmissions to random targets, in rounds: the ``k``-th
+    transmission of every input has the same length, so endpoints that keep in step
+    (:data:`BURST`) send their heads in the same cycle, round after round, and up to eight
+    heads meet in one cycle (arbitration among three or more requests for a direction; only
+    the first two of a direction get an output in the primary mode)."""
+    layout = layout or router_layout("primary")
+    queues = [[] for _ in range(layout.channels)]
+    for _ in range(count):
+        length = rng.randint(0, 5)
+        for i, queue in enumerate(queues):
+            head = None
+            while head is None:
+                head = layout.head(i, rng.randrange(layout.targets), rng.getrandbits(8))
+            queue.append([head] + [rng.getrandbits(8) for _ in range(length)])
+    return queues
+
+
 class End:
     """One endpoint of a channel: drives one link and reads the other, each cycle.
 
@@ -284,7 +311,7 @@ class End:
                     self.blocked += 1
                     if self.sender and self.first:
                         self.queue.insert(0, self.out_bytes)
-                        self.gap = self.rng.randint(0, 3)
+                        self.gap = self.rng.randint(0, self.knobs.max_gap)
                     self._done()
                 else:
                     self.sent.append((tag, tuple(self.out_bytes)))
@@ -336,6 +363,9 @@ class RN1Check:
     """Drives phases of transmissions into one RN1 router and checks it against ``model``
     (see the module's description). :attr:`cycle` counts cycles over every phase."""
 
+    #: Once a check has failed, cycles without a confirmed segment after which a phase ends.
+    patience = 2000
+
     def __init__(
         self,
         model: RN1Model,
@@ -357,15 +387,33 @@ class RN1Check:
         self.cycle = 0
         self.stats = Counter()
 
-    async def phase(self, name: str, queues: list[list[list[int]]], limit: int = 20_000) -> int:
+    async def phase(
+        self,
+        name: str,
+        queues: list[list[list[int]]],
+        limit: int = 20_000,
+        knobs: Knobs | None = None,
+    ) -> int:
         """Send every queue (one per input) until each transmission got through and every end
-        is quiet (at most ``limit`` cycles); returns how many transmissions there were."""
-        sb, knobs = self.scoreboard, self.knobs
+        is quiet (at most ``limit`` cycles); returns how many transmissions there were.
+        ``knobs``: this phase's endpoints (default: the check's)."""
+        sb, knobs = self.scoreboard, knobs or self.knobs
         senders = [End(True, random.Random(self.rng.getrandbits(32)), knobs, q) for q in queues]
         receivers = [End(False, random.Random(self.rng.getrandbits(32)), knobs) for _ in queues]
         total = sum(len(q) for q in queues)
-        start = self.cycle
+        start = progress = self.cycle
+        done = 0
         while self.cycle - start < limit:
+            if sb.mismatches and self.cycle - progress > self.patience:
+                # The run has failed already, and a broken router that stopped connecting
+                # (or only answers BLOCKED, which the senders retry for ever) would run to
+                # the limit: mutants of fattree.mutants hung there.
+                sb.fail(
+                    "message_mismatches",
+                    f"{name}: nothing got through for {self.patience} cycles after a mismatch "
+                    f"(cycle {self.cycle}); phase ended",
+                )
+                break
             o_fwd, i_bk = self.read()
             want = (list(self.model.o_fwd), list(self.model.i_bk))
             sb.compare(
@@ -387,6 +435,10 @@ class RN1Check:
                     )
                     e._done()
                     e.queue.clear()
+            # Progress: a segment confirmed CONNECTED at either end (BLOCKED answers are not).
+            now = sum(len(e.sent) + len(e.received) for e in senders + receivers)
+            if now > done:
+                done, progress = now, self.cycle
             if all(e.quiet for e in senders + receivers) and not any(o_fwd + i_bk + i_fwd + o_bk):
                 break
         else:
