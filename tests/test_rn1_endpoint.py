@@ -274,9 +274,7 @@ def test_network_4_matches_model(retry):
     assert check.stats["retries"] > 0 and check.stats["dropped"] > 0
 
 
-@pytest.mark.parametrize(
-    "retry", ["immediate", *(pytest.param(r, marks=pytest.mark.slow) for r in RETRIES[1:])]
-)
+@pytest.mark.parametrize("retry", RETRIES)
 def test_network_16_matches_model(retry):
     sb, check = simulate_stream(
         RN1BideltaStream(16, 1, retry, 3),
