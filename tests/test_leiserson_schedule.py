@@ -194,3 +194,98 @@ def test_message_set_patterns():
     assert message_set("bit-reversal", 8, None) == [(1, 4), (3, 6), (4, 1), (6, 3)]
     with pytest.raises(ValueError, match=r"^pattern must be 'random', 'permutation' or "):
         message_set("transpose", 8, None)
+
+
+# -- the root's external channel (OUTSIDE) ------------------------------------------------
+
+
+def test_outside_endpoint_errors():
+    from fattree.sim.models.leiserson_schedule import OUTSIDE
+
+    with pytest.raises(ValueError, match=r"^message endpoints must be leaves 0..3$"):
+        check_messages(4, [(OUTSIDE, 1)])  # only where the root's channel is meant
+    with pytest.raises(ValueError, match=r"^message endpoints must be leaves 0..3 or OUTSIDE"):
+        check_messages(4, [(-2, 1)], outside=True)
+    with pytest.raises(ValueError, match=r"^message 0 goes from outside to itself; it never"):
+        check_messages(4, [(OUTSIDE, OUTSIDE)], outside=True)
+    layout = TreeLayout.universal(4)  # root channel: 4 wires
+    with pytest.raises(RuntimeError, match=r"^outside sends more than 4 messages$"):
+        plan_cycle(layout, [(OUTSIDE, k % 4) for k in range(5)], list(range(5)))
+    with pytest.raises(RuntimeError, match=r"^two messages given the same source wire$"):
+        plan_cycle(layout, [(OUTSIDE, 0), (OUTSIDE, 1)], [0, 1], {0: 2, 1: 2})
+
+
+def test_outside_headers_by_hand():
+    # 4 leaves, capacities (4, 2, 1). From outside to leaf 2: at the root's U input the
+    # address bit 1 goes right (node 3), at node 3's U input 0 goes left (leaf 2); the root's
+    # R cascade (6 -> 2) and node 3's L cascade (3 -> 1) add their decision bits. From leaf 1
+    # to outside: 1 (up) at node 2 and at the root, no decision bits (identity cascades).
+    from fattree.sim.models.leiserson_schedule import OUTSIDE
+
+    layout = TreeLayout.universal(4)
+    messages = [(OUTSIDE, 2), (1, OUTSIDE)]
+    plan = plan_cycle(layout, messages, [0, 1], {0: 3})
+    into, out = plan.messages
+    root_r = layout.cascade(0, "R").decision_bits
+    node_l = layout.cascade(1, "L").decision_bits
+    assert [h[:2] + h[3:4] for h in into.hops] == [(1, "U", "R"), (3, "U", "L")]
+    assert into.hops[0][2] == 3  # the wire asked for
+    assert len(into.header) == 2 + sum(root_r) + sum(node_l)
+    assert into.header[0] == 1 and into.header[1 + sum(root_r)] == 0
+    assert [h[:2] + h[3:4] for h in out.hops] == [(2, "R", "U"), (1, "L", "U")]
+    assert out.header == [1, 1]
+
+
+@pytest.mark.parametrize(("leaves", "w"), [(4, 4), (8, 8), (8, 4), (16, 7)])
+def test_outside_traffic_is_routed_and_delivered(leaves, w):
+    # First-fit packing over the hardware's switches, random source wires; the tree model
+    # reads the headers back: messages from outside reach their leaf, messages to outside
+    # leave at the root, every message exactly once, with its data, no vertex shared.
+    from fattree.sim.models.leiserson_schedule import (
+        OUTSIDE,
+        external_messages,
+        schedule_first_fit,
+    )
+
+    layout = TreeLayout.universal(leaves, w)
+    rng = random.Random(leaves + w)
+    messages = external_messages(leaves, rng, per_leaf=2)
+    assert sum(1 for s, _ in messages if s == OUTSIDE) == 2 * leaves
+    assert sum(1 for _, d in messages if d == OUTSIDE) == 2 * leaves
+    cycles, wires = schedule_first_fit(layout, messages, rng)
+    assert sorted(m for c in cycles for m in c) == list(range(len(messages)))
+    root_wires = set()
+    seen = []
+    for cycle in cycles:
+        plan = plan_cycle(layout, messages, cycle, wires)
+        frames, sent = {}, {}
+        for mp in plan.messages:
+            key = (mp.src, wires[mp.index])
+            assert key not in frames and mp.hops[0][2] == wires[mp.index]
+            data = rng.getrandbits(8)
+            frames[key] = frame_bits(mp, data, 8)
+            sent[key] = (mp.index, data)
+            if mp.src == OUTSIDE:
+                root_wires.add(key[1])
+        result = deliver(layout, frames)
+        assert result.lost == [] and result.collisions == []
+        for arrival in result.arrivals:
+            index, data = sent[(arrival.src, arrival.src_wire)]
+            dst = messages[index][1]
+            assert arrival.where == (("root", 0) if dst == OUTSIDE else ("leaf", dst))
+            assert arrival.bits == (1, *[(data >> (7 - b)) & 1 for b in range(8)])
+            seen.append(index)
+    assert sorted(seen) == list(range(len(messages)))
+    assert len(root_wires) > 1  # random wires: not only wire 0 of the root's channel
+
+
+def test_first_fit_without_rng_takes_the_lowest_wires():
+    from fattree.sim.models.leiserson_schedule import OUTSIDE, schedule_first_fit
+
+    layout = TreeLayout.universal(8)
+    messages = [(OUTSIDE, 1), (OUTSIDE, 6), (0, OUTSIDE), (3, 4)]
+    cycles, wires = schedule_first_fit(layout, messages)
+    assert cycles == [[0, 1, 2, 3]]
+    assert wires == {0: 0, 1: 1, 2: 0, 3: 0}
+    # Leaf-to-leaf plans are as before: wires in cycle order.
+    assert plan_cycle(layout, messages, [3]).messages[0].hops[0][2] == 0

@@ -8,9 +8,12 @@ import pytest
 from fattree.hdl.leiserson_tree import LeisersonFatTree
 from fattree.sim.checks.leiserson_tree import CHECKS, LeisersonTreeCheck
 from fattree.sim.models.leiserson_schedule import (
+    OUTSIDE,
+    external_messages,
     layout_capacities,
     load_factor,
     random_messages,
+    schedule_first_fit,
     schedule_theorem1,
     theorem1_bound,
 )
@@ -18,17 +21,23 @@ from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
 
 
-def run_schedule(dut, messages, seed):
+def run_schedule(dut, messages, seed, *, outside=False, mutate=False):
     """Schedule ``messages`` off-line, drive every delivery cycle through the RTL, and compare
-    every leaf's receive wires cycle by cycle with the tree model and every arrival with what
-    was sent. Returns the schedule and the indices of the messages that arrived."""
+    every leaf's receive wires and ``root_o`` cycle by cycle with the tree model and every
+    arrival with what was sent. Returns the schedule and the indices of the messages that
+    arrived. ``outside``: messages may start or end outside (``root_i``, ``root_o``),
+    packed first-fit on random wires instead of by Theorem 1."""
     layout = dut.layout
     n = layout.leaves
     rng = random.Random(seed)
     caps = layout_capacities(layout)
-    cycles = schedule_theorem1(n, messages, caps)
-    assert len(cycles) <= theorem1_bound(n, messages, caps)
-    scoreboard = Scoreboard(CHECKS)
+    wires = None
+    if outside:
+        cycles, wires = schedule_first_fit(layout, messages, rng)
+    else:
+        cycles = schedule_theorem1(n, messages, caps)
+        assert len(cycles) <= theorem1_bound(n, messages, caps)
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
     delivered = []
 
     async def bench(ctx):
@@ -40,12 +49,18 @@ def run_schedule(dut, messages, seed):
             for leaf in range(n):
                 ctx.set(dut.send[leaf], row[leaf])
 
-        check = LeisersonTreeCheck(layout, scoreboard, read, drive, ctx.tick)
-        delivered.extend(await check.deliver(messages, cycles, rng, "test"))
+        def drive_root(word):
+            ctx.set(dut.root_i, word)
+
+        check = LeisersonTreeCheck(
+            layout, scoreboard, read, drive, ctx.tick, drive_root if outside else None
+        )
+        delivered.extend(await check.deliver(messages, cycles, rng, "test", wires=wires))
 
     simulate(dut, bench)
-    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
-    return cycles, delivered
+    if not mutate:
+        assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    return cycles, delivered, scoreboard
 
 
 @pytest.mark.parametrize(("w", "seed"), [(8, 1), (4, 2)])
@@ -56,7 +71,7 @@ def test_tree_delivers_schedule(w, seed):
     rng.shuffle(perm)
     messages = random_messages(8, 12, rng) + [(i, perm[i]) for i in range(8) if perm[i] != i]
     assert load_factor(8, messages, layout_capacities(dut.layout)) > 1
-    cycles, delivered = run_schedule(dut, messages, seed)
+    cycles, delivered, _ = run_schedule(dut, messages, seed)
     assert sorted(delivered) == list(range(len(messages)))  # each exactly once, data intact
     assert len(cycles) >= 2
 
@@ -64,8 +79,38 @@ def test_tree_delivers_schedule(w, seed):
 def test_tree_with_user_profile_and_two_leaf_wires():
     dut = LeisersonFatTree(4, [3, 3, 2])
     messages = [(0, 3), (0, 2), (1, 3), (2, 0), (3, 1), (1, 0), (2, 1), (3, 2)]
-    cycles, delivered = run_schedule(dut, messages, 3)
+    cycles, delivered, _ = run_schedule(dut, messages, 3)
     assert sorted(delivered) == list(range(len(messages)))
+
+
+@pytest.mark.parametrize(("leaves", "w", "seed"), [(4, 0, 1), (8, 4, 2), (16, 7, 3)])
+def test_tree_carries_traffic_through_the_root(leaves, w, seed):
+    # Messages from outside (root_i) to leaves, from leaves to outside (root_o) and between
+    # leaves, on random wires of every channel: root_o and every recv checked cycle by cycle.
+    dut = LeisersonFatTree(leaves, w=w or None)
+    messages = external_messages(leaves, random.Random(seed), per_leaf=2)
+    cycles, delivered, _ = run_schedule(dut, messages, seed, outside=True)
+    assert sorted(delivered) == list(range(len(messages)))
+    assert len(cycles) >= 2
+
+
+def test_root_traffic_broken_reference_is_caught():
+    # The first expected value with a 1 in it loses that bit: the comparison is real.
+    dut = LeisersonFatTree(4)
+    messages = [(OUTSIDE, 0), (1, OUTSIDE), (OUTSIDE, 3)]
+    _, delivered, scoreboard = run_schedule(dut, messages, 1, outside=True, mutate=True)
+    assert scoreboard.failures["cycle_mismatches"] == 1
+    assert sorted(delivered) == [0, 1, 2]
+
+
+def test_outside_messages_need_drive_root():
+    import asyncio
+
+    from fattree.spec.capacities import TreeLayout
+
+    check = LeisersonTreeCheck(TreeLayout.universal(4), Scoreboard(CHECKS), None, None, None)
+    with pytest.raises(ValueError, match=r"^messages from OUTSIDE need a drive_root callable$"):
+        asyncio.run(check.deliver([(OUTSIDE, 1)], [[0]], random.Random(0), "x"))
 
 
 def test_parameter_errors():
@@ -119,6 +164,8 @@ def check_bench(result, frames):
         assert message_set["lambda"] > 1
         if message_set["complete"]:
             assert message_set["lambda"] <= message_set["d"] <= message_set["theorem1_bound"]
+    # Every fourth set goes through the root's external channel.
+    assert len(s["external_sets"]) >= 1 and all(x["messages"] > 0 for x in s["external_sets"])
     assert s["messages_checked"] > frames
 
 
@@ -126,6 +173,13 @@ def check_bench(result, frames):
 @ICARUS
 def test_cocotb_icarus_8_leaves(tmp_path):
     check_bench(run_cocotb("icarus", 8, 30, tmp_path), 30)
+
+
+@pytest.mark.cocotb
+@ICARUS
+def test_cocotb_icarus_4_leaves_the_mutant_point(tmp_path):
+    # The point fattree mutants runs (4 leaves): the whole default budget.
+    check_bench(run_cocotb("icarus", 4, 200, tmp_path), 200)
 
 
 @pytest.mark.cocotb

@@ -1,17 +1,23 @@
 """cocotb bench of :class:`fattree.hdl.leiserson_tree.LeisersonFatTree` on generated Verilog.
 
 Message sets with load factor above 1 (random sets, random permutations, bit reversal, in
-turn) are scheduled off-line by Theorem 1 under the tree's alpha-derated capacities.
+turn) are scheduled off-line by Theorem 1 under the tree's alpha-derated capacities. Every
+fourth set (the second of each turn) goes through the root's external channel: messages from
+outside (``root_i``) to leaves, from leaves to outside (``root_o``) and between leaves, packed
+into delivery cycles first-fit, each on a random free wire of its source
+(:func:`fattree.sim.models.leiserson_schedule.schedule_first_fit`: Theorem 1 leaves the
+external channel out).
 :class:`fattree.sim.checks.leiserson_tree.LeisersonTreeCheck` gives each delivery cycle
 switch settings and headers, random data, and senders staggered by up to 2 cycles, drives the
 cycles one after another, bit-serially, and checks:
 
-* cycle by cycle, every leaf's receive wires against the tree model
+* cycle by cycle, every leaf's receive wires and ``root_o`` against the tree model
   (:func:`fattree.sim.models.leiserson_tree.delivery_waves`);
 * message by message, that each message arrives once, at its destination, with its data.
 
 ``frames`` (``fattree sim --frames``) caps the number of delivery cycles driven. The
-summary reports d against lambda and Theorem 1's bound for every message set.
+summary reports d against lambda and Theorem 1's bound for every leaf-to-leaf message set,
+and the messages and d of every external set.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from cocotb.triggers import FallingEdge
 from fattree.sim.checks.leiserson_tree import CHECKS, LeisersonTreeCheck
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.leiserson_schedule import (
+    external_messages,
     layout_capacities,
     load_factor,
     message_set,
+    schedule_first_fit,
     schedule_theorem1,
     theorem1_bound,
 )
@@ -55,14 +63,28 @@ async def scheduled_message_sets(dut):
         for leaf, s in enumerate(sends):
             s.value = row[leaf]
 
-    check = LeisersonTreeCheck(layout, scoreboard, read, drive, lambda: FallingEdge(dut.clk))
+    def drive_root(word):
+        dut.root_i.value = word
+
+    def tick():
+        return FallingEdge(dut.clk)
+
+    check = LeisersonTreeCheck(layout, scoreboard, read, drive, tick, drive_root)
 
     await clock_and_reset(dut, dut.start, dut.root_i, *sends)
 
-    sets = []
-    kinds = ["random", "permutation", "bit-reversal"]
+    sets, external = [], []
+    kinds = ["random", "external", "permutation", "bit-reversal"]
     while check.delivery_cycles < budget:
-        kind = kinds[len(sets) % len(kinds)]
+        kind = kinds[(len(sets) + len(external)) % len(kinds)]
+        if kind == "external":
+            messages = external_messages(n, rng)
+            full, wires = schedule_first_fit(layout, messages, rng)
+            schedule = full[: budget - check.delivery_cycles]
+            complete = len(schedule) == len(full)
+            await check.deliver(messages, schedule, rng, kind, complete=complete, wires=wires)
+            external.append({"messages": len(messages), "d": len(schedule), "complete": complete})
+            continue
         messages = message_set(kind, n, rng)
         lam = load_factor(n, messages, caps)
         if lam <= 1 and kind != "random":
@@ -83,5 +105,6 @@ async def scheduled_message_sets(dut):
                 "theorem1_bound": theorem1_bound(n, messages, caps),
             }
         )
-    write_summary(config, scoreboard.summary(check.delivery_cycles, message_sets=sets))
+    summary = scoreboard.summary(check.delivery_cycles, message_sets=sets, external_sets=external)
+    write_summary(config, summary)
     scoreboard.raise_on_mismatch()

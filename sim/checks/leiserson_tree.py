@@ -4,10 +4,14 @@ Each delivery cycle of a schedule gets switch settings and headers, random data,
 staggered by up to 2 cycles (:func:`fattree.sim.models.leiserson_tree.delivery_waves`). The
 check drives the cycles one after another, bit-serially, and checks:
 
-* cycle by cycle, every leaf's receive wires against the tree model, and the root's output
-  idle;
+* cycle by cycle, every leaf's receive wires and the root's output (``root_o``) against the
+  tree model;
 * message by message, that each message arrives at its destination with its data, and (for a
   whole schedule) that every message arrives exactly once.
+
+Messages may also enter or leave through the root's external channel (an end of
+:data:`~fattree.sim.models.leiserson_tree.OUTSIDE`): they are driven on ``root_i`` through
+``drive_root`` and expected on ``root_o``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from ...spec.capacities import TreeLayout
-from ..models.leiserson_tree import delivery_waves
+from ..models.leiserson_tree import OUTSIDE, delivery_waves
 from ..scoreboard import Scoreboard
 
 __all__ = ["DATA_BITS", "CHECKS", "LeisersonTreeCheck"]
@@ -33,8 +37,9 @@ class LeisersonTreeCheck:
     """Delivers schedules through a Leiserson fat-tree of ``layout`` and checks it.
 
     ``read()`` gives ``(recv words per leaf, root_o)``, ``drive(start, send words per leaf)``
-    sets the inputs, ``tick()`` waits one cycle. :attr:`delivery_cycles` counts the delivery
-    cycles driven.
+    sets the inputs, ``tick()`` waits one cycle, ``drive_root(word)`` (needed only for
+    messages from :data:`OUTSIDE`) sets ``root_i``. :attr:`delivery_cycles` counts the
+    delivery cycles driven.
     """
 
     def __init__(
@@ -44,31 +49,42 @@ class LeisersonTreeCheck:
         read: Callable[[], tuple[list[int], int]],
         drive: Callable[[int, list[int]], None],
         tick: Callable[[], Awaitable],
+        drive_root: Callable[[int], None] | None = None,
     ):
         self.layout = layout
         self.scoreboard = scoreboard
         self.read, self.drive, self.tick = read, drive, tick
+        self.drive_root = drive_root
         self.delivery_cycles = 0
 
-    async def deliver(self, messages, schedule, rng, label: str, *, complete: bool = True):
+    async def deliver(
+        self, messages, schedule, rng, label: str, *, complete: bool = True, wires=None
+    ):
         """Drive every delivery cycle of ``schedule`` (cycles of indices into ``messages``,
-        ``(src, dst)`` pairs), data and stagger drawn from ``rng``; ``complete`` says the
-        schedule holds every message. Returns the indices of the messages that arrived."""
+        ``(src, dst)`` pairs, an end may be :data:`OUTSIDE`), data and stagger drawn from
+        ``rng``; ``complete`` says the schedule holds every message; ``wires`` optionally
+        gives each message's wire at its source. Returns the indices of the messages that
+        arrived."""
         sb = self.scoreboard
-        waves = delivery_waves(self.layout, messages, schedule, rng, DATA_BITS)
+        if self.drive_root is None and any(src == OUTSIDE for src, _ in messages):
+            raise ValueError("messages from OUTSIDE need a drive_root callable")
+        waves = delivery_waves(self.layout, messages, schedule, rng, DATA_BITS, wires=wires)
         arrived = []
         for number, wave in enumerate(waves):
             where = f"{label} set, delivery cycle {number}, cycle"
             for t, row in enumerate(wave.drive):
                 seen = tuple(self.read())
                 self.drive(int(t == 0), row)
-                want = (wave.expect[t], 0)
+                if self.drive_root is not None:
+                    self.drive_root(wave.root_drive[t])
+                want = (wave.expect[t], wave.root_expect[t])
                 sb.compare("cycle_mismatches", f"{where} {t}", seen, want, ("recv", "root_o"))
                 await self.tick()
             for a in wave.delivery.arrivals:
                 index, data = wave.sent[(a.src, a.src_wire)]
                 sb.checked += 1
-                want = (("leaf", messages[index][1]), data_bits(data))
+                dst = messages[index][1]
+                want = (("root", 0) if dst == OUTSIDE else ("leaf", dst), data_bits(data))
                 seen = (a.where, a.bits)
                 sb.compare(
                     "message_mismatches",

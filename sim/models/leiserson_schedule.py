@@ -14,6 +14,9 @@ that carry a schedule through the hardware (section IV).
   cycle (a maximum matching per stage) and writes each message's header.
 
 Messages are ``(src, dst)`` pairs of leaves (a list; repeats allowed, ``src != dst``).
+:func:`plan_cycle` and :func:`schedule_first_fit` also take :data:`OUTSIDE` as one end: the
+external interface on the root's channel (section II: the root's channel connects the tree
+to the outside world), entered and left through the root's U port.
 Channels are numbered by the heap index u of the node beneath them: ``u`` is the up channel
 from u to its parent, ``2n + u`` the down channel from the parent to u.
 
@@ -40,8 +43,10 @@ from ...params import check_power_of_two
 from ...spec.bits import lg
 from ...spec.capacities import TreeLayout
 from ...spec.traffic import bit_reversal
+from .leiserson_tree import OUTSIDE  # the root's external channel as a message end
 
 __all__ = [
+    "OUTSIDE",
     "random_messages",
     "Capacities",
     "ideal_capacities",
@@ -61,6 +66,8 @@ __all__ = [
     "CyclePlan",
     "plan_cycle",
     "frame_bits",
+    "schedule_first_fit",
+    "external_messages",
 ]
 
 
@@ -104,18 +111,25 @@ def layout_capacities(layout: TreeLayout) -> Capacities:
     return Capacities(layout.leaves, up, down)
 
 
-def check_messages(leaves: int, messages) -> np.ndarray:
+def check_messages(leaves: int, messages, *, outside: bool = False) -> np.ndarray:
+    """``messages`` as an ``(m, 2)`` array; ``outside`` also allows :data:`OUTSIDE` as an end."""
     check_power_of_two("leaves", leaves, 2)
     array = np.array(list(messages), dtype=np.int64).reshape(-1, 2)
-    if array.size and (array.min() < 0 or array.max() >= leaves):
-        raise ValueError(f"message endpoints must be leaves 0..{leaves - 1}")
+    low = OUTSIDE if outside else 0
+    if array.size and (array.min() < low or array.max() >= leaves):
+        also = f" or OUTSIDE ({OUTSIDE})" if outside else ""
+        raise ValueError(f"message endpoints must be leaves 0..{leaves - 1}{also}")
     same = np.nonzero(array[:, 0] == array[:, 1])[0]
     if same.size:
         i = int(same[0])
         raise ValueError(
-            f"message {i} goes from leaf {array[i, 0]} to itself; it never enters the network"
+            f"message {i} goes from {_endpoint(array[i, 0])} to itself; it never enters the network"
         )
     return array
+
+
+def _endpoint(end) -> str:
+    return "outside" if end == OUTSIDE else f"leaf {end}"
 
 
 def lca_level(leaves: int, src: int, dst: int) -> int:
@@ -367,25 +381,41 @@ def _bits(value: int, width: int) -> list[int]:
     return [(value >> (width - 1 - b)) & 1 for b in range(width)]
 
 
-def plan_cycle(layout: TreeLayout, messages, cycle: list[int]) -> CyclePlan:
+def plan_cycle(
+    layout: TreeLayout, messages, cycle: list[int], wires: dict[int, int] | None = None
+) -> CyclePlan:
     """Set every switch for the messages ``cycle`` (indices into ``messages``) and build
-    their headers. Raises ``RuntimeError`` if a cascade cannot route its active inputs."""
+    their headers. Raises ``RuntimeError`` if a cascade cannot route its active inputs.
+    An :data:`OUTSIDE` source enters on a wire of the root's U input, an :data:`OUTSIDE`
+    destination leaves through the root's U output. ``wires`` gives a message's wire at its
+    source; the others take their source's free wires from 0 up, in ``cycle`` order."""
     n, levels = layout.leaves, layout.levels
-    array = check_messages(n, messages)
+    array = check_messages(n, messages, outside=True)
+    wires = wires or {}
     # Where each message is: (node, in_port, wire) at the node it enters next.
     hops: dict[int, list] = {m: [] for m in cycle}
     position: dict[int, tuple[int, str, int]] = {}
-    used_leaf_wires: dict[int, int] = defaultdict(int)
+    taken = {(int(array[m, 0]), wires[m]) for m in cycle if m in wires}
+    if len(taken) < sum(1 for m in cycle if m in wires):
+        raise RuntimeError("two messages given the same source wire")
     for m in cycle:
         src = int(array[m, 0])
-        wire = used_leaf_wires[src]
-        used_leaf_wires[src] += 1
-        if wire >= layout.cap(levels):
-            raise RuntimeError(f"leaf {src} sends more than {layout.cap(levels)} messages")
+        width = layout.cap(0 if src == OUTSIDE else levels)
+        wire = wires.get(m)
+        if wire is None:
+            wire = next((w for w in range(width) if (src, w) not in taken), width)
+            taken.add((src, wire))
+        if wire >= width:
+            raise RuntimeError(f"{_endpoint(src)} sends more than {width} messages")
+        if src == OUTSIDE:
+            position[m] = (1, "U", wire)
+            continue
         leaf = n + src
         position[m] = (leaf >> 1, "LR"[leaf & 1], wire)
 
     def out_port(m: int, node: int, in_port: str) -> str:
+        if int(array[m, 1]) == OUTSIDE:
+            return "U"
         dst_leaf = n + int(array[m, 1])
         level = node.bit_length() - 1
         below = dst_leaf >> (levels - level - 1)  # dst's ancestor one level below node
@@ -464,6 +494,61 @@ def plan_cycle(layout: TreeLayout, messages, cycle: list[int]) -> CyclePlan:
 def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
     """What the source leaf puts on its wire: M bit, header, data (MSB first)."""
     return [1] + plan.header + _bits(data, data_bits)
+
+
+def schedule_first_fit(
+    layout: TreeLayout, messages, rng=None
+) -> tuple[list[list[int]], dict[int, int]]:
+    """Delivery cycles for any messages, :data:`OUTSIDE` ends included: each message goes
+    into the first cycle that :func:`plan_cycle` can still route with it, else a new one.
+    Returns the cycles and each message's wire at its source: the lowest free one, or with
+    ``rng`` a random free one (so that every wire of a wide channel such as the root's is
+    used, not only the first few).
+
+    Not in the paper: Theorem 1 counts only messages between processors. This packing uses
+    the hardware's own switch capacities (a cascade may route more than it guarantees), so
+    it serves traffic through the root's external channel, whose load Theorem 1 leaves out.
+    """
+    array = check_messages(layout.leaves, messages, outside=True)
+    levels = layout.levels
+    cycles: list[list[int]] = []
+    wires: dict[int, int] = {}
+    for m in range(len(messages)):
+        src = int(array[m, 0])
+        width = layout.cap(0 if src == OUTSIDE else levels)
+        for cycle in cycles + [[]]:
+            free = [
+                w
+                for w in range(width)
+                if all(int(array[o, 0]) != src or wires[o] != w for o in cycle)
+            ]
+            if not free:
+                continue
+            wires[m] = rng.choice(free) if rng is not None else free[0]
+            try:
+                plan_cycle(layout, messages, cycle + [m], wires)
+            except RuntimeError:
+                if cycle:
+                    continue
+                raise  # does not route even alone
+            if cycle:
+                cycle.append(m)
+            else:
+                cycles.append([m])
+            break
+    return cycles, wires
+
+
+def external_messages(n: int, rng, per_leaf: int = 1) -> list[tuple[int, int]]:
+    """Traffic through the root's external channel: ``per_leaf * n`` messages from
+    :data:`OUTSIDE` to random leaves and as many from random leaves to :data:`OUTSIDE`,
+    mixed with as many random leaf-to-leaf messages, in random order."""
+    count = per_leaf * n
+    out = [(OUTSIDE, rng.randrange(n)) for _ in range(count)]
+    out += [(rng.randrange(n), OUTSIDE) for _ in range(count)]
+    out += random_messages(n, count, rng)
+    rng.shuffle(out)
+    return out
 
 
 def random_messages(n: int, count: int, rng) -> list[tuple[int, int]]:

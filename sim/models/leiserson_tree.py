@@ -11,6 +11,11 @@ bit reaches its destination, using the latencies of the RTL:
 * an identity cascade (no stage) and the channels between nodes: no delay.
 
 After its M bit, a message's remaining bits follow on consecutive cycles.
+
+A frame whose source is :data:`OUTSIDE` enters on
+a wire of the root's external channel (``root_i``): at the root's U input, where an address
+bit 1 goes right and 0 left. A message that leaves the root upwards arrives at
+``("root", 0)`` (``root_o``).
 """
 
 from __future__ import annotations
@@ -19,13 +24,24 @@ from dataclasses import dataclass, field
 
 from ...spec.capacities import TreeLayout
 
-__all__ = ["Arrival", "Delivery", "deliver", "SELECTOR_LATENCY", "Wave", "delivery_waves"]
+__all__ = [
+    "Arrival",
+    "Delivery",
+    "deliver",
+    "OUTSIDE",
+    "SELECTOR_LATENCY",
+    "Wave",
+    "delivery_waves",
+]
 
 SELECTOR_LATENCY = 2
+#: A message end outside the tree: the root's external channel (``root_i``, ``root_o``).
+OUTSIDE = -1
 
 
 @dataclass(frozen=True)
 class Arrival:
+    #: A leaf, or :data:`OUTSIDE` for a frame that entered at ``root_i``.
     src: int
     src_wire: int
     #: ``("leaf", i)`` or ``("root", 0)`` for the external interface.
@@ -46,7 +62,8 @@ class Delivery:
 
 
 def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Delivery:
-    """Route ``frames[(leaf, wire)] = [M, header..., data...]`` through the tree."""
+    """Route ``frames[(leaf, wire)] = [M, header..., data...]`` through the tree; a leaf of
+    :data:`OUTSIDE` means the wire of ``root_i``."""
     n = layout.leaves
     result = Delivery()
     occupied: dict[tuple, tuple[int, int]] = {}
@@ -54,8 +71,11 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
         if not frame or frame[0] != 1:
             continue  # M bit 0: no message
         bits = list(frame[1:])
-        leaf = n + src
-        node, in_port, wire = leaf >> 1, "LR"[leaf & 1], src_wire
+        if src == OUTSIDE:
+            node, in_port, wire = 1, "U", src_wire
+        else:
+            leaf = n + src
+            node, in_port, wire = leaf >> 1, "LR"[leaf & 1], src_wire
         time = 0
         while True:
             level = node.bit_length() - 1
@@ -118,28 +138,34 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
 class Wave:
     """One delivery cycle as waveforms: ``drive[t][leaf]`` is the word on the leaf's send
     wires in cycle t (t = 0 is the ``start`` cycle), ``expect[t][leaf]`` the word its receive
-    wires must show; ``sent[(leaf, wire)] = (message index, data)``."""
+    wires must show, ``root_drive[t]`` and ``root_expect[t]`` the same for ``root_i`` and
+    ``root_o``; ``sent[(leaf, wire)] = (message index, data)``, leaf :data:`OUTSIDE` for
+    ``root_i``."""
 
     drive: list[list[int]]
     expect: list[list[int]]
     sent: dict[tuple[int, int], tuple[int, int]]
     delivery: Delivery
+    root_drive: list[int]
+    root_expect: list[int]
 
 
-def delivery_waves(layout: TreeLayout, messages, cycles, rng, data_bits: int = 8, stagger: int = 3):
-    """Plan every delivery cycle of a schedule (switch settings and headers), attach random
-    data, start each message 0 .. stagger-1 cycles after ``start``, and give the expected
-    receive waveforms from :func:`deliver`. Raises ``RuntimeError`` if the model loses or
-    collides a message."""
+def delivery_waves(
+    layout: TreeLayout, messages, cycles, rng, data_bits: int = 8, stagger: int = 3, wires=None
+):
+    """Plan every delivery cycle of a schedule (switch settings and headers; ``wires``, if
+    given, each message's wire at its source), attach random data, start each message
+    0 .. stagger-1 cycles after ``start``, and give the expected receive waveforms from
+    :func:`deliver`. Raises ``RuntimeError`` if the model loses or collides a message."""
     from .leiserson_schedule import frame_bits, plan_cycle
 
     n = layout.leaves
     waves = []
     for cycle in cycles:
-        plan = plan_cycle(layout, messages, cycle)
+        plan = plan_cycle(layout, messages, cycle, wires)
         frames, sent, offsets = {}, {}, {}
         for mp in plan.messages:
-            wire = sum(1 for key in frames if key[0] == mp.src)
+            wire = mp.hops[0][2]  # the wire the plan gave it at its source
             data = rng.getrandbits(data_bits)
             frames[(mp.src, wire)] = frame_bits(mp, data, data_bits)
             sent[(mp.src, wire)] = (mp.index, data)
@@ -149,14 +175,26 @@ def delivery_waves(layout: TreeLayout, messages, cycles, rng, data_bits: int = 8
             raise RuntimeError(f"model: lost {model.lost}, collisions {model.collisions}")
         length = max((len(f) + offsets[k] for k, f in frames.items()), default=1)
         length += max((a.latency for a in model.arrivals), default=0) + 3
-        drive = [[0] * n for _ in range(length)]
-        expect = [[0] * n for _ in range(length)]
+        # Column n of each row is the root's channel (root_i, root_o).
+        drive = [[0] * (n + 1) for _ in range(length)]
+        expect = [[0] * (n + 1) for _ in range(length)]
         for (src, wire), frame in frames.items():
+            column = n if src == OUTSIDE else src
             for k, b in enumerate(frame):
-                drive[offsets[(src, wire)] + k][src] |= b << wire
+                drive[offsets[(src, wire)] + k][column] |= b << wire
         for a in model.arrivals:
             t0 = offsets[(a.src, a.src_wire)] + a.latency
+            column = n if a.where[0] == "root" else a.where[1]
             for k, b in enumerate(a.bits):
-                expect[t0 + k][a.where[1]] |= b << a.wire
-        waves.append(Wave(drive, expect, sent, model))
+                expect[t0 + k][column] |= b << a.wire
+        waves.append(
+            Wave(
+                [row[:n] for row in drive],
+                [row[:n] for row in expect],
+                sent,
+                model,
+                [row[n] for row in drive],
+                [row[n] for row in expect],
+            )
+        )
     return waves
