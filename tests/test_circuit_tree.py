@@ -141,6 +141,34 @@ def test_broken_model_is_caught():
     assert scoreboard.failures["cycle_mismatches"] > 0
 
 
+@pytest.mark.parametrize("broken", ["silent", "babbling"])
+def test_failed_phase_ends_early(broken):
+    # A broken design that says nothing, or keeps handing node 0 a wrong message every cycle
+    # (so something is always "delivered"): either way the phase fails and ends `patience`
+    # cycles after its first mismatch, not at its cycle limit.
+    import asyncio
+
+    leaves = 4
+    model = CircuitTreeModel(leaves, 4, 1, 1, "immediate")
+    scoreboard = Scoreboard(CHECKS)
+    rx_valid = [int(broken == "babbling")] + [0] * (leaves - 1)
+
+    def read():
+        zeros = [0] * leaves
+        return [zeros, zeros, zeros, rx_valid, zeros]
+
+    async def tick():
+        pass
+
+    check = CircuitTreeCheck(model, scoreboard, read, lambda *values: None, tick)
+    check.patience = 300
+    queues = traffic("random", leaves, 4, 1, random.Random(1), messages=2)
+    asyncio.run(check.phase("broken", queues, limit=200_000))
+    assert check.cycle == 301  # the first mismatch is in cycle 0
+    assert scoreboard.failures["cycle_mismatches"] > 0
+    assert scoreboard.failures["message_mismatches"] >= 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
 def test_tree_matches_model_32(retry):

@@ -18,6 +18,11 @@ then ends once nothing was delivered for :attr:`patience` cycles (a message into
 dead link is never answered, its sender waits for ever), and :attr:`undelivered` counts the
 messages not delivered intact.
 
+Without faults a phase also ends, failed, :attr:`patience` cycles after its first mismatch:
+a broken design may hang, or keep delivering wrong or duplicate messages, until the phase's
+cycle limit (a design that falls behind the model's deliveries shows it at once as a
+mismatch of ``tx_done`` or ``rx_valid``, the comparison being cycle-exact).
+
 Names are the plain signals of one node; the callers map them to the design's ports
 (``tx[n].valid``, ``tx[n].payload.dest`` ..., ``rx[n].ready``).
 """
@@ -85,11 +90,20 @@ class CircuitTreeCheck(LockstepCheck):
         received = []
         start = progress = self.cycle
         faulty = bool(getattr(self.model, "faults", ()))
+        mismatches = sb.mismatches
+        failed_at = None  # the cycle of this phase's first mismatch
+        stuck = ""
         while (done < total or len(received) < total) and self.cycle - start < limit:
             if (faulty or sb.mismatches) and self.cycle - progress > self.patience:
                 # Faults: a dead link's sender waits for ever. Mismatches: the run has failed
                 # already, and a broken design that stopped delivering would run to the limit
                 # (mutants of fattree.mutants hung there).
+                stuck = f"nothing delivered for {self.patience} cycles"
+                break
+            if not faulty and failed_at is not None and self.cycle - failed_at > self.patience:
+                # Failed already; a broken design that keeps delivering wrong or duplicate
+                # messages never finishes the phase (mutants hung to the cycle limit).
+                stuck = f"the phase failed {self.patience} cycles ago"
                 break
             seen = self.read()
             valid, dest, data = driver.inputs()
@@ -104,6 +118,8 @@ class CircuitTreeCheck(LockstepCheck):
             received += [(n, seen[4][n]) for n in range(leaves) if seen[3][n] and ready[n]]
             if done + len(received) > before:
                 progress = self.cycle
+            if failed_at is None and sb.mismatches > mismatches:
+                failed_at = self.cycle
             self.backpressure_cycles += sum(1 for n in range(leaves) if seen[3][n] and not ready[n])
             self.cycle += 1
             await self.tick()
@@ -114,9 +130,9 @@ class CircuitTreeCheck(LockstepCheck):
             sb.checked += len(driver.sent)
             return total
         if done < total:
+            within = f"({stuck})" if stuck else f"in {limit} cycles"
             sb.fail(
-                "message_mismatches",
-                f"{name}: {total - done} messages not acknowledged in {limit} cycles",
+                "message_mismatches", f"{name}: {total - done} messages not acknowledged {within}"
             )
         # Every message acknowledged and taken by its receiver: nothing is in flight or waiting.
         sb.checked += len(driver.sent)
