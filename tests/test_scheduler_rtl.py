@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from fattree.hdl.scheduler import LevelWiseScheduler
+from fattree.sim.checks.scheduler import IN_FLIGHT, STALLS
 from fattree.sim.models.scheduler import SchedulerModel
 from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
 from fattree.sim.testbench import simulate
@@ -417,7 +418,10 @@ def test_cocotb_bench(simulator, levels, w, family, tmp_path):
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    assert s["results_checked"] == s["commands"] == 40 * 20 + 1 + w**levels
+    # Bursts, a clear and a permutation, then the directed phase of stalled clears.
+    directed = len(STALLS) * sum(2 + 2 * k for k in IN_FLIGHT)
+    assert s["stalled_clear_commands"] == directed
+    assert s["results_checked"] == s["commands"] == 40 * 20 + 1 + w**levels + directed
     assert s["mismatches"] == s["double_grants"] == 0 and s["granted"] > 100
     source = next(tmp_path.rglob("scheduler.v")).read_text()
     if family == "ecp5":
@@ -462,4 +466,4 @@ def test_cocotb_sweep(simulator, levels, w, tmp_path):
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    assert s["results_checked"] == 100 * 20 + 1 + w**levels
+    assert s["results_checked"] == 100 * 20 + 1 + w**levels + s["stalled_clear_commands"]

@@ -5,9 +5,13 @@ The driver sends ``frames`` bursts of 20 commands (schedule, release of an estab
 connection, now and then a clear; sources and destinations drawn either from all nodes or
 from two "hot" leaf switches, so back-to-back commands hit the same memory rows), then a
 clear and a random permutation of all nodes, with random idle cycles; the monitor takes
-results under random back-pressure. The scoreboard checks every result against the
-sequential reference (``SchedulerModel``, level-wise, ``keep``) field by field, and,
-independently of the model, that no link is ever held by two established connections.
+results under random back-pressure. Then a directed phase
+(:func:`fattree.sim.checks.scheduler.stalled_clears`): commands sent back to back while the
+result stream is stalled for 1 to 16 cycles, a CLEAR right behind them, the same commands
+again (a CLEAR that starts before the pipeline is empty leaves links busy). The scoreboard
+checks every result against the sequential reference (``SchedulerModel``, level-wise,
+``keep``) field by field, and, independently of the model, that no link is ever held by two
+established connections.
 
 Inputs are driven and outputs sampled on the falling clock edge, half a cycle away from the
 rising edge where the design samples and updates.
@@ -20,7 +24,13 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from fattree.sim.checks.scheduler import CHECKS, Packer, ResultCheck, make_commands
+from fattree.sim.checks.scheduler import (
+    CHECKS,
+    Packer,
+    ResultCheck,
+    make_commands,
+    stalled_clears,
+)
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.topology import FatTree
@@ -35,23 +45,28 @@ async def random_commands(dut):
     tree = FatTree(levels, w)
     packer = Packer(levels, w)
     commands, expected = make_commands(tree, rng, bursts)
+    directed = len(commands)
+    more, more_expected, holds = stalled_clears(tree, rng)
+    commands, expected = commands + more, expected + more_expected
     scoreboard = Scoreboard(CHECKS, unit="results", mutate=config["bench"].get("mutation", False))
     results = ResultCheck(tree, expected, scoreboard)
 
     await clock_and_reset(dut, dut.requests__valid, dut.requests__payload, dut.results__ready)
 
-    sent, cycles = 0, 0
+    sent, cycles, stalled_until = 0, 0, 0
     limit = 40 * len(commands) + 100 * tree.num_switches + 1000
     valid = False
     while scoreboard.checked < len(commands) and cycles < limit:
         await FallingEdge(dut.clk)
         cycles += 1
-        # Drive this cycle's inputs; a valid request stays until it is accepted.
+        # Drive this cycle's inputs; a valid request stays until it is accepted. The
+        # directed phase sends without idle cycles and stalls results only where it says.
         if not valid:
-            valid = sent < len(commands) and rng.random() < 0.85
+            valid = sent < len(commands) and (sent >= directed or rng.random() < 0.85)
             if valid:
                 dut.requests__payload.value = packer.request(*commands[sent])
-        ready = rng.random() < 0.8
+                stalled_until = max(stalled_until, cycles + holds.get(sent - directed, 0))
+        ready = cycles >= stalled_until if sent >= directed else rng.random() < 0.8
         dut.requests__valid.value = int(valid)
         dut.results__ready.value = int(ready)
         # Sample the settled handshakes: they are what the next rising edge will act on.
@@ -64,7 +79,12 @@ async def random_commands(dut):
 
     write_summary(
         config,
-        scoreboard.summary(cycles, commands=len(commands), granted=results.granted),
+        scoreboard.summary(
+            cycles,
+            commands=len(commands),
+            stalled_clear_commands=len(more),
+            granted=results.granted,
+        ),
     )
     assert scoreboard.checked == len(commands), f"only {scoreboard.checked} results"
     scoreboard.raise_on_mismatch()

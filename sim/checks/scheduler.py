@@ -4,6 +4,8 @@ one result per request, in request order), shared by the native and the AXI4-Str
 * :class:`Packer` packs requests and unpacks results by the fields of
   :mod:`fattree.spec.scheduler`;
 * :func:`make_commands` draws the command stream and the results the reference expects;
+* :func:`stalled_clears` adds a directed phase: commands held in the pipeline by a stalled
+  result stream, then a CLEAR right behind them;
 * :class:`ResultCheck` compares each result field by field and keeps a :class:`LinkLedger`
   that does not trust the model (no link granted twice).
 """
@@ -17,7 +19,7 @@ from ...spec.topology import FatTree
 from ..models.scheduler_commands import CommandStream, LinkLedger
 from ..scoreboard import Scoreboard
 
-__all__ = ["BURST", "CHECKS", "Packer", "make_commands", "ResultCheck"]
+__all__ = ["BURST", "CHECKS", "Packer", "make_commands", "stalled_clears", "ResultCheck"]
 
 BURST = 20
 CHECKS = ("reference_mismatches", "double_grants")
@@ -66,6 +68,45 @@ def make_commands(tree: FatTree, rng: random.Random, bursts: int):
         stream.random(rng, BURST, nodes=nodes, releases=0.24, clears=0.01)
     stream.permutation(rng)
     return stream.commands, stream.expected
+
+
+#: Cycles the directed phase holds the result stream stalled, and commands in flight then.
+#: Not the pipeline's timing (that is the hardware's): a sweep wide enough that some stall
+#: ends while a CLEAR waits behind commands still in any stage of a pipeline of up to about
+#: 16 cycles.
+STALLS = range(1, 17)
+IN_FLIGHT = (1, 2, 3)
+
+
+def stalled_clears(
+    tree: FatTree, rng: random.Random, stalls=STALLS, in_flight=IN_FLIGHT
+) -> tuple[list, list, dict[int, int]]:
+    """A directed phase for the CLEAR's wait (it must not start while a command is in any
+    pipeline stage): for every stall length and count k, a CLEAR, then k requests across the
+    root (every level's links), sent back to back while the result stream is stalled for
+    that many cycles, then a CLEAR right behind them, then the same k requests again.
+
+    After the second CLEAR the reference grants the repeats exactly as the first time; a
+    CLEAR that started while one of the first k still had its update to write leaves that
+    connection's links busy, and a repeat is refused. Returns the commands, the results the
+    reference expects, and ``holds``: command index -> cycles to hold ``results.ready`` low
+    from the cycle that command is first offered (the driver sends this phase without idle
+    cycles and with ``ready`` high otherwise).
+    """
+    stream = CommandStream(tree)
+    holds: dict[int, int] = {}
+    half = tree.num_nodes // 2  # sources in one half, destinations in the other
+    for stall in stalls:
+        for k in in_flight:
+            stream.clear()
+            pairs = [(rng.randrange(half), half + rng.randrange(half)) for _ in range(k)]
+            holds[len(stream.commands)] = stall
+            for src, dst in pairs:
+                stream.schedule(src, dst)
+            stream.clear()
+            for src, dst in pairs:
+                stream.schedule(src, dst)
+    return stream.commands, stream.expected, holds
 
 
 class ResultCheck:
