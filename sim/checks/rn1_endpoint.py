@@ -136,6 +136,9 @@ class StreamCheck:
     ``model`` (:class:`RN1BideltaStreamModel`). :attr:`cycle` counts every phase's cycles;
     :attr:`stats` gathers what the bench reports."""
 
+    #: Once a check has failed, cycles without a delivered message after which a phase ends.
+    patience = 2000
+
     def __init__(
         self,
         model: RN1BideltaStreamModel,
@@ -179,7 +182,17 @@ class StreamCheck:
         got: Counter = Counter()
         delivered = [0] * n
         start, quiet_since = self.cycle, None
+        progress, delivered_so_far = self.cycle, 0
         while self.cycle - start < limit:
+            if sb.mismatches and self.cycle - progress > self.patience:
+                # Failed already, and a broken design that stopped delivering would run to
+                # the limit (what fattree mutants would count as a timeout).
+                sb.fail(
+                    "message_mismatches",
+                    f"{name}: nothing delivered for {self.patience} cycles after a mismatch "
+                    f"(cycle {self.cycle}); phase ended",
+                )
+                break
             seen = self.read()
             want_out = model_outputs(eps)
             names = [f"{key}[{e}]" for key in STREAM_OUTPUTS for e in range(n)]
@@ -206,6 +219,8 @@ class StreamCheck:
                         got[(e, tuple(frames[e]))] += 1
                         delivered[e] += 1
                         frames[e] = []
+            if sum(delivered) > delivered_so_far:
+                delivered_so_far, progress = sum(delivered), self.cycle
             done = sum(got.values()) >= sum(want.values()) and not any(s.queue for s in sources)
             if done:
                 quiet_since = self.cycle if quiet_since is None else quiet_since
