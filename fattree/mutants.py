@@ -72,9 +72,8 @@ POINTS: dict[str, dict[str, int | str]] = {
 #: Inputs a design's bench holds at 0 all the time: a survivor is checked again with them held,
 #: and if it is then equivalent, the report says it is visible only through them.
 BENCH_TIED: dict[str, tuple[str, ...]] = {
-    # The bench (and the model) never send into the root from above: a stand-alone tree's
-    # root has no parent.
-    "leiserson-tree": ("root_i",),
+    # No design's bench ties an input now: the Leiserson tree's drives root_i (traffic from
+    # outside the tree, sim/benches/leiserson_tree.py).
 }
 
 #: See the module's description for the measurement behind the choice.
