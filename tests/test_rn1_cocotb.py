@@ -35,7 +35,10 @@ def test_traffic_phases(simulator, mode, tmp_path):
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
-    assert s["checked"] == 2 * 64  # random, then hot spot
+    # Random, hot spot, then the stress phases (rounds: four times as many, short ones).
+    phases = {"random": 64, "hotspot": 64, "rounds": 4 * 64, "burst": 64}
+    assert s["transmissions"] == {**phases, "burst-turns": 64, "noise": 64}
+    assert s["checked"] == sum(s["transmissions"].values())
     assert s["heads_blocked"] > 0 and s["turned_segments"] > 0
 
 

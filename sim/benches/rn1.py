@@ -4,9 +4,11 @@ Sixteen protocol-following endpoints (a sender on each input channel, a receiver
 output channel; :class:`fattree.sim.checks.rn1.End`) open connections, close them with TURN
 or DROP, answer over turned connections, answer BLOCKED now and then as a busy destination,
 and send blocked transmissions again until they get through. Phases: random directions
-(``frames`` transmissions in all), then a hot spot (every input to direction 0: dilation
-overflow in every cycle). :class:`fattree.sim.checks.rn1.RN1Check` runs two checks side by
-side:
+(``frames`` transmissions in all, 1000 by default), then a hot spot (every input to direction
+0: dilation overflow in every cycle), then on one router (:data:`STRESS`) heads in step
+(every input's head in the same cycle, round after round), in step with turns and busy
+receivers, and random traffic whose idle words carry random data.
+:class:`fattree.sim.checks.rn1.RN1Check` runs two checks side by side:
 
 * cycle by cycle, every output word (``o__k__fwd``, ``i__k__bk``) against
   :class:`RN1Model`, the cycle-exact reference with the same LFSR and arbitration;
@@ -25,7 +27,15 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.checks.rn1 import CHECKS, RN1Check, router_layout, transmissions
+from fattree.sim.checks.rn1 import (
+    BURST,
+    CHECKS,
+    Knobs,
+    RN1Check,
+    burst,
+    router_layout,
+    transmissions,
+)
 from fattree.sim.cocotb_runner import (
     ChangedInputs,
     bench_config,
@@ -59,11 +69,25 @@ class Ports:
         return [int(s.value) for s in self.o_fwd], [int(s.value) for s in self.i_bk]
 
 
-async def run_phases(dut, model, layout=None) -> None:
+#: The phases after random and hot spot on one router: rounds of eight heads in one cycle
+#: onto a free router (three or more for one direction), heads in step onto a router whose
+#: outputs are partly held, the same with turns, busy receivers and idle words with random
+#: data, then random traffic with such idle words.
+STRESS = (
+    ("rounds", Knobs(start=1.0, turn=0.0, busy=0.0, max_delay=0, max_gap=0, rounds=True)),
+    ("burst", BURST),
+    ("burst-turns", Knobs(start=1.0, turn=0.5, busy=0.3, max_delay=0, max_gap=0, noise=True)),
+    ("noise", Knobs(noise=True)),
+)
+
+
+async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool = False) -> None:
     """The benches' body, for one router or a network: endpoints on every channel of
-    ``layout`` (default: one RN1's), a random phase then a hot spot, the summary written."""
+    ``layout`` (default: one RN1's), a random phase then a hot spot (``frames``
+    transmissions each unless the bench knob says otherwise), and with ``stress`` the phases
+    of :data:`STRESS`; the summary written."""
     config = bench_config()
-    frames = config["bench"].get("frames", 200)
+    frames = config["bench"].get("frames", frames)
     rng = random.Random(config["seed"])
     layout = layout or router_layout(model.mode)
     n = layout.channels
@@ -89,6 +113,15 @@ async def run_phases(dut, model, layout=None) -> None:
     for name in ("random", "hotspot"):
         queues = transmissions(name, per_input, rng, layout)
         counts[name] = await check.phase(name, queues, limit=50_000 * per_input)
+    for name, knobs in STRESS if stress else ():
+        if name == "rounds":
+            # Short transmissions, two targets a round: many rounds of contention.
+            queues = burst(4 * per_input, rng, layout, spread=2, max_length=1)
+        elif name.startswith("burst"):
+            queues = burst(per_input, rng, layout)
+        else:
+            queues = transmissions("random", per_input, rng, layout)
+        counts[name] = await check.phase(name, queues, limit=50_000 * per_input, knobs=knobs)
     seconds = time.perf_counter() - started
     cycle = check.cycle
     write_summary(
@@ -110,4 +143,6 @@ async def run_phases(dut, model, layout=None) -> None:
 @cocotb.test()
 async def traffic_phases(dut):
     p = bench_config()["params"]
-    await run_phases(dut, RN1Model(p["mode"], p["seed"]))
+    # One router runs fast (about 5,000 cycles/s on Icarus): more traffic, and the stress
+    # phases, which the mutants of fattree.mutants showed were needed.
+    await run_phases(dut, RN1Model(p["mode"], p["seed"]), frames=1000, stress=True)

@@ -87,7 +87,7 @@ class Knobs:
     with TURN (``turn``, at most ``max_turns`` per connection); probability that a
     receiver answers a connection's first segment BLOCKED (``busy``); status answers come
     ``0 .. max_delay`` cycles after the close; a blocked transmission is sent again ``0 ..
-    max_gap`` cycles after its status."""
+    max_gap`` cycles after its status; ``noise``: see below."""
 
     start: float = 0.3
     max_bytes: int = 6
@@ -96,6 +96,13 @@ class Knobs:
     busy: float = 0.1
     max_delay: int = 2
     max_gap: int = 3
+    #: Idle words (``ctrl`` 0, neither a close nor a status) carry random data, not 0, while
+    #: the end is busy: the protocol gives them no meaning, so the router must ignore it.
+    noise: bool = False
+    #: Senders start only when every end is idle and every link quiet, so each round's heads
+    #: (one per input with something to send) reach the router in the same cycle, onto a
+    #: router with every output free.
+    rounds: bool = False
 
 
 #: Endpoints that keep in step (see :func:`burst`): every idle sender starts at once, and
@@ -223,22 +230,38 @@ def transmissions(
     return queues
 
 
-def burst(count: int, rng: random.Random, layout: Layout | None = None) -> list[list[list[int]]]:
+def burst(
+    count: int,
+    rng: random.Random,
+    layout: Layout | None = None,
+    *,
+    spread: int | None = None,
+    max_length: int = 5,
+) -> list[list[list[int]]]:
     """Per input channel, ``count`` transmissions to random targets, in rounds: the ``k``-th
-    transmission of every input has the same length, so endpoints that keep in step
-    (:data:`BURST`) send their heads in the same cycle, round after round, and up to eight
-    heads meet in one cycle (arbitration among three or more requests for a direction; only
-    the first two of a direction get an output in the primary mode)."""
+    transmission of every input has the same length (``0 .. max_length`` bytes after the
+    head), so endpoints that keep in step (:data:`BURST`, or :attr:`Knobs.rounds`) send their
+    heads in the same cycle, round after round, and up to eight heads meet in one cycle
+    (arbitration among three or more requests for a direction; only the first two of a
+    direction get an output in the primary mode). ``spread``: each round's targets are drawn
+    from that many (random) ones, so more heads ask for the same one."""
     layout = layout or router_layout("primary")
     queues = [[] for _ in range(layout.channels)]
     for _ in range(count):
-        length = rng.randint(0, 5)
+        length = rng.randint(0, max_length)
+        targets = rng.sample(range(layout.targets), spread or layout.targets)
         for i, queue in enumerate(queues):
             head = None
             while head is None:
-                head = layout.head(i, rng.randrange(layout.targets), rng.getrandbits(8))
+                head = layout.head(i, rng.choice(targets), rng.getrandbits(8))
             queue.append([head] + [rng.getrandbits(8) for _ in range(length)])
     return queues
+
+
+#: The data an idle word may carry (:attr:`Knobs.noise`): anything but a status code; and a
+#: close that ends a connection: anything but TURN or a status code.
+_NOISE = tuple(x for x in range(256) if x not in STATUS)
+_DROPS = tuple(x for x in _NOISE if x != TURN)
 
 
 class End:
@@ -262,6 +285,8 @@ class End:
         self.turns = 0
         self.segment: list[int] = []
         self.prev_in_ctrl = 0
+        self.prev_out_ctrl = 0
+        self.hold = False  # set by the check: wait for the next round (Knobs.rounds)
         self.answer_in = 0
         self.answer = CONNECTED
         self.answer_turn = False
@@ -298,6 +323,15 @@ class End:
 
     def step(self, incoming: int) -> int:
         """React to ``incoming`` (the word this end sees this cycle); the word it drives."""
+        out = self._step(incoming)
+        if out == 0 and self.knobs.noise and not self.quiet:
+            # A close (the word after a byte) that ends the connection may say so with any
+            # code but TURN, an idle word with any but a status code.
+            out = word(0, self.rng.choice(_DROPS if self.prev_out_ctrl else _NOISE))
+        self.prev_out_ctrl = ctrl_of(out)
+        return out
+
+    def _step(self, incoming: int) -> int:
         ctrl, code = ctrl_of(incoming), data_of(incoming)
         close_in = not ctrl and self.prev_in_ctrl
         self.prev_in_ctrl = ctrl
@@ -345,7 +379,7 @@ class End:
             else:
                 self._done()
             return out
-        if self.state == IDLE and self.queue:
+        if self.state == IDLE and self.queue and not self.hold:
             if self.gap:
                 self.gap -= 1
             elif self.rng.random() < self.knobs.start:
@@ -400,6 +434,8 @@ class RN1Check:
         sb, knobs = self.scoreboard, knobs or self.knobs
         senders = [End(True, random.Random(self.rng.getrandbits(32)), knobs, q) for q in queues]
         receivers = [End(False, random.Random(self.rng.getrandbits(32)), knobs) for _ in queues]
+        ends = senders + receivers
+        last = []  # the inputs driven in the cycle before
         total = sum(len(q) for q in queues)
         start = progress = self.cycle
         done = 0
@@ -419,9 +455,15 @@ class RN1Check:
             sb.compare(
                 "cycle_mismatches", f"{name} cycle {self.cycle}", (o_fwd, i_bk), want, OUTPUTS
             )
+            if knobs.rounds:
+                idle = all(e.state in (IDLE, LISTEN) and not e.segment for e in ends)
+                hold = not idle or any(o_fwd + i_bk + last)
+                for e in senders:
+                    e.hold = hold
             i_fwd = [s.step(i_bk[k]) for k, s in enumerate(senders)]
             o_bk = [r.step(o_fwd[k]) for k, r in enumerate(receivers)]
             self.drive(i_fwd, o_bk)
+            last = i_fwd + o_bk
             self.model.step(i_fwd, o_bk)
             for d in self.model.decisions:
                 if d is not None:
