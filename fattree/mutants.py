@@ -82,7 +82,7 @@ SIMULATOR = "icarus"
 STATUSES = ("killed", "survived", "equivalent", "timeout", "error")
 
 #: Bumped when the equivalence check changes: cached survivors are checked again.
-_EQUIV_VERSION = 4
+_EQUIV_VERSION = 5
 
 #: Mutants run per hold of the ``lock`` of :func:`run_mutants`.
 BATCH = 60
@@ -325,12 +325,14 @@ def equivalence(
     (:func:`_comparison`, its ``trigger`` asserted low), bounded model checking with SymbiYosys
     and Yices (:data:`ENGINE`), both starting from the registers' initial values (the
     Verilog's, which the bench starts from too), every input free every cycle (``different``,
-    ``steps`` the cycle of the first one, counted from 1). Without one, Yosys's equivalence
-    flow (``equiv_make``, ``equiv_simple``, ``equiv_induct``: induction over every signal pair
-    of the same name) may prove the two equal for ever (``proved``); where it does not,
-    because a register differs but never reaches a port (a reset value overwritten before it
-    is read), the answer is ``bounded`` (``steps`` = ``depth``). ``where`` holds the netlist,
-    ``folder`` gets the check's files (``difference.vcd``: the counterexample)."""
+    ``steps`` the cycle of the first one, counted from 1). Without one, or without an answer
+    within ``timeout`` (``unknown``, and how many cycles were clear), Yosys's equivalence flow
+    (``equiv_make``, ``equiv_simple``, ``equiv_induct``: induction over every signal pair of
+    the same name) may prove the two equal for ever (``proved``); where it does not, because
+    a register differs but never reaches a port (a reset value overwritten before it is
+    read), the answer is ``bounded`` (``steps`` = ``depth``), or stays ``unknown``. ``where``
+    holds the netlist, ``folder`` gets the check's files (``difference.vcd``: the
+    counterexample)."""
     started = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)
     netlist_path = os.path.relpath(where / "prepared.il", folder)
@@ -348,8 +350,11 @@ def equivalence(
     netlist = (where / "prepared.il").read_text()
     (folder / "compare.v").write_text(_comparison(top, netlist, tied))
     found = _bmc(folder, netlist_path, setup, depth, timeout)
-    if found["result"] != "bounded":
+    if found["result"] == "different":
         return {**found, "seconds": seconds()}
+    # Without a difference in the first cycles, or without an answer in time (induction over
+    # matching signals often closes where the search does not: a changed copy of a shared
+    # expression that computes the same).
     setup[0] = f"read_rtlil {netlist_path}"
     with contextlib.suppress(TimeoutError, RuntimeError):
         # An unproven equiv_status -assert makes Yosys fail (RuntimeError).
@@ -370,7 +375,7 @@ def equivalence(
             timeout=timeout,
         )
         return {"result": "proved", "steps": INDUCTION_STEPS, "seconds": seconds()}
-    return {"result": "bounded", "steps": depth, "seconds": seconds()}
+    return {**found, "seconds": seconds()}
 
 
 #: The solver of the bounded search: Yices, as the proofs use (fattree/proofs/__init__.py);

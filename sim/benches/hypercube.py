@@ -2,8 +2,9 @@
 hypercube (Stanfill 1987, section 4.2) on generated Verilog.
 
 Phases of traffic run one after the other on the same network: random (``frames`` messages
-in all), a random permutation, transpose, bit reversal, and a hot spot (every processor sends
-two messages to processor 0, which fills the buffers and forces referrals).
+in all, 4096 by default: the queues stay full, buffers fill and every node refers), a random
+permutation, transpose, bit reversal, and a hot spot (every processor sends two messages to
+processor 0, which fills the buffers and forces referrals).
 :class:`fattree.sim.checks.hypercube.HypercubeCheck` runs two checks side by side:
 
 * cycle by cycle, every output (per processor ``tx.ready``, ``rx.valid``, ``rx.payload``; per
@@ -61,7 +62,10 @@ async def traffic_phases(dut):
     config = bench_config()
     p = config["params"]
     dim, procs, buffers, data_bits = p["dim"], p["procs"], p["buffers"], p["data_bits"]
-    frames = config["bench"].get("frames", 256)
+    # Enough random messages that every processor's queue stays full for a while: buffers
+    # fill and every node refers (at 256, the mutants of fattree.mutants showed nodes whose
+    # referral paths were never used); still about a second on Icarus at dim 2.
+    frames = config["bench"].get("frames", 4096)
     backpressure = config["bench"].get("backpressure", 20)
     rng = random.Random(config["seed"])
     model = HypercubeModel(dim, procs, buffers, data_bits)
