@@ -82,7 +82,7 @@ SIMULATOR = "icarus"
 STATUSES = ("killed", "survived", "equivalent", "timeout", "error")
 
 #: Bumped when the equivalence check changes: cached survivors are checked again.
-_EQUIV_VERSION = 5
+_EQUIV_VERSION = 6
 
 #: Mutants run per hold of the ``lock`` of :func:`run_mutants`.
 BATCH = 60
@@ -356,26 +356,81 @@ def equivalence(
     # matching signals often closes where the search does not: a changed copy of a shared
     # expression that computes the same).
     setup[0] = f"read_rtlil {netlist_path}"
-    with contextlib.suppress(TimeoutError, RuntimeError):
-        # An unproven equiv_status -assert makes Yosys fail (RuntimeError).
-        _yosys(
-            folder,
-            "\n".join(
-                setup
-                + [
-                    "equiv_make -inames gold mutant equiv",
-                    "hierarchy -top equiv",
-                    f"equiv_simple -seq {INDUCTION_STEPS}",
-                    f"equiv_induct -seq {INDUCTION_STEPS}",
-                    "equiv_status -assert",
-                ]
-            )
-            + "\n",
-            "induction",
-            timeout=timeout,
-        )
+    if _induction(folder, setup, top, mutation, netlist, timeout):
         return {"result": "proved", "steps": INDUCTION_STEPS, "seconds": seconds()}
     return {**found, "seconds": seconds()}
+
+
+#: Rounds of :func:`_induction`, each with more internal signals left unpaired.
+INDUCTION_ROUNDS = 3
+
+
+def _induction(
+    folder: Path, setup: list[str], top: str, mutation: Mutation, netlist: str, timeout: float
+) -> bool:
+    """Whether Yosys's equivalence flow proves the mutant equal to the original at the ports.
+
+    ``equiv_make`` pairs every signal of the same name and ``equiv_status -assert`` wants
+    every pair proved: an internal signal that differs for good (the mutated cell's output,
+    when what reads it computes the same anyway) fails the proof though no port differs. So
+    the mutated cell and its outputs are left unpaired (``-blacklist``), and each round leaves
+    out the internal signals the last one could not prove; ports are always paired. Sound:
+    fewer pairs are fewer assumptions."""
+    ports = {f"\\{name}" for _, name, _ in _ports(top, netlist)}
+    cells = _connections(netlist)
+    cell = next((c for c in cells if c.lstrip("\\") == mutation.cell.lstrip("\\")), None)
+
+    def around(wires: set[str]) -> set[str]:
+        # A wire left unpaired, and the cells that read it (else equiv_make pairs the inputs
+        # of two cells of the same name, the wire among them).
+        return wires | {c for c, (ins, _) in cells.items() if ins & wires}
+
+    unpaired = ({mutation.cell} | around(cells[cell][1] if cell else set())) - ports
+    for round_ in range(INDUCTION_ROUNDS):
+        (folder / "unpaired.txt").write_text("\n".join(sorted(unpaired)) + "\n")
+        script = setup + [
+            "equiv_make -inames -blacklist unpaired.txt gold mutant equiv",
+            "hierarchy -top equiv",
+            f"equiv_simple -seq {INDUCTION_STEPS}",
+            f"equiv_induct -seq {INDUCTION_STEPS}",
+            "equiv_status -assert",
+        ]
+        try:
+            _yosys(folder, "\n".join(script) + "\n", f"induction{round_}", timeout=timeout)
+            return True
+        except TimeoutError:
+            return False
+        except RuntimeError:  # an unproven equiv_status -assert makes Yosys fail
+            pass
+        log = (folder / f"induction{round_}.log").read_text()
+        # "Unproven $equiv CELL: GOLD GATE", the gold side named NAME_gold when unpaired.
+        failed = {
+            re.sub(r"_gold$", "", name)
+            for name in re.findall(r"Unproven \$equiv \S+: (\S+)", log)
+            if name[0] in "\\$"
+        }
+        new = around(failed) - ports - unpaired
+        if not new or ports & failed:
+            return False
+        unpaired |= new
+    return False
+
+
+def _connections(netlist: str) -> dict[str, tuple[set[str], set[str]]]:
+    """Per cell of an RTLIL netlist, the wires on its inputs and on its outputs (``Y``,
+    ``Q``)."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    current = None
+    for line in netlist.splitlines():
+        words = line.split()
+        if words[:1] == ["cell"] and len(words) >= 3:
+            current = found.setdefault(words[2], (set(), set()))
+        elif words[:1] == ["end"]:
+            current = None
+        elif current is not None and words[:1] == ["connect"] and len(words) > 2:
+            wires = set(re.findall(r"[\\$][^\s\[\]{}]+", " ".join(words[2:])))
+            current[1 if words[1] in ("\\Y", "\\Q") else 0].update(wires)
+    return found
 
 
 #: The solver of the bounded search: Yices, as the proofs use (fattree/proofs/__init__.py);

@@ -150,3 +150,44 @@ def test_full_score(design):
         for m in report["mutants"]
         if m["status"] not in ("killed", "equivalent")
     ]
+
+
+def test_equivalence_of_a_changed_copy_of_a_shared_expression(tmp_path):
+    """``x & (~x + 1)`` (the lowest set bit) with ``x = a & b``: Amaranth writes one ``$and``
+    per use of ``x``. Bit 1 of the copy inside ``~x + 1`` tied to 1 computes the same lowest
+    bit (proved, though that copy's own output differs: it is left unpaired); the same change
+    of the outer copy does not (a difference)."""
+    from amaranth import Module
+    from amaranth.back import rtlil
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from fattree.mutants import _yosys
+
+    class Lowest(wiring.Component):
+        a: In(2)
+        b: In(2)
+        y: Out(2)
+
+        def elaborate(self, platform):
+            m = Module()
+            x = self.a & self.b
+            m.d.comb += self.y.eq((x & (~x + 1))[:2])
+            return m
+
+    where = tmp_path / "net"
+    where.mkdir()
+    (where / "design.il").write_text(rtlil.convert(Lowest(), name="lowest"))
+    _yosys(where, "read_rtlil design.il\nproc\nflatten\nwrite_rtlil prepared.il\n", "prep")
+    text = (where / "prepared.il").read_text()
+    copies = re.findall(
+        r"cell \$and (\S+)\n(?:    .*\n)*?    connect \\A \\a\n    connect \\B \\b", text
+    )
+    assert len(copies) == 2
+    results = sorted(
+        equivalence(
+            where, "lowest", Mutation("const1", "lowest", cell, "Y", 1), 4, 120, tmp_path / cell
+        )["result"]
+        for cell in copies
+    )
+    assert results == ["different", "proved"]
