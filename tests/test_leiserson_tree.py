@@ -21,12 +21,13 @@ from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
 
 
-def run_schedule(dut, messages, seed, *, outside=False, mutate=False):
+def run_schedule(dut, messages, seed, *, outside=False, mutate=False, drop=()):
     """Schedule ``messages`` off-line, drive every delivery cycle through the RTL, and compare
     every leaf's receive wires and ``root_o`` cycle by cycle with the tree model and every
-    arrival with what was sent. Returns the schedule and the indices of the messages that
-    arrived. ``outside``: messages may start or end outside (``root_i``, ``root_o``),
-    packed first-fit on random wires instead of by Theorem 1."""
+    arrival with what was sent. Returns the schedule, the indices of the messages that
+    arrived, the scoreboard and how many were dropped (``drop``: messages sent with a missing
+    edge index where their path allows). ``outside``: messages may start or end outside
+    (``root_i``, ``root_o``), packed first-fit on random wires instead of by Theorem 1."""
     layout = dut.layout
     n = layout.leaves
     rng = random.Random(seed)
@@ -38,7 +39,7 @@ def run_schedule(dut, messages, seed, *, outside=False, mutate=False):
         cycles = schedule_theorem1(n, messages, caps)
         assert len(cycles) <= theorem1_bound(n, messages, caps)
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
-    delivered = []
+    delivered, dropped = [], []
 
     async def bench(ctx):
         def read():
@@ -55,12 +56,13 @@ def run_schedule(dut, messages, seed, *, outside=False, mutate=False):
         check = LeisersonTreeCheck(
             layout, scoreboard, read, drive, ctx.tick, drive_root if outside else None
         )
-        delivered.extend(await check.deliver(messages, cycles, rng, "test", wires=wires))
+        delivered.extend(await check.deliver(messages, cycles, rng, "test", wires=wires, drop=drop))
+        dropped.append(check.dropped)
 
     simulate(dut, bench)
     if not mutate:
         assert scoreboard.mismatches == 0, scoreboard.first_mismatch
-    return cycles, delivered, scoreboard
+    return cycles, delivered, scoreboard, dropped[0]
 
 
 @pytest.mark.parametrize(("w", "seed"), [(8, 1), (4, 2)])
@@ -71,7 +73,7 @@ def test_tree_delivers_schedule(w, seed):
     rng.shuffle(perm)
     messages = random_messages(8, 12, rng) + [(i, perm[i]) for i in range(8) if perm[i] != i]
     assert load_factor(8, messages, layout_capacities(dut.layout)) > 1
-    cycles, delivered, _ = run_schedule(dut, messages, seed)
+    cycles, delivered, _, _ = run_schedule(dut, messages, seed)
     assert sorted(delivered) == list(range(len(messages)))  # each exactly once, data intact
     assert len(cycles) >= 2
 
@@ -79,7 +81,7 @@ def test_tree_delivers_schedule(w, seed):
 def test_tree_with_user_profile_and_two_leaf_wires():
     dut = LeisersonFatTree(4, [3, 3, 2])
     messages = [(0, 3), (0, 2), (1, 3), (2, 0), (3, 1), (1, 0), (2, 1), (3, 2)]
-    cycles, delivered, _ = run_schedule(dut, messages, 3)
+    cycles, delivered, _, _ = run_schedule(dut, messages, 3)
     assert sorted(delivered) == list(range(len(messages)))
 
 
@@ -89,16 +91,44 @@ def test_tree_carries_traffic_through_the_root(leaves, w, seed):
     # leaves, on random wires of every channel: root_o and every recv checked cycle by cycle.
     dut = LeisersonFatTree(leaves, w=w or None)
     messages = external_messages(leaves, random.Random(seed), per_leaf=2)
-    cycles, delivered, _ = run_schedule(dut, messages, seed, outside=True)
+    cycles, delivered, _, _ = run_schedule(dut, messages, seed, outside=True)
     assert sorted(delivered) == list(range(len(messages)))
     assert len(cycles) >= 2
+
+
+@pytest.mark.parametrize(("leaves", "w"), [(4, 0), (8, 4)])
+def test_tree_drops_messages_with_a_missing_edge(leaves, w):
+    # Every message whose path has a stage input with fewer edges than its decision bits
+    # can name is sent with such an edge index: the switch must drop it (nothing of it
+    # reaches any output), and every other message arrives as before.
+    dut = LeisersonFatTree(leaves, w=w or None)
+    messages = external_messages(leaves, random.Random(leaves), per_leaf=2)
+    every = set(range(len(messages)))
+    cycles, delivered, _, dropped = run_schedule(dut, messages, leaves, outside=True, drop=every)
+    assert dropped > 0 and len(delivered) + dropped == len(messages)
+
+
+def test_dropping_header_by_hand():
+    # 4 leaves: node 2's L cascade is 3 -> 1 with one decision bit and one edge per input,
+    # so edge index 1 names no edge. Leaf 1 -> leaf 0 turns at node 2: address 0 (across),
+    # then that bit. The root's L/R cascades (6 -> 2, complete) have no missing edge.
+    from fattree.sim.models.leiserson_schedule import dropping_header, plan_cycle
+    from fattree.spec.capacities import TreeLayout
+
+    layout = TreeLayout.universal(4)
+    plan = plan_cycle(layout, [(1, 0), (OUTSIDE, 2)], [0, 1])
+    across, down = plan.messages
+    assert across.header == [0, 0] and dropping_header(layout, across) == [0, 1]
+    # From outside to leaf 2: root R (edge index 0 or 1, both exist), then node 3's L.
+    header = dropping_header(layout, down)
+    assert header[:2] == down.header[:2] and header[2:] == [0, 1]
 
 
 def test_root_traffic_broken_reference_is_caught():
     # The first expected value with a 1 in it loses that bit: the comparison is real.
     dut = LeisersonFatTree(4)
     messages = [(OUTSIDE, 0), (1, OUTSIDE), (OUTSIDE, 3)]
-    _, delivered, scoreboard = run_schedule(dut, messages, 1, outside=True, mutate=True)
+    _, delivered, scoreboard, _ = run_schedule(dut, messages, 1, outside=True, mutate=True)
     assert scoreboard.failures["cycle_mismatches"] == 1
     assert sorted(delivered) == [0, 1, 2]
 
@@ -166,6 +196,7 @@ def check_bench(result, frames):
             assert message_set["lambda"] <= message_set["d"] <= message_set["theorem1_bound"]
     # Every fourth set goes through the root's external channel.
     assert len(s["external_sets"]) >= 1 and all(x["messages"] > 0 for x in s["external_sets"])
+    assert s["dropped"] > 0  # messages sent with an edge index a switch lacks, and gone
     assert s["messages_checked"] > frames
 
 

@@ -1,13 +1,15 @@
 """A whole Leiserson fat-tree delivering an off-line schedule, against the tree model.
 
-Each delivery cycle of a schedule gets switch settings and headers, random data, and senders
-staggered by up to 2 cycles (:func:`fattree.sim.models.leiserson_tree.delivery_waves`). The
-check drives the cycles one after another, bit-serially, and checks:
+Each delivery cycle of a schedule gets switch settings (a random maximum matching at every
+concentrator stage, so that every switch position is used) and headers, random data, and
+senders staggered by up to 2 cycles (:func:`fattree.sim.models.leiserson_tree.
+delivery_waves`). The check drives the cycles one after another, bit-serially, and checks:
 
 * cycle by cycle, every leaf's receive wires and the root's output (``root_o``) against the
   tree model;
 * message by message, that each message arrives at its destination with its data, and (for a
-  whole schedule) that every message arrives exactly once.
+  whole schedule) that every message arrives exactly once, except those sent with an edge
+  index a switch lacks (``drop``): those must vanish at that switch.
 
 Messages may also enter or leave through the root's external channel (an end of
 :data:`~fattree.sim.models.leiserson_tree.OUTSIDE`): they are driven on ``root_i`` through
@@ -56,20 +58,32 @@ class LeisersonTreeCheck:
         self.read, self.drive, self.tick = read, drive, tick
         self.drive_root = drive_root
         self.delivery_cycles = 0
+        #: Messages sent with a header a switch must drop, and not delivered.
+        self.dropped = 0
 
     async def deliver(
-        self, messages, schedule, rng, label: str, *, complete: bool = True, wires=None
+        self, messages, schedule, rng, label: str, *, complete: bool = True, wires=None, drop=()
     ):
         """Drive every delivery cycle of ``schedule`` (cycles of indices into ``messages``,
         ``(src, dst)`` pairs, an end may be :data:`OUTSIDE`), data and stagger drawn from
         ``rng``; ``complete`` says the schedule holds every message; ``wires`` optionally
-        gives each message's wire at its source. Returns the indices of the messages that
-        arrived."""
+        gives each message's wire at its source; ``drop``, messages to send with a header that
+        a switch must drop (where their path allows one: the others are sent whole). Returns
+        the indices of the messages that arrived."""
         sb = self.scoreboard
         if self.drive_root is None and any(src == OUTSIDE for src, _ in messages):
             raise ValueError("messages from OUTSIDE need a drive_root callable")
-        waves = delivery_waves(self.layout, messages, schedule, rng, DATA_BITS, wires=wires)
-        arrived = []
+        waves = delivery_waves(
+            self.layout,
+            messages,
+            schedule,
+            rng,
+            DATA_BITS,
+            wires=wires,
+            random_switches=True,
+            drop=set(drop),
+        )
+        arrived, dropped = [], [m for wave in waves for m in wave.dropped]
         for number, wave in enumerate(waves):
             where = f"{label} set, delivery cycle {number}, cycle"
             for t, row in enumerate(wave.drive):
@@ -95,6 +109,7 @@ class LeisersonTreeCheck:
                 )
                 arrived.append(index)
             self.delivery_cycles += 1
-        if complete and sorted(arrived) != list(range(len(messages))):
+        if complete and sorted(arrived + dropped) != list(range(len(messages))):
             sb.fail("message_mismatches", f"{label} set: not every message arrived exactly once")
+        self.dropped += len(dropped)
         return arrived

@@ -42,6 +42,7 @@ import numpy as np
 from ...params import check_power_of_two
 from ...spec.bits import lg
 from ...spec.capacities import TreeLayout
+from ...spec.concentrator_graph import Cascade, CascadeRouting
 from ...spec.traffic import bit_reversal
 from .leiserson_tree import OUTSIDE  # the root's external channel as a message end
 
@@ -68,6 +69,7 @@ __all__ = [
     "frame_bits",
     "schedule_first_fit",
     "external_messages",
+    "dropping_header",
 ]
 
 
@@ -381,14 +383,56 @@ def _bits(value: int, width: int) -> list[int]:
     return [(value >> (width - 1 - b)) & 1 for b in range(width)]
 
 
+def _random_route(cascade: Cascade, active, rng) -> CascadeRouting:
+    """:meth:`Cascade.route` with a random maximum matching at every stage (Kuhn's augmenting
+    paths, inputs and edges tried in random order), so that every switch position gets used,
+    not only the ones the deterministic matching prefers. Greedy stage by stage, as there."""
+    if not cascade.stages:
+        return cascade.route(active)
+    paths = {i: [i] for i in sorted(set(active))}
+    choices = []
+    at = {i: i for i in paths}
+    for stage in cascade.stages:
+        graph = stage.graph
+        owner: dict[int, int] = {}  # output -> input
+
+        def augment(i: int, seen: set[int], graph=graph, owner=owner) -> bool:
+            for j in rng.sample(graph.adjacency[i], len(graph.adjacency[i])):
+                if j not in seen:
+                    seen.add(j)
+                    if j not in owner or augment(owner[j], seen):
+                        owner[j] = i
+                        return True
+            return False
+
+        for v in rng.sample(sorted(at.values()), len(at)):
+            augment(v, set())
+        matching = {v: o for o, v in owner.items()}
+        choices.append({v: graph.adjacency[v].index(o) for v, o in matching.items()})
+        for i, v in list(at.items()):
+            if v in matching:
+                at[i] = matching[v]
+                paths[i].append(at[i])
+            else:
+                paths[i] = None
+                del at[i]
+    return CascadeRouting(choices, paths)
+
+
 def plan_cycle(
-    layout: TreeLayout, messages, cycle: list[int], wires: dict[int, int] | None = None
+    layout: TreeLayout,
+    messages,
+    cycle: list[int],
+    wires: dict[int, int] | None = None,
+    rng=None,
 ) -> CyclePlan:
     """Set every switch for the messages ``cycle`` (indices into ``messages``) and build
     their headers. Raises ``RuntimeError`` if a cascade cannot route its active inputs.
     An :data:`OUTSIDE` source enters on a wire of the root's U input, an :data:`OUTSIDE`
     destination leaves through the root's U output. ``wires`` gives a message's wire at its
-    source; the others take their source's free wires from 0 up, in ``cycle`` order."""
+    source; the others take their source's free wires from 0 up, in ``cycle`` order. With
+    ``rng`` every stage takes a random maximum matching instead of the deterministic one (in
+    a cascade of several stages that may route fewer: then it raises, as for an overload)."""
     n, levels = layout.leaves, layout.levels
     array = check_messages(n, messages, outside=True)
     wires = wires or {}
@@ -432,7 +476,7 @@ def plan_cycle(
         for m in entering:
             _, in_port, wire = position[m]
             inputs[layout.group_offset(level, port, in_port) + wire] = m
-        routing = cascade.route(inputs)
+        routing = cascade.route(inputs) if rng is None else _random_route(cascade, inputs, rng)
         if routing.lost:
             raise RuntimeError(
                 f"node {node} port {port}: cascade ({cascade.r} -> {cascade.s}, guaranteed "
@@ -494,6 +538,29 @@ def plan_cycle(
 def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
     """What the source leaf puts on its wire: M bit, header, data (MSB first)."""
     return [1] + plan.header + _bits(data, data_bits)
+
+
+def dropping_header(layout: TreeLayout, plan: MessagePlan) -> list[int] | None:
+    """``plan``'s header with the decision bits of the first stage on its path whose input
+    has fewer edges than its bits can name set to an edge index the graph lacks: the stage
+    drops the message there (section IV's switches: an unknown setting connects nothing).
+    None if no stage on the path can be given such an index."""
+    header = list(plan.header)
+    position = 0
+    for node, in_port, in_wire, port, _out in plan.hops:
+        position += 1  # the address bit
+        level = node.bit_length() - 1
+        cascade = layout.cascade(level, port)
+        for t, stage in enumerate(cascade.stages):
+            bits = stage.graph.decision_bits
+            if t == 0:
+                vertex = layout.group_offset(level, port, in_port) + in_wire
+                degree = len(stage.graph.adjacency[vertex])
+                if degree < 1 << bits:
+                    header[position : position + bits] = _bits(degree, bits)
+                    return header
+            position += bits
+    return None
 
 
 def schedule_first_fit(

@@ -148,33 +148,68 @@ class Wave:
     delivery: Delivery
     root_drive: list[int]
     root_expect: list[int]
+    #: Indices of the messages whose header makes a switch drop them.
+    dropped: list[int] = field(default_factory=list)
 
 
 def delivery_waves(
-    layout: TreeLayout, messages, cycles, rng, data_bits: int = 8, stagger: int = 3, wires=None
+    layout: TreeLayout,
+    messages,
+    cycles,
+    rng,
+    data_bits: int = 8,
+    stagger: int = 3,
+    wires=None,
+    *,
+    random_switches: bool = False,
+    drop=(),
 ):
     """Plan every delivery cycle of a schedule (switch settings and headers; ``wires``, if
     given, each message's wire at its source), attach random data, start each message
     0 .. stagger-1 cycles after ``start``, and give the expected receive waveforms from
-    :func:`deliver`. Raises ``RuntimeError`` if the model loses or collides a message."""
-    from .leiserson_schedule import frame_bits, plan_cycle
+    :func:`deliver`. ``random_switches``: every concentrator stage takes a random maximum
+    matching drawn from ``rng`` (the deterministic one where a random one does not route).
+    ``drop``: message indices whose header names, where it can, an edge a stage lacks
+    (:func:`~fattree.sim.models.leiserson_schedule.dropping_header`), so that the tree must
+    drop them (:attr:`Wave.dropped`). Raises ``RuntimeError`` if the model loses any other
+    message or collides one."""
+    from .leiserson_schedule import dropping_header, frame_bits, plan_cycle
 
     n = layout.leaves
     waves = []
     for cycle in cycles:
-        plan = plan_cycle(layout, messages, cycle, wires)
-        frames, sent, offsets = {}, {}, {}
+        plan = None
+        if random_switches:
+            try:
+                plan = plan_cycle(layout, messages, cycle, wires, rng)
+            except RuntimeError:  # a greedy random matching stage by stage can route fewer
+                pass
+        plan = plan or plan_cycle(layout, messages, cycle, wires)
+        frames, sent, offsets, dropped = {}, {}, {}, set()
+        tail = 1  # a dropped frame is cut inside the tree: it must have left it before the end
         for mp in plan.messages:
             wire = mp.hops[0][2]  # the wire the plan gave it at its source
             data = rng.getrandbits(data_bits)
             frames[(mp.src, wire)] = frame_bits(mp, data, data_bits)
+            header = dropping_header(layout, mp) if mp.index in drop else None
+            if header is not None:
+                frames[(mp.src, wire)][1 : 1 + len(header)] = header
+                dropped.add((mp.src, wire))
+                # Its whole path's latency (selectors, then b + 1 per stage), as if delivered.
+                path = sum(
+                    SELECTOR_LATENCY
+                    + sum(b + 1 for b in layout.cascade(node.bit_length() - 1, port).decision_bits)
+                    for node, _i, _w, port, _o in mp.hops
+                )
+                tail = max(tail, len(frames[(mp.src, wire)]) + path)
             sent[(mp.src, wire)] = (mp.index, data)
             offsets[(mp.src, wire)] = rng.randrange(stagger)
         model = deliver(layout, frames)
-        if model.lost or model.collisions:
+        if {lost[:2] for lost in model.lost} != dropped or model.collisions:
             raise RuntimeError(f"model: lost {model.lost}, collisions {model.collisions}")
         length = max((len(f) + offsets[k] for k, f in frames.items()), default=1)
         length += max((a.latency for a in model.arrivals), default=0) + 3
+        length = max(length, stagger + tail + 3)
         # Column n of each row is the root's channel (root_i, root_o).
         drive = [[0] * (n + 1) for _ in range(length)]
         expect = [[0] * (n + 1) for _ in range(length)]
@@ -195,6 +230,7 @@ def delivery_waves(
                 model,
                 [row[n] for row in drive],
                 [row[n] for row in expect],
+                sorted(sent[key][0] for key in dropped),
             )
         )
     return waves
