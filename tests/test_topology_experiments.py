@@ -270,6 +270,15 @@ def test_cli_json(capsys):
     assert "unknown workload 'sort'" in capsys.readouterr().err
 
 
+def test_missing_data_file_is_one_line_not_an_empty_plot(capsys, tmp_path):
+    from fattree.scripts.main import main
+
+    missing = tmp_path / "nope.json"
+    assert main(["experiment", "topology-cost", "--data", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read {missing}" in err and "Traceback" not in err
+
+
 @pytest.mark.slow
 def test_fat_tree_vs_hypercube_up_to_128():
     result = run("fat-tree-vs-hypercube", "--sizes", "2..7")

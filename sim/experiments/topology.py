@@ -288,9 +288,8 @@ def synth_record(
 
 
 def load_synthesis(path: Path = DATA_FILE) -> list[dict]:
-    """The recorded synthesis figures (an empty list if there is no data file)."""
-    if not path.exists():
-        return []
+    """The recorded synthesis figures; ``ValueError`` (one line) if ``path`` cannot be read:
+    a mistyped ``--data`` must not plot no synthesis points without a word."""
     try:
         return json.loads(path.read_text())["points"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
