@@ -6,8 +6,9 @@ wiring is :class:`fattree.spec.topology.FatTree` with ``w = 2`` (levels ``h``): 
 ``SW(l, t)`` is a router, its down ports 0 and 1 are ``a`` and ``b``, its up ports 0 and 1
 are ``c`` and ``d``; node ``n`` hangs on down port ``n mod 2`` of ``SW(0, n div 2)``.
 
-Every router's random bit comes from one shared LFSR (``shared_lfsr``, the same bits as a
-register per router, in far fewer flip-flops).
+Every router's random bit comes from one shared LFSR sequence (``shared_lfsr``, the same bits
+as a register per router, in far fewer flip-flops); trees above 16 leaves hold a copy of the
+register per block of router columns, so no one register drives the whole chip.
 
 Each node has a transmit stream ``tx[n]`` and a receive stream ``rx[n]``
 (``amaranth.lib.stream``, one beat per whole message; see :class:`NetworkInterface`): a
@@ -38,6 +39,9 @@ from .network_interface import NetworkInterface, rx_signature, tx_signature
 __all__ = ["CircuitFatTree", "MAX_LEAVES"]
 
 MAX_LEAVES = 1024
+#: Router columns (routers of one ``t``, at every level) that share one copy of the LFSR
+#: register; 8 keeps trees of up to 16 leaves at one register.
+LFSR_COLUMNS = 8
 
 
 class CircuitFatTree(wiring.Component):
@@ -95,14 +99,21 @@ class CircuitFatTree(wiring.Component):
         m = Module()
         tree, h = self.topology, self.h
         faults = link_faults(self.faults, self.leaves, self.width)
-        # One LFSR for all routers: each takes its own LFSR's bit as a parity of this state.
-        m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
+        # One LFSR sequence for all routers: each takes its own LFSR's bit as a parity of this
+        # state. Each block of LFSR_COLUMNS router columns (every level) has its own copy of
+        # the register (same seed, so the same bits): one register fanning out to every
+        # router across a large chip was the 64-leaf tree's critical path.
+        lfsrs = []
+        for copy in range(max(1, self.leaves // 2 // LFSR_COLUMNS)):
+            lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
+            m.submodules["lfsr" if copy == 0 else f"lfsr{copy}"] = lfsr
+            lfsrs.append(lfsr)
         routers = {}
         for level in range(h):
             for t in range(self.leaves // 2):
                 seed = router_seed(self.seed, level, t)
                 router = CircuitRouter(self.width, seed, shared_lfsr=True)
-                m.d.comb += router.lfsr.eq(lfsr.value)
+                m.d.comb += router.lfsr.eq(lfsrs[t // LFSR_COLUMNS].value)
                 routers[level, t] = router
                 m.submodules[f"r{level}_{t}"] = router
         nis = []
