@@ -71,13 +71,16 @@ class Ports:
 
 #: The phases after random and hot spot on one router: rounds of eight heads in one cycle
 #: onto a free router (three or more for one direction), heads in step onto a router whose
-#: outputs are partly held, the same with turns, busy receivers and idle words with random
-#: data, then random traffic with such idle words.
+#: outputs are partly held, the same with turns, busy receivers, idle words with random data
+#: and answer bytes that look like codes, then random traffic with such words and bytes.
 STRESS = (
     ("rounds", Knobs(start=1.0, turn=0.0, busy=0.0, max_delay=0, max_gap=0, rounds=True)),
     ("burst", BURST),
-    ("burst-turns", Knobs(start=1.0, turn=0.5, busy=0.3, max_delay=0, max_gap=0, noise=True)),
-    ("noise", Knobs(noise=True)),
+    (
+        "burst-turns",
+        Knobs(start=1.0, turn=0.5, busy=0.3, max_delay=0, max_gap=0, noise=True, codes=0.3),
+    ),
+    ("noise", Knobs(turn=0.6, noise=True, codes=0.3)),
 )
 
 

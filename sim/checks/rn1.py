@@ -103,6 +103,10 @@ class Knobs:
     #: (one per input with something to send) reach the router in the same cycle, onto a
     #: router with every output free.
     rounds: bool = False
+    #: Probability that a byte of a segment after a turn is one of the codes (0 .. 3: DROP,
+    #: TURN, CONNECTED, BLOCKED): a byte (``ctrl`` 1) is data whatever its value, and a router
+    #: that read it as a close or a status would drop the circuit.
+    codes: float = 0.0
 
 
 #: Endpoints that keep in step (see :func:`burst`): every idle sender starts at once, and
@@ -315,7 +319,15 @@ class End:
         self.state = SEND
 
     def _random_bytes(self) -> list[int]:
-        return [self.rng.getrandbits(8) for _ in range(self.rng.randint(1, self.knobs.max_bytes))]
+        count = self.rng.randint(1, self.knobs.max_bytes)
+        if not self.knobs.codes:
+            return [self.rng.getrandbits(8) for _ in range(count)]
+        return [
+            self.rng.randrange(4)
+            if self.rng.random() < self.knobs.codes
+            else self.rng.getrandbits(8)
+            for _ in range(count)
+        ]
 
     def _done(self) -> None:
         self.state = IDLE if self.sender else LISTEN
