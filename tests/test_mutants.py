@@ -125,9 +125,10 @@ def test_cli_errors(argv, message, capsys):
 #: survivors and why); strict, so a stronger bench turns the xfail into a failure to remove.
 BELOW_TARGET = {
     "leiserson-tree": "root traffic (root_i, messages leaving through root_o) never driven",
-    "rn1": "benches hang on broken routers (timeouts) and formal checks time out",
     "circuit-tree": "benches hang on broken routers (timeouts, not counted as killed)",
-    "hypercube": "survivors not yet explained",
+    # Four survivors are equivalent by argument (docs/verification.md) but neither search nor
+    # induction answers for them in 60 s; they count as survived.
+    "hypercube": "equivalent survivors the formal check cannot settle in time",
 }
 
 
