@@ -15,17 +15,18 @@ A mutant is
 * ``timeout`` when its bench runs past the time limit (three times the original's run plus
   20 s): not counted as killed (a bench that hangs has no cycle limit of its own);
 * ``equivalent`` when its bench passes and a formal check finds no input sequence that tells
-  it from the original at the ports: a miter of the two netlists, ``sat -tempinduct -prove
-  trigger 0`` from the registers' initial values, either proved by induction (``proved``) or,
-  where induction does not close, without a difference in the first ``depth`` cycles
-  (``bounded N``); the report says which;
+  it from the original at the ports (:func:`equivalence`: bounded model checking of the two
+  side by side with sby and Yices from the registers' initial values, then Yosys's
+  induction), either proved by induction (``proved``) or, where induction does not close,
+  without a difference in the first ``depth`` cycles (``bounded N``); the report says which;
 * ``survived`` when its bench passes and the formal check finds a difference (it gives the
-  cycle of the first one).
+  cycle of the first one), or gives no answer in time.
 
 The score is killed / (mutants - equivalent). Each mutant's result is cached in its own folder
-(``<root>/<design>/<params>/m007/result.json``), keyed by the netlist, the mutation and the
-bench settings, so a rerun resumes. ``jobs`` simulations run in parallel; ``lock`` (a file,
-e.g. the machine's heavy-job lock) is held per batch of :data:`BATCH` mutants.
+(``<root>/<design>/<params>/m007/result.json``), keyed by the netlist, the mutation, the
+bench settings and the bench's own source (:func:`bench_source`), so a rerun resumes.
+``jobs`` simulations run in parallel; ``lock`` (a file, e.g. the machine's heavy-job lock) is
+held per batch of :data:`BATCH` mutants.
 """
 
 from __future__ import annotations
