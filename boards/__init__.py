@@ -107,7 +107,7 @@ SELFTESTS: Registry[SelfTest] = Registry(
                 "from block RAM cycle for cycle"
             ),
             board_params={
-                "icebreaker": {"dim": 2, "procs": 2, "buffers": 2, "data_bits": 16},
+                "icebreaker": {"dim": 3, "procs": 1, "buffers": 1, "data_bits": 14},
                 "ulx3s-85f": {"dim": 4, "procs": 2, "buffers": 2, "data_bits": 24},
             },
             options=("pattern", "messages"),

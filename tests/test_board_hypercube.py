@@ -269,7 +269,7 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-SIM_ARGV = ["build", "hypercube", "-p", "procs=1", "-p", "buffers=1"]
+SIM_ARGV = ["build", "hypercube", "-p", "dim=2", "-p", "procs=1", "-p", "buffers=1"]
 
 
 @pytest.mark.parametrize("fault", [False, True])
@@ -281,7 +281,7 @@ def test_build_simulate(capsys, fault):
     assert data["lines"] == 1 and data["checked"] > 0 and data["verdict"] == "PASS"
     assert (data["errors"] > 0) == fault
     # The iCEBreaker's point, with the user's parameters on top.
-    assert data["params"] == {"dim": 2, "procs": 1, "buffers": 1, "data_bits": 16}
+    assert data["params"] == {"dim": 2, "procs": 1, "buffers": 1, "data_bits": 14}
     assert data["selftest"]["messages_per_run"] == 4 * 8
 
 
@@ -300,11 +300,13 @@ def test_build_bad_input_is_one_line(capsys):
 
 def test_board_points():
     selftest = get_selftest("hypercube")
+    # The largest cube that fits the UP5K (the 3-cube at two buffers does not) and the 4-cube
+    # on the ECP5-85F (the 5-cube would need about 2.5 times its LUTs).
     assert selftest.defaults_for("icebreaker") == {
-        "dim": 2,
-        "procs": 2,
-        "buffers": 2,
-        "data_bits": 16,
+        "dim": 3,
+        "procs": 1,
+        "buffers": 1,
+        "data_bits": 14,
     }
     assert selftest.defaults_for("ulx3s-85f")["dim"] == 4
 
