@@ -4,12 +4,18 @@ The paper's load -> compute -> update, with the read of the load split over two 
 
 * **load** (the cycle before M): the slot entering M addresses both memories with ``s_h``
   and ``d_h``;
-* **M**: the memory read is in flight;
-* **R**: the rows arrive in a register; the forwarding select and what the request will do
-  at this level are registered here;
-* **C** (compute): the current vectors, ``Ulink AND Dlink``, the priority select, the bit
-  clear (or set, for a release), the next level's switches;
+* **M**: the memory read is in flight; what the request will do at this level and which
+  requests ahead write its rows are registered here;
+* **R**: the rows arrive in a register; with the newest write of each forwarded (the one of
+  the request in C taken from its result as it is computed), ``Ulink AND Dlink`` and the
+  vectors to write back are registered for C;
+* **C** (compute): the priority select and one 2:1 select by its result per bit, the next
+  level's switches;
 * **U** (update): the write-back; also the load of level ``h+1``.
+
+The same-row loop (the vector one request writes is the one the next may start from) is
+C's registers -> the priority select's carry chain -> one select -> C's registers: everything
+else a request needs from the one ahead is formed in R for both outcomes of that select.
 """
 
 from amaranth import Cat, Const, Mux, Signal
@@ -62,6 +68,7 @@ class LinkLevel:
         self.wrote_2 = Signal(layouts.write, name=f"{p}_wrote_2")
         # What leaves U: the slot with P_h (and digit 0 of s_{h+1}, d_{h+1}) filled in.
         self.leaving = Signal(layouts.slot, name=f"{p}_leaving")
+        self.hit1 = {}
 
     def in_flight(self) -> list:
         """The valid bits of the slots in M, R, C and U."""
@@ -71,10 +78,11 @@ class LinkLevel:
         """Add the block to ``m``; ``load`` is the slot entering M, ``clear`` the sequencer."""
         ulink, dlink = self._load(m, load)
         on_path, schedule, release_bit = self._decide(m)
-        current_u = self._forward(m, "u", ulink.read_data, on_path)
-        current_d = self._forward(m, "d", dlink.read_data, on_path)
-        take, refused, new_u, new_d = self._compute(m, current_u, current_d, schedule, release_bit)
-        self._update(m, on_path, refused, take, new_u, new_d, clear)
+        later, refused, take, new_u, new_d = self._compute(m, schedule)
+        base_u = self._forward(m, "u", ulink.read_data)
+        base_d = self._forward(m, "d", dlink.read_data)
+        self._next_vectors(m, on_path, schedule, release_bit, later, base_u, base_d)
+        self._update(m, on_path[1], refused, take, new_u, new_d, clear)
         self._encode_port(m)
         self._write_back(m, ulink, dlink, clear)
 
@@ -89,75 +97,116 @@ class LinkLevel:
         return ulink, dlink
 
     def _decide(self, m):
-        """What the request does at this level, known from its slot alone: decided in R.
+        """What the request does at this level, known from its slot alone: decided in M.
 
-        ``on_path`` = the level is on its path (it will write back), ``schedule`` = it takes
-        the lowest free port, ``release_bit`` = the port bit it gives back (one-hot or 0).
+        Returns ``(on_path, schedule, release_bit)``: ``on_path`` = ``(in R, in C)``, the level
+        is on the path of the request there (it will write back); ``schedule`` = ``(in R, in
+        C)``, it takes the lowest free port; ``release_bit`` (in R) = the port bit it gives
+        back (one-hot or 0). The slot does not change between M and C.
         """
-        p, r, h = self.prefix, self.r, self.h
-        on_path = Signal(name=f"{p}_on_path")
-        schedule = Signal(name=f"{p}_schedule")
+        p, mm, h = self.prefix, self.m, self.h
+        on_path = Signal(name=f"{p}_on_path_r"), Signal(name=f"{p}_on_path_c")
+        schedule = Signal(name=f"{p}_schedule_r"), Signal(name=f"{p}_schedule_c")
         release_bit = Signal(self.w, name=f"{p}_release_bit")
-        on_path_in_r = r.valid & r.alive & (r.height > h)
+        on_path_in_m = mm.valid & mm.alive & (mm.height > h)
         m.d.sync += [
-            on_path.eq(on_path_in_r),
-            schedule.eq(on_path_in_r & (r.op == Op.SCHEDULE)),
+            on_path[0].eq(on_path_in_m),
+            schedule[0].eq(on_path_in_m & (mm.op == Op.SCHEDULE)),
             release_bit.eq(
-                Mux(on_path_in_r & (r.op == Op.RELEASE), Const(1, self.w) << r.ports[h], 0)
+                Mux(on_path_in_m & (mm.op == Op.RELEASE), Const(1, self.w) << mm.ports[h], 0)
             ),
+            on_path[1].eq(on_path[0]),
+            schedule[1].eq(schedule[0]),
         ]
+        self.on_path = on_path
         return on_path, schedule, release_bit
 
-    def _forward(self, m, link: str, memory_row, writes_in_c):
+    def _compute(self, m, schedule):
+        """C: the lowest free port of the registered ``avail`` and the vectors written back.
+
+        C's registers (filled in R, :meth:`_next_vectors`): ``avail`` = ``Ulink AND Dlink``,
+        already zero unless the request schedules; ``keep_u``/``keep_d`` = the vectors with the
+        released bit set. The taken bit is the free one with no free port below it, so the new
+        vector is ``keep`` where ``later`` is 1 and ``keep AND NOT avail`` where it is 0: one
+        select by ``later`` after the priority encoder.
+
+        Returns ``(later, refused, take, new_u, new_d)``.
+        """
+        p, w = self.prefix, self.w
+        self.avail = avail = Signal(w, name=f"{p}_avail")
+        self.keep_u = Signal(w, name=f"{p}_keep_u", reset_less=True)
+        self.keep_d = Signal(w, name=f"{p}_keep_d", reset_less=True)
+        later, none = lowest_free_port(m, avail, p)
+        take = Signal(w, name=f"{p}_take")
+        new_u = Signal(w, name=f"{p}_new_u")
+        new_d = Signal(w, name=f"{p}_new_d")
+        m.d.comb += [
+            take.eq(avail & ~later),
+            new_u.eq((later & self.keep_u) | (~later & self.keep_u & ~avail)),
+            new_d.eq((later & self.keep_d) | (~later & self.keep_d & ~avail)),
+        ]
+        return later, schedule[1] & none, take, new_u, new_d
+
+    def _forward(self, m, link: str, memory_row):
         """The ``link`` row (``"u"``: Ulink row ``s_h``, ``"d"``: Dlink row ``d_h``) as the
-        request in C must see it: the memory row, or the newest write of it the row misses.
+        request in R must see it, except for the write of the request in C: the memory row, or
+        the newest write of it the row misses.
 
         The row is as it was at the end of the request's load cycle. ``hitK``: the request K
-        ahead writes this row. The one ahead writes now (in U); those 2, 3 and 4 ahead wrote
-        one, two and three cycles ago, the last at the very edge that sampled the address,
-        where the memory's read is undefined (older writes are in the row). ``hit2`` ..
-        ``hit4`` are compared in M, while those requests are in C, U and one cycle past U;
-        in R the newest hit (else the memory row) is registered as ``base``, taken from U and
-        the writes of one and two cycles ago, so no three-cycle-old write needs a register.
-        Only ``hit1`` is compared in R: C has a 2:1 select before its AND.
+        ahead writes this row. The one ahead is in C, computing (:meth:`_next_vectors` takes
+        its result); those 2, 3 and 4 ahead are in U and wrote one and two cycles ago, the
+        last at the very edge that sampled the address, where the memory's read is undefined
+        (older writes are in the row). ``hit1`` .. ``hit4`` are compared in M, while those
+        requests are in R, C, U and one cycle past U.
         """
         p = f"{self.prefix}_{link}"
         switch, row, new = ("s" if link == "u" else "d"), f"row_{link}", f"new_{link}"
         mm, r, c, u = self.m, self.r, self.c, self.u.write
+        on_path_r, on_path_c = self.on_path
         wrote_1, wrote_2 = self.wrote_1, self.wrote_2
-        hit2, hit3, hit4 = (Signal(name=f"{p}_hit{k}") for k in (2, 3, 4))
+        hit1, hit2, hit3, hit4 = (Signal(name=f"{p}_hit{k}") for k in (1, 2, 3, 4))
         m.d.sync += [
-            hit2.eq(writes_in_c & (c[switch] == mm[switch])),
+            hit1.eq(on_path_r & (r[switch] == mm[switch])),
+            hit2.eq(on_path_c & (c[switch] == mm[switch])),
             hit3.eq(u.enable & (u[row] == mm[switch])),
             hit4.eq(wrote_1.enable & (wrote_1[row] == mm[switch])),
         ]
-        hit1 = Signal(name=f"{p}_hit1")
-        base = Signal(self.w, name=f"{p}_base", reset_less=True)
-        m.d.sync += [
-            hit1.eq(writes_in_c & (c[switch] == r[switch])),
-            base.eq(
-                Mux(hit2, u[new], Mux(hit3, wrote_1[new], Mux(hit4, wrote_2[new], memory_row)))
-            ),
-        ]
-        current = Signal(self.w, name=f"{p}_current")
-        m.d.comb += current.eq(Mux(hit1, u[new], base))
-        return current
+        self.hit1[link] = hit1
+        base = Signal(self.w, name=f"{p}_base")
+        m.d.comb += base.eq(
+            Mux(hit2, u[new], Mux(hit3, wrote_1[new], Mux(hit4, wrote_2[new], memory_row)))
+        )
+        return base
 
-    def _compute(self, m, current_u, current_d, schedule, release_bit):
-        """``Ulink AND Dlink``, the lowest free port: ``(take, refused, new_u, new_d)``."""
-        p = self.prefix
-        avail = Signal(self.w, name=f"{p}_avail")
-        m.d.comb += avail.eq(current_u & current_d)
-        lowest, none = lowest_free_port(m, avail, p)
-        take = Signal(self.w, name=f"{p}_take")
-        new_u = Signal(self.w, name=f"{p}_new_u")
-        new_d = Signal(self.w, name=f"{p}_new_d")
-        m.d.comb += [
-            take.eq(Mux(schedule, lowest, 0)),
-            new_u.eq((current_u & ~take) | release_bit),
-            new_d.eq((current_d & ~take) | release_bit),
-        ]
-        return take, schedule & none, new_u, new_d
+    def _next_vectors(self, m, on_path, schedule, release_bit, later, base_u, base_d):
+        """R: C's registers for the request in R, with the result of the one in C forwarded.
+
+        If the request in C writes the row (``hit1``), the row is its new vector, ``keep``
+        where its ``later`` is 1, ``keep AND NOT avail`` where 0. Both cases are formed from
+        registers and the memory row, and ``later`` selects between them last: the same-row
+        loop is C's registers -> priority carry chain -> one 2:1 select -> C's registers.
+        """
+        keep_u, keep_d, avail = self.keep_u, self.keep_d, self.avail
+        hit_u, hit_d = self.hit1["u"], self.hit1["d"]
+        schedule_r = schedule[0]
+        row_if = {}  # the rows as the request in R sees them, for later = 1 and later = 0
+        for bit in (1, 0):
+            in_c_u = keep_u if bit else keep_u & ~avail
+            in_c_d = keep_d if bit else keep_d & ~avail
+            row_if[bit] = (Mux(hit_u, in_c_u, base_u), Mux(hit_d, in_c_d, base_d))
+        next_avail = Signal(self.w, name=f"{self.prefix}_next_avail")
+        next_u = Signal(self.w, name=f"{self.prefix}_next_keep_u")
+        next_d = Signal(self.w, name=f"{self.prefix}_next_keep_d")
+        for i in range(self.w):
+            (u1, d1), (u0, d0) = row_if[1], row_if[0]
+            m.d.comb += [
+                next_avail[i].eq(
+                    Mux(later[i], schedule_r & u1[i] & d1[i], schedule_r & u0[i] & d0[i])
+                ),
+                next_u[i].eq(Mux(later[i], u1[i], u0[i]) | release_bit[i]),
+                next_d[i].eq(Mux(later[i], d1[i], d0[i]) | release_bit[i]),
+            ]
+        m.d.sync += [avail.eq(next_avail), keep_u.eq(next_u), keep_d.eq(next_d)]
 
     def _update(self, m, on_path, refused, take, new_u, new_d, clear):
         """The U register: the slot moved on to level ``h+1``, the write-back, its history.
