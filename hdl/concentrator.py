@@ -85,17 +85,37 @@ class PartialConcentrator(wiring.Component):
             last = count == 1
             full = Cat(wire, choice[: b - 1]) if b > 1 else wire  # choice with this bit
             m.d.sync += armed.eq(armed_now & ~wire)
+            # The next state, from which the output terms' registers below are decoded.
+            count_next = Signal.like(count, name=f"count{k}_next")
+            passing_next = Signal(name=f"passing{k}_next")
+            choice_next = Signal.like(choice, name=f"choice{k}_next")
+            m.d.comb += [count_next.eq(count), passing_next.eq(passing), choice_next.eq(choice)]
             with m.If(first):
-                m.d.sync += [count.eq(b), passing.eq(0), choice.eq(0)]
+                m.d.comb += [count_next.eq(b), passing_next.eq(0), choice_next.eq(0)]
             with m.Elif(self.start):
-                m.d.sync += [count.eq(0), passing.eq(0)]
+                m.d.comb += [count_next.eq(0), passing_next.eq(0)]
             with m.Elif(count != 0):
-                m.d.sync += [count.eq(count - 1), choice.eq(full)]
+                m.d.comb += [count_next.eq(count - 1), choice_next.eq(full)]
                 with m.If(last):
-                    m.d.sync += passing.eq(1)
+                    m.d.comb += passing_next.eq(1)
+            m.d.sync += [count.eq(count_next), passing.eq(passing_next), choice.eq(choice_next)]
+            # Each output term one LUT deep: ``route[e]`` = the path takes edge e (``passing``
+            # and ``choice == e``), ``ahead[p]`` = the last decision bit is now and the ones
+            # before it were p (``last`` and ``choice[:b-1] == p``), both registered.
+            route = Signal(len(row), name=f"route{k}")
+            ahead = Signal(1 << (b - 1), name=f"ahead{k}")
+            m.d.sync += [
+                route.eq(Cat(passing_next & (choice_next == e) for e in range(len(row)))),
+                ahead.eq(
+                    Cat(
+                        (count_next == 1) & (choice_next[: b - 1] == p if b > 1 else 1)
+                        for p in range(len(ahead))
+                    )
+                ),
+            ]
             for e, j in enumerate(row):
-                data = passing & ~self.start & (choice == e) & wire
-                m_bit = last & (full == e)
+                data = route[e] & ~self.start & wire
+                m_bit = ahead[e >> 1] & (wire if e & 1 else ~wire)
                 drivers[j].append(data | m_bit)
         m.d.sync += self.o.eq(Cat(*[_or(d) for d in drivers]))
         return m

@@ -9,6 +9,14 @@ Messages are bit-serial, one per wire: M bit, header (address and concentrator d
 bits, :mod:`fattree.sim.models.leiserson_schedule`), data. ``start`` begins a delivery cycle;
 a message may start on its wire in the ``start`` cycle or later. The switch settings are
 off-line: they travel in the headers, computed by the scheduler for each delivery cycle.
+
+``start`` reaches every flip-flop of the tree; at the fabric's clock one register cannot
+drive them all. With ``start_lead = d`` (1..4) the user asserts ``start`` d cycles before
+the delivery cycle and the tree spreads it through d levels of registered copies (per tree
+level, per node, per port inside a node, twice; :func:`~fattree.hdl.fat_tree_node.start_copy`), so
+that every copy reaches its consumers in the delivery cycle itself: the tree behaves cycle
+for cycle as with ``start_lead = 0`` and ``start`` d cycles later (the reference model's
+timing, unchanged).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from amaranth.lib.wiring import In, Out
 from ..params import check_int_range, check_power_of_two
 from ..spec.capacities import TreeLayout, check_capacity_profile, check_root_capacity
 from ._validation import validates_parameters
-from .fat_tree_node import FatTreeNode
+from .fat_tree_node import FatTreeNode, start_copy
 
 __all__ = ["LeisersonFatTree", "leiserson_tree"]
 
@@ -39,11 +47,15 @@ class LeisersonFatTree(wiring.Component):
         ``capacities`` or ``w``, not both.
     seed : int
         Seed of the concentrator graphs (each verified to alpha >= 3/4), at least 0.
+    start_lead : int
+        Cycles ``start`` comes before the delivery cycle it begins, 0..4 (default 0): the
+        depth of the register tree that spreads it (inside the nodes for 1 and 2, then per
+        node, then per tree level).
 
     Attributes
     ----------
     start : In(1)
-        Begins a delivery cycle.
+        Begins a delivery cycle (``start_lead`` cycles later).
     send, recv : In(cap(lg n)).array(leaves), Out(cap(lg n)).array(leaves)
         The leaves' channels.
     root_i, root_o : In(cap(0)), Out(cap(0))
@@ -53,9 +65,18 @@ class LeisersonFatTree(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, leaves: int, capacities=None, *, w: int | None = None, seed: int = 0):
+    def __init__(
+        self,
+        leaves: int,
+        capacities=None,
+        *,
+        w: int | None = None,
+        seed: int = 0,
+        start_lead: int = 0,
+    ):
         check_power_of_two("leaves", leaves, 2)
         check_int_range("seed", seed, 0)
+        self.start_lead = check_int_range("start_lead", start_lead, 0, 4)
         if capacities is not None and w is not None:
             raise ValueError("give either capacities or w, not both")
         if capacities is None:
@@ -65,7 +86,10 @@ class LeisersonFatTree(wiring.Component):
             self.layout = TreeLayout(leaves, check_capacity_profile(leaves, capacities), seed)
         layout = self.layout
         self.leaves = leaves
-        self.nodes = {v: FatTreeNode(layout, v.bit_length() - 1) for v in range(1, leaves)}
+        self.nodes = {
+            v: FatTreeNode(layout, v.bit_length() - 1, start_lead=min(start_lead, 2))
+            for v in range(1, leaves)
+        }
         leaf_width, root_width = layout.cap(layout.levels), layout.cap(0)
         super().__init__(
             {
@@ -79,10 +103,17 @@ class LeisersonFatTree(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n = self.leaves
+        n, lead = self.leaves, self.start_lead
+        # The register tree for `start` above the nodes (the nodes hold the last level).
+        per_level = {
+            k: start_copy(m, self.start, f"start_level{k}") if lead >= 4 else self.start
+            for k in range(self.layout.levels)
+        }
         for v, node in self.nodes.items():
             m.submodules[f"node{v}"] = node
-            m.d.comb += node.start.eq(self.start)
+            level_start = per_level[v.bit_length() - 1]
+            node_start = start_copy(m, level_start, f"start_node{v}") if lead >= 3 else level_start
+            m.d.comb += node.start.eq(node_start)
             for child, (i, o) in zip(
                 (2 * v, 2 * v + 1), ((node.l_i, node.l_o), (node.r_i, node.r_o)), strict=True
             ):
@@ -96,6 +127,6 @@ class LeisersonFatTree(wiring.Component):
         return m
 
 
-def leiserson_tree(leaves: int, w: int = 0, seed: int = 0) -> LeisersonFatTree:
+def leiserson_tree(leaves: int, w: int = 0, seed: int = 0, start_lead: int = 0) -> LeisersonFatTree:
     """The command line's ``leiserson-tree`` design: universal capacities, ``w = 0`` means n."""
-    return LeisersonFatTree(leaves, w=w or None, seed=seed)
+    return LeisersonFatTree(leaves, w=w or None, seed=seed, start_lead=start_lead)
