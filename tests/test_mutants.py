@@ -126,9 +126,6 @@ def test_cli_errors(argv, message, capsys):
 BELOW_TARGET = {
     "leiserson-tree": "root traffic (root_i, messages leaving through root_o) never driven",
     "circuit-tree": "benches hang on broken routers (timeouts, not counted as killed)",
-    # Four survivors are equivalent by argument (docs/verification.md) but neither search nor
-    # induction answers for them in 60 s; they count as survived.
-    "hypercube": "equivalent survivors the formal check cannot settle in time",
 }
 
 
