@@ -32,6 +32,7 @@ def pll_plan(family: str, f_in: float, target: float) -> PLLPlan:
     """The dividers giving the highest output frequency ``<= target`` (Hz) (at most the PLL's
     maximum); ``ValueError`` naming the range if the target is below the PLL's minimum."""
     best = None
+    lowest = float("inf")  # the lowest output the dividers reach from this f_in
     if family == "ice40":
         lo, hi = 16e6, 275e6
         for divr in range(16):
@@ -44,6 +45,8 @@ def pll_plan(family: str, f_in: float, target: float) -> PLLPlan:
                     continue
                 for divq in range(1, 7):
                     f_out = vco / (1 << divq)
+                    if lo <= f_out <= hi:
+                        lowest = min(lowest, f_out)
                     if lo <= f_out <= min(target, hi) and (best is None or f_out > best[0]):
                         best = (f_out, {"DIVR": divr, "DIVF": divf, "DIVQ": divq})
         if best is not None:
@@ -58,6 +61,8 @@ def pll_plan(family: str, f_in: float, target: float) -> PLLPlan:
                 break
             for clkfb in range(1, 81):
                 f_out = pfd * clkfb
+                if lo <= f_out <= hi:
+                    lowest = min(lowest, f_out)
                 if not lo <= f_out <= min(target, hi):
                     continue
                 for clkop in range(1, 129):
@@ -71,9 +76,14 @@ def pll_plan(family: str, f_in: float, target: float) -> PLLPlan:
     else:
         raise ValueError(f"no PLL for family {family!r}")
     if best is None:
+        # The nominal range alone misleads: from a 12 MHz oscillator the iCE40 PLL's lowest
+        # clock is 16.125 MHz, so 16 MHz, inside 16..275, has no setting.
+        reach = ""
+        if target >= lo and lowest < hi:
+            reach = f": from a {f_in / 1e6:g} MHz oscillator its lowest is {lowest / 1e6:g} MHz"
         raise ValueError(
             f"clock must be {lo / 1e6:g}..{hi / 1e6:g} MHz for the {family} PLL, "
-            f"not {target / 1e6:g} MHz"
+            f"not {target / 1e6:g} MHz{reach}"
         )
     return PLLPlan(family, f_in, best[0], best[1])
 

@@ -324,6 +324,12 @@ def test_pll_plans():
         ValueError, match="^clock must be 16..275 MHz for the ice40 PLL, not 5 MHz$"
     ):
         pll_plan("ice40", 12e6, 5e6)
+    # Inside the nominal range but below what 12 MHz reaches: the message says the real floor.
+    with pytest.raises(
+        ValueError, match="not 16 MHz: from a 12 MHz oscillator its lowest is 16.125"
+    ):
+        pll_plan("ice40", 12e6, 16e6)
+    assert pll_plan("ice40", 12e6, 16.2e6).f_out == 16.125e6
 
 
 def test_build_with_pll_plumbing(capsys, tmp_path, monkeypatch):
