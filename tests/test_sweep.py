@@ -14,7 +14,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -423,6 +422,7 @@ import os, signal, sys, time
 from distributed import Client
 with Client(sys.argv[1], timeout=30) as client:
     w2 = next(a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "w2")
+    print("watching", flush=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if client.processing().get(w2):
@@ -439,32 +439,24 @@ def test_dask_sweep_survives_a_killed_worker(cluster, tmp_path):
     jobs = sweep.experiment_grid(
         "hypercube-routing", ["dims=12", "procs=4"], sweep.parse_seeds("1-4")
     )
-    killed: list[str] = []
-
-    def kill_w2_mid_job():
-        watch = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                WATCH_AND_KILL_W2,
-                cluster.address,
-                str(cluster.procs["w2"].pid),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        killed.extend(watch.stdout.split())
-
-    killer = threading.Thread(target=kill_w2_mid_job)
-    killer.start()
-    result = sweep.run_sweep(
-        jobs,
-        backend=sweep.DaskCluster(cluster.address),
-        cache=sweep.Cache(tmp_path / "cache"),
-        build_root=tmp_path / "runs",
+    # The sweep starts only once the watcher is connected and watching: on a loaded machine its
+    # start-up (importing distributed, connecting) took longer than w2's jobs, and it missed them.
+    watch = subprocess.Popen(
+        [sys.executable, "-c", WATCH_AND_KILL_W2, cluster.address, str(cluster.procs["w2"].pid)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    killer.join()
+    try:
+        assert watch.stdout.readline().strip() == "watching"
+        result = sweep.run_sweep(
+            jobs,
+            backend=sweep.DaskCluster(cluster.address),
+            cache=sweep.Cache(tmp_path / "cache"),
+            build_root=tmp_path / "runs",
+        )
+        killed = watch.communicate(timeout=180)[0].split()
+    finally:
+        watch.kill()
     assert killed, "w2 never had a job"
     assert cluster.procs["w2"].wait(timeout=10) == -signal.SIGKILL
     w2, held = killed[0], killed[1:]
