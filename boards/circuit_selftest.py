@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth import Cat, Const, Module, ResetInserter, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 
 from ..hdl._validation import validates_parameters
 from ..hdl.circuit_tree import CircuitFatTree
@@ -49,7 +49,7 @@ from ..sim.models.circuit import CircuitTreeModel
 from ..spec.circuit import check_retry
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.traffic import PATTERNS, destination
-from .selftest import SelfTestCore, harness_signature, popcount
+from .selftest import SelfTestCore, harness_signature, popcount, replay_deliveries
 
 __all__ = [
     "payload_fields",
@@ -449,49 +449,21 @@ class CircuitTreeHarness(wiring.Component):
         cycle_xor = Signal(bits)
         m.d.comb += cycle_xor.eq(got_xor)
 
-        # Replay: the model's trace, one entry per delivering cycle. `entry` (a register) is
-        # the next delivering cycle; the memory's read port already holds the one after it,
-        # so a cycle that consumes `entry` can load the next at once, and the memory's
-        # address never depends on its own output in the same cycle.
-        mem = memory.Memory(shape=self.entry_bits, depth=self.trace_depth, init=self._entries())
-        m.submodules.trace = mem
-        rd = mem.read_port()
-        idx = Signal(range(self.trace_depth))  # address of what the read port shows
-        entry = Signal(self.entry_bits)
-        entry_cycle = entry[: self.cycle_bits]
-        entry_mask = entry[self.cycle_bits : self.cycle_bits + n]
-        entry_xor = entry[self.cycle_bits + n :]
-        now = Signal()
-        m.d.comb += now.eq(primed & (entry_cycle == t))
-        with m.If(prime == PRIMING - 1):  # the read port shows entry 0: take it, show 1
-            m.d.sync += [entry.eq(rd.data), idx.eq(1)]
-            m.d.comb += rd.addr.eq(1)
-        with m.Elif(now):
-            m.d.sync += [entry.eq(rd.data), idx.eq(idx + 1)]
-            m.d.comb += rd.addr.eq(idx + 1)
-        with m.Else():
-            m.d.comb += rd.addr.eq(idx)
-        # The comparison is registered (the XOR trees and the memory's output are long paths).
-        want_mask = Signal(n)
-        want_xor = Signal(bits)
-        with m.If(now):
-            m.d.comb += [want_mask.eq(entry_mask), want_xor.eq(entry_xor)]
-        seen_q = Signal(n)
-        xor_q = Signal(bits)
-        want_mask_q = Signal(n)
-        want_xor_q = Signal(bits)
-        compare_q = Signal()
-        bad_q = Signal()
-        m.d.sync += [
-            seen_q.eq(seen),
-            xor_q.eq(cycle_xor),
-            want_mask_q.eq(want_mask),
-            want_xor_q.eq(want_xor),
-            compare_q.eq(primed),
-            bad_q.eq(Cat(*bad).any()),
-        ]
-        replay_bad = Signal()
-        m.d.comb += replay_bad.eq(compare_q & ((seen_q != want_mask_q) | (xor_q != want_xor_q)))
+        # Replay: the model's trace, compared cycle for cycle.
+        replay_bad, entry_cycle = replay_deliveries(
+            m,
+            init=self._entries(),
+            entry_bits=self.entry_bits,
+            cycle_bits=self.cycle_bits,
+            n=n,
+            first_load=prime == PRIMING - 1,
+            primed=primed,
+            t=t,
+            seen=seen,
+            cycle_xor=cycle_xor,
+        )
+        bad_q = Signal()  # the payload checks, registered as the replay's comparison is
+        m.d.sync += bad_q.eq(Cat(*bad).any())
 
         # Totals for the quiescent point at the end of the run.
         total_bits = max(trace.messages, 1).bit_length() + 1

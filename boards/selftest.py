@@ -26,7 +26,7 @@ lines: ``fattree build DESIGN --simulate CYCLES`` is that, for the board's very 
 from __future__ import annotations
 
 from amaranth import Module, ResetInserter, Signal
-from amaranth.lib import wiring
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..hdl._validation import validates_parameters
@@ -38,6 +38,7 @@ __all__ = [
     "SelfTestCore",
     "STATUS_FIELDS",
     "popcount",
+    "replay_deliveries",
     "SimTop",
     "status_signals",
     "decode_uart",
@@ -86,6 +87,62 @@ def popcount(bits) -> object:
             for k in range(0, len(values), 2)
         ]
     return values[0]
+
+
+def replay_deliveries(
+    m, *, init, entry_bits, cycle_bits, n, first_load, primed, t, seen, cycle_xor
+):
+    """Compare a network's deliveries, cycle for cycle, with the model's trace in a memory.
+
+    ``init``: the trace, one entry per delivering cycle (``cycle`` in the low ``cycle_bits``,
+    then the ``n``-bit mask of delivering ports, then the XOR of their payloads), then end
+    markers. ``first_load`` is the priming cycle in which the read port shows entry 0;
+    ``primed`` is high from the run's first cycle ``t = 0``; ``seen`` and ``cycle_xor`` are
+    this cycle's delivery bits and payload XOR. Returns ``(replay_bad, entry_cycle)``: a
+    mismatch, one cycle late (the comparison is registered: the XOR trees and the memory's
+    output are long paths), and the cycle of the next expected entry (all ones at the end).
+    """
+    # `entry` (a register) is the next delivering cycle; the read port already holds the one
+    # after it, so a cycle that consumes `entry` loads the next at once, and the memory's
+    # address never depends on its own output in the same cycle.
+    mem = memory.Memory(shape=entry_bits, depth=len(init), init=init)
+    m.submodules.trace = mem
+    rd = mem.read_port()
+    idx = Signal(range(len(init)))  # address of what the read port shows
+    entry = Signal(entry_bits)
+    entry_cycle = entry[:cycle_bits]
+    now = Signal()
+    m.d.comb += now.eq(primed & (entry_cycle == t))
+    with m.If(first_load):  # the read port shows entry 0: take it, show 1
+        m.d.sync += [entry.eq(rd.data), idx.eq(1)]
+        m.d.comb += rd.addr.eq(1)
+    with m.Elif(now):
+        m.d.sync += [entry.eq(rd.data), idx.eq(idx + 1)]
+        m.d.comb += rd.addr.eq(idx + 1)
+    with m.Else():
+        m.d.comb += rd.addr.eq(idx)
+    want_mask = Signal(n)
+    want_xor = Signal(len(cycle_xor))
+    with m.If(now):
+        m.d.comb += [
+            want_mask.eq(entry[cycle_bits : cycle_bits + n]),
+            want_xor.eq(entry[cycle_bits + n :]),
+        ]
+    seen_q = Signal(n)
+    xor_q = Signal(len(cycle_xor))
+    want_mask_q = Signal(n)
+    want_xor_q = Signal(len(cycle_xor))
+    compare_q = Signal()
+    m.d.sync += [
+        seen_q.eq(seen),
+        xor_q.eq(cycle_xor),
+        want_mask_q.eq(want_mask),
+        want_xor_q.eq(want_xor),
+        compare_q.eq(primed),
+    ]
+    replay_bad = Signal()
+    m.d.comb += replay_bad.eq(compare_q & ((seen_q != want_mask_q) | (xor_q != want_xor_q)))
+    return replay_bad, entry_cycle
 
 
 class SelfTestCore(wiring.Component):
