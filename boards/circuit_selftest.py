@@ -36,8 +36,6 @@ trace, so the error count rises.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 
@@ -49,7 +47,13 @@ from ..sim.models.circuit import CircuitTreeModel
 from ..spec.circuit import check_retry
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.traffic import PATTERNS, destination
-from .selftest import SelfTestCore, harness_signature, popcount, replay_deliveries
+from .selftest import (
+    RunTrace,
+    SelfTestCore,
+    harness_signature,
+    popcount,
+    replay_deliveries,
+)
 
 __all__ = [
     "payload_fields",
@@ -195,21 +199,6 @@ class SourcesTwin:
         return taken
 
 
-@dataclass(frozen=True)
-class RunTrace:
-    """What the reference model says one run does."""
-
-    #: Cycles of the run (the last delivery and acknowledgement, plus two).
-    cycles: int
-    #: ``(cycle, mask, xor)`` per cycle with a delivery: which nodes deliver (bit ``n`` for
-    #: node ``n``) and the XOR of their payloads.
-    deliveries: tuple[tuple[int, int, int], ...]
-    messages: int
-    rejects: int
-    #: Largest cycles from a message being taken to its acknowledgement (saturated).
-    max_latency: int
-
-
 def expected_run(
     leaves,
     width,
@@ -348,12 +337,6 @@ class CircuitTreeHarness(wiring.Component):
             "trace_bits": self.trace_bits,
         }
 
-    def _entries(self) -> list[int]:
-        cb, n = self.cycle_bits, self.leaves
-        entries = [c | (mask << cb) | (x << (cb + n)) for c, mask, x in self.trace.deliveries]
-        end = (1 << cb) - 1  # the end marker: a cycle the run never reaches
-        return [*entries, end, end]
-
     def elaborate(self, platform):
         m = Module()
         n, h, f = self.leaves, self.leaves.bit_length() - 1, self.fields
@@ -452,8 +435,7 @@ class CircuitTreeHarness(wiring.Component):
         # Replay: the model's trace, compared cycle for cycle.
         replay_bad, entry_cycle = replay_deliveries(
             m,
-            init=self._entries(),
-            entry_bits=self.entry_bits,
+            deliveries=self.trace.deliveries,
             cycle_bits=self.cycle_bits,
             n=n,
             first_load=prime == PRIMING - 1,

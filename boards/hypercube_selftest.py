@@ -43,8 +43,6 @@ with the trace, so the error count rises.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from amaranth import Cat, Const, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 
@@ -57,7 +55,13 @@ from ..spec.hypercube import MAX_RTL_DIM, check_hypercube, proc_bits
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.traffic import PATTERNS, destination
 from .circuit_selftest import _check_constant, _check_masks, check_code
-from .selftest import SelfTestCore, harness_signature, popcount, replay_deliveries
+from .selftest import (
+    RunTrace,
+    SelfTestCore,
+    harness_signature,
+    popcount,
+    replay_deliveries,
+)
 
 __all__ = [
     "PRIMING",
@@ -188,24 +192,6 @@ class SourcesTwin:
 
     def done(self) -> bool:
         return self.count == self.quota
-
-
-@dataclass(frozen=True)
-class RunTrace:
-    """What the reference model says one run does."""
-
-    #: Cycles of the run (the last delivery, then :func:`_tail` more).
-    cycles: int
-    #: ``(cycle, mask, xor)`` per cycle with a delivery: which processors deliver (bit ``g``
-    #: for processor ``g``) and the XOR of their payloads.
-    deliveries: tuple[tuple[int, int, int], ...]
-    messages: int
-    #: Referrals over the run (the nodes' ``refer`` outputs summed over every cycle).
-    rejects: int
-    #: Longest time in network of a message: cycles from its transmit beat being taken to
-    #: its receive beat being taken.
-    max_latency: int
-    fields: tuple[tuple[str, int], ...]
 
 
 def _model_run(dim, procs, buffers, data_bits, fields, seed, pattern, messages, limit):
@@ -367,12 +353,6 @@ class HypercubeHarness(wiring.Component):
             "trace_bits": self.trace_bits,
         }
 
-    def _entries(self) -> list[int]:
-        cb, n = self.cycle_bits, self.processors
-        entries = [c | (mask << cb) | (x << (cb + n)) for c, mask, x in self.trace.deliveries]
-        end = (1 << cb) - 1  # the end marker: a cycle the run never reaches
-        return [*entries, end, end]
-
     def elaborate(self, platform):
         m = Module()
         n, f, trace = self.processors, self.fields, self.trace
@@ -474,8 +454,7 @@ class HypercubeHarness(wiring.Component):
         # Replay: the model's trace, compared cycle for cycle.
         replay_bad, entry_cycle = replay_deliveries(
             m,
-            init=self._entries(),
-            entry_bits=self.entry_bits,
+            deliveries=self.trace.deliveries,
             cycle_bits=self.cycle_bits,
             n=n,
             first_load=prime == PRIMING - 1,

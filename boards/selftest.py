@@ -25,6 +25,8 @@ lines: ``fattree build DESIGN --simulate CYCLES`` is that, for the board's very 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth import Module, ResetInserter, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
@@ -38,6 +40,7 @@ __all__ = [
     "SelfTestCore",
     "STATUS_FIELDS",
     "popcount",
+    "RunTrace",
     "replay_deliveries",
     "SimTop",
     "status_signals",
@@ -89,22 +92,43 @@ def popcount(bits) -> object:
     return values[0]
 
 
-def replay_deliveries(
-    m, *, init, entry_bits, cycle_bits, n, first_load, primed, t, seen, cycle_xor
-):
+@dataclass(frozen=True)
+class RunTrace:
+    """What the reference model says one run of a network's self-test does."""
+
+    #: Cycles of the run (the last delivery and the harness's tail).
+    cycles: int
+    #: ``(cycle, mask, xor)`` per cycle with a delivery: which ports deliver (bit ``k`` for
+    #: port ``k``) and the XOR of their payloads.
+    deliveries: tuple[tuple[int, int, int], ...]
+    messages: int
+    #: Retries the design causes (the circuit tree's rejects, the hypercube's referrals).
+    rejects: int
+    #: Longest latency of a message in cycles, as the harness measures it.
+    max_latency: int
+    #: The payload's fields ``(name, bits)``, where the run sizes them (else empty).
+    fields: tuple[tuple[str, int], ...] = ()
+
+
+def replay_deliveries(m, *, deliveries, cycle_bits, n, first_load, primed, t, seen, cycle_xor):
     """Compare a network's deliveries, cycle for cycle, with the model's trace in a memory.
 
-    ``init``: the trace, one entry per delivering cycle (``cycle`` in the low ``cycle_bits``,
-    then the ``n``-bit mask of delivering ports, then the XOR of their payloads), then end
-    markers. ``first_load`` is the priming cycle in which the read port shows entry 0;
-    ``primed`` is high from the run's first cycle ``t = 0``; ``seen`` and ``cycle_xor`` are
-    this cycle's delivery bits and payload XOR. Returns ``(replay_bad, entry_cycle)``: a
+    ``deliveries``: a :class:`RunTrace`'s, stored one entry per delivering cycle (``cycle``
+    in the low ``cycle_bits``, then the ``n``-bit mask of delivering ports, then the XOR of
+    their payloads, ``len(cycle_xor)`` bits), then two end markers. ``first_load`` is the
+    priming cycle in which the read port shows entry 0; ``primed`` is high from the run's
+    first cycle ``t = 0``; ``seen`` and ``cycle_xor`` are this cycle's delivery bits and
+    payload XOR. Returns ``(replay_bad, entry_cycle)``: a
     mismatch, one cycle late (the comparison is registered: the XOR trees and the memory's
     output are long paths), and the cycle of the next expected entry (all ones at the end).
     """
     # `entry` (a register) is the next delivering cycle; the read port already holds the one
     # after it, so a cycle that consumes `entry` loads the next at once, and the memory's
     # address never depends on its own output in the same cycle.
+    end = (1 << cycle_bits) - 1  # the end marker: a cycle the run never reaches
+    init = [c | (mask << cycle_bits) | (x << (cycle_bits + n)) for c, mask, x in deliveries]
+    init += [end, end]
+    entry_bits = cycle_bits + n + len(cycle_xor)
     mem = memory.Memory(shape=entry_bits, depth=len(init), init=init)
     m.submodules.trace = mem
     rd = mem.read_port()
