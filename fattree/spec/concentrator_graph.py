@@ -122,15 +122,18 @@ class BipartiteGraph:
         return {j for i in inputs for j in self.adjacency[i]}
 
 
-def max_matching(graph: BipartiteGraph, inputs) -> dict[int, int]:
+def max_matching(graph: BipartiteGraph, inputs, rng=None) -> dict[int, int]:
     """A maximum matching of ``inputs`` into the outputs: ``{input: output}``.
 
-    Kuhn's augmenting paths, inputs tried in sorted order, so the result is deterministic.
+    Kuhn's augmenting paths, inputs tried in sorted order and edges in adjacency order, so the
+    result is deterministic; with ``rng`` (a ``random.Random``) both in random order, so that
+    every edge gets used, not only the ones the deterministic order prefers.
     """
     owner: dict[int, int] = {}  # output -> input
 
     def augment(i: int, seen: set[int]) -> bool:
-        for j in graph.adjacency[i]:
+        edges = graph.adjacency[i]
+        for j in edges if rng is None else rng.sample(edges, len(edges)):
             if j in seen:
                 continue
             seen.add(j)
@@ -139,7 +142,8 @@ def max_matching(graph: BipartiteGraph, inputs) -> dict[int, int]:
                 return True
         return False
 
-    for i in sorted(set(inputs)):
+    order = sorted(set(inputs))
+    for i in order if rng is None else rng.sample(order, len(order)):
         augment(i, set())
     return {i: j for j, i in owner.items()}
 
@@ -409,8 +413,9 @@ class Cascade:
     def rebuilds(self) -> int:
         return sum(stage.rebuilds for stage in self.stages)
 
-    def route(self, active) -> CascadeRouting:
-        """Route ``active`` inputs stage by stage, each by a maximum matching."""
+    def route(self, active, rng=None) -> CascadeRouting:
+        """Route ``active`` inputs stage by stage, each by a maximum matching (a random one
+        with ``rng``: :func:`max_matching`)."""
         active = sorted(set(active))
         if any(not 0 <= i < self.r for i in active):
             raise ValueError(f"active inputs must be in 0..{self.r - 1}, not {active}")
@@ -424,7 +429,7 @@ class Cascade:
         at = {i: i for i in active}  # original input -> its vertex at this stage's inputs
         for stage in self.stages:
             graph = stage.graph
-            matching = max_matching(graph, at.values())
+            matching = max_matching(graph, at.values(), rng)
             choice = {v: graph.adjacency[v].index(o) for v, o in matching.items()}
             choices.append(choice)
             for i, v in list(at.items()):

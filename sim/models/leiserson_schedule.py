@@ -42,7 +42,6 @@ import numpy as np
 from ...params import check_power_of_two
 from ...spec.bits import lg
 from ...spec.capacities import TreeLayout
-from ...spec.concentrator_graph import Cascade, CascadeRouting
 from ...spec.traffic import bit_reversal
 from .leiserson_tree import OUTSIDE  # the root's external channel as a message end
 
@@ -383,42 +382,6 @@ def _bits(value: int, width: int) -> list[int]:
     return [(value >> (width - 1 - b)) & 1 for b in range(width)]
 
 
-def _random_route(cascade: Cascade, active, rng) -> CascadeRouting:
-    """:meth:`Cascade.route` with a random maximum matching at every stage (Kuhn's augmenting
-    paths, inputs and edges tried in random order), so that every switch position gets used,
-    not only the ones the deterministic matching prefers. Greedy stage by stage, as there."""
-    if not cascade.stages:
-        return cascade.route(active)
-    paths = {i: [i] for i in sorted(set(active))}
-    choices = []
-    at = {i: i for i in paths}
-    for stage in cascade.stages:
-        graph = stage.graph
-        owner: dict[int, int] = {}  # output -> input
-
-        def augment(i: int, seen: set[int], graph=graph, owner=owner) -> bool:
-            for j in rng.sample(graph.adjacency[i], len(graph.adjacency[i])):
-                if j not in seen:
-                    seen.add(j)
-                    if j not in owner or augment(owner[j], seen):
-                        owner[j] = i
-                        return True
-            return False
-
-        for v in rng.sample(sorted(at.values()), len(at)):
-            augment(v, set())
-        matching = {v: o for o, v in owner.items()}
-        choices.append({v: graph.adjacency[v].index(o) for v, o in matching.items()})
-        for i, v in list(at.items()):
-            if v in matching:
-                at[i] = matching[v]
-                paths[i].append(at[i])
-            else:
-                paths[i] = None
-                del at[i]
-    return CascadeRouting(choices, paths)
-
-
 def plan_cycle(
     layout: TreeLayout,
     messages,
@@ -476,7 +439,7 @@ def plan_cycle(
         for m in entering:
             _, in_port, wire = position[m]
             inputs[layout.group_offset(level, port, in_port) + wire] = m
-        routing = cascade.route(inputs) if rng is None else _random_route(cascade, inputs, rng)
+        routing = cascade.route(inputs, rng)
         if routing.lost:
             raise RuntimeError(
                 f"node {node} port {port}: cascade ({cascade.r} -> {cascade.s}, guaranteed "
