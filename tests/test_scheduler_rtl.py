@@ -192,11 +192,11 @@ def test_lowest_port_first_on_one_row(w):
 
 @pytest.mark.parametrize("gap", [1, 2, 3, 4, 5])
 def test_same_row_at_every_distance(gap):
-    # The forwarding covers the writes of the four requests ahead of a request in compute
-    # (hit1 .. hit4: in U, and one, two and three cycles ago). Leaf switch 0 -> leaf switch 1
-    # of FT(2, 8) again and again, `gap` commands apart, with requests between them that touch
-    # other rows only (switches 2..7): the k-th takes port k whatever the distance, the ninth
-    # is refused.
+    # The forwarding covers the writes of the four requests ahead of a request in R (hit1:
+    # the one in C; hit2 .. hit4: in U and one and two cycles past it). Leaf switch 0 -> leaf
+    # switch 1 of FT(2, 8) again and again, `gap` commands apart, with requests between them
+    # that touch other rows only (switches 2..7): the k-th takes port k whatever the distance,
+    # the ninth is refused.
     levels, w = 2, 8
     fillers = [(2 * w + i % 3, (5 + i % 3) * w + i % w) for i in range(8 * gap)]
     commands, hand = [], []
