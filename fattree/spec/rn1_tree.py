@@ -46,7 +46,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..params import check_int_range
-from .rn1 import CHANNELS, DIRECTIONS, router_seed
+from .rn1 import CHANNELS, DIRECTIONS, head_for, router_seed
 
 __all__ = [
     "UNIT_WIDTHS",
@@ -60,6 +60,9 @@ __all__ = [
     "FatTreeCounts",
     "fat_tree",
     "disperse",
+    "WIRED_STAGES",
+    "FatTreeNetwork",
+    "fat_tree_network",
 ]
 
 #: Physical links per subtree and direction of the two unit trees.
@@ -358,19 +361,215 @@ def fat_tree(stages: int, leaf_width: int = 2) -> FatTreeCounts:
     return FatTreeCounts(tuple(result), SUBTREES**stages)
 
 
-def disperse(child_trees: int, child_top: int, parent_trees: int) -> list[tuple[int, int, int]]:
+def disperse(
+    child_trees: int, child_top: int, parent_trees: int, rng: random.Random | None = None
+) -> list[tuple[int, int, int]]:
     """Wiring of one child node's top links into its parent node: ``(child tree, link,
     parent tree)`` for every top link, each child tree's links spread round-robin over the
     parent's unit trees (the paper's dispersion), every parent tree getting ``8`` links (one
-    8-wide subtree port) from the child node."""
+    8-wide subtree port) from the child node.
+
+    A unit tree's top links come in pairs from one up router (link ``k`` from up router
+    ``k // 2``), so round-robin also sends an up router's two links to two parent trees: one
+    parent tree removed never cuts an up router (and the nodes behind it) off. With ``rng``
+    each round of ``parent_trees`` consecutive links goes to the parent trees in a random
+    order (random wiring that keeps the dispersion)."""
     total = child_trees * child_top
     if total != parent_trees * CHANNELS:
         raise ValueError(
             f"{child_trees} child trees x {child_top} links do not fill {parent_trees} "
             f"parent trees' ports of {CHANNELS}"
         )
-    return [
-        (t, k, (t * child_top + k) % parent_trees)
-        for t in range(child_trees)
-        for k in range(child_top)
-    ]
+    order = list(range(parent_trees))
+    wiring = []
+    for t in range(child_trees):
+        for k in range(child_top):
+            n = t * child_top + k
+            if rng is not None and n % parent_trees == 0:
+                rng.shuffle(order)
+            wiring.append((t, k, order[n % parent_trees]))
+    return wiring
+
+
+#: Fat-trees of unit-tree stages built as wiring (3 stages and more: counts only).
+WIRED_STAGES = (1, 2)
+
+
+def _sub(node: int, stage: int) -> int:
+    """The subtree (0..63) under which processing node ``node`` lies in its stage-``stage``
+    unit trees (stage 1: the node itself among its leaf unit tree's 64)."""
+    return node // SUBTREES ** (stage - 1) % SUBTREES
+
+
+@dataclass
+class FatTreeNetwork:
+    """A fat-tree of unit-tree stages as wiring, in the form :func:`fattree.hdl.rn1_network.
+    wire_network` and :class:`fattree.sim.models.rn1.RN1NetworkModel` read.
+
+    Unit tree ``(s, t)`` is tree ``t`` of stage ``s`` (1: the leaves, 2-wide; above, 8-wide);
+    node ``x`` of stage ``s`` is trees ``x * per .. x * per + per - 1`` (``per`` unit trees
+    per node, :func:`fat_tree`). Router keys are ``(s, t, name)`` (``name`` as in
+    :class:`UnitTree`); link ends ``("in"|"out", s, t, name, port)``. A link that enters a
+    unit tree from another passes a **swallow** element (one head byte per unit tree
+    crossed: the swallow drops the byte the tree below or above has used up); its key is
+    ``("sw", s, t, "sub", c, k)`` in front of subtree port ``c``'s link ``k`` of tree
+    ``(s, t)``, or ``("sw", s, t, "top", k)`` in front of its top link ``k``; its ends
+    ``("in"|"out", *key, 0)``.
+
+    Edge channels: ``("ep_out", e, k)`` / ``("ep_in", e, k)`` (processing node ``e``'s link
+    ``k`` into / out of the network), then the root unit trees' top links ``("top_down", t,
+    k)`` / ``("top_up", t, k)`` (left open at the root, as channels of their own).
+    """
+
+    stages: int
+    seed: int | None
+    dispersed: bool
+    trees: dict[tuple[int, int], UnitTree] = field(default_factory=dict)
+    routers: dict[tuple, tuple[str, int]] = field(default_factory=dict)
+    swallows: list[tuple] = field(default_factory=list)
+    links: list[tuple[tuple, tuple]] = field(default_factory=list)
+    inputs: list[tuple] = field(default_factory=list)
+    outputs: list[tuple] = field(default_factory=list)
+
+    @property
+    def nodes(self) -> int:
+        """Processing nodes."""
+        return SUBTREES**self.stages
+
+    def stage_trees(self, stage: int) -> list[int]:
+        return sorted(t for s, t in self.trees if s == stage)
+
+    def route(self, src: int | None, dest: int | None) -> list[list[int]]:
+        """Directions, one list per head byte (one byte per unit tree crossed), from node
+        ``src`` to node ``dest`` (None: the root's top): up through stages ``1 .. c - 1``
+        (direction :data:`UP`, one up router each), across the stage-``c`` unit tree whose
+        subtrees hold both (:meth:`UnitTree.route`), then down the stages below from their
+        top. ``c`` is the lowest stage whose node holds both: ``ceil(L / 3) + L`` routers for
+        nodes whose lowest common tree node is at level ``L``, and ``2 (c - 1)`` swallows."""
+        n = self.stages
+        for x in (src, dest):
+            if x is not None:
+                check_int_range("node", x, 0, self.nodes - 1)
+        if src is None:
+            return [UnitTree.route(None, _sub(dest, s)) for s in range(n, 0, -1)]
+        if dest is None:
+            return [[UP]] * n
+        if src == dest:
+            raise ValueError(f"a node cannot route to itself ({src})")
+        c = next(s for s in range(1, n + 1) if src // SUBTREES**s == dest // SUBTREES**s)
+        return (
+            [[UP]] * (c - 1)
+            + [UnitTree.route(_sub(src, c), _sub(dest, c))]
+            + [UnitTree.route(None, _sub(dest, s)) for s in range(c - 1, 0, -1)]
+        )
+
+    def heads(self, src: int | None, dest: int | None, fill: int = 0) -> list[int]:
+        """The head bytes, first sent first, of :meth:`route` (other bits from ``fill``)."""
+        return [head_for(d, fill) for d in self.route(src, dest)]
+
+    def counts(self) -> list[dict]:
+        """Per stage, counted from the wiring: unit trees, RN1 routers, and the links that
+        leave one node's top upward (to the swallows of the parent, or the root's edge)."""
+        rows = []
+        for s in range(1, self.stages + 1):
+            trees = self.stage_trees(s)
+            per = len(trees) // SUBTREES ** (self.stages - s)
+            node0 = set(trees[:per])
+            top = sum(
+                1
+                for src, dst in self.links
+                if src[0] == "out"
+                and src[1:3] in {(s, t) for t in node0}
+                and (dst[0] == "top_up" or (dst[0] == "in" and dst[1] == "sw" and dst[2] > s))
+            )
+            routers = sum(1 for key in self.routers if key[0] == s)
+            rows.append({"stage": s, "trees": len(trees), "routers": routers, "top": top})
+        return rows
+
+
+def fat_tree_network(
+    stages: int, seed: int | None = None, lfsr_seed: int = 1, dispersed: bool = True
+) -> FatTreeNetwork:
+    """The fat-tree of ``stages`` (1 or 2) unit-tree stages as wiring: 2-wide unit trees at
+    the processing nodes, 8-wide above (the counts of :func:`fat_tree`; 2 stages: 64 leaf
+    and 4 parent unit trees, 4160 RN1, 4096 processing nodes).
+
+    ``seed``: None wires every unit tree regularly and disperses each child node's links
+    over the parent's unit trees in order (:func:`disperse`); a seed shuffles each unit
+    tree's wiring and the dispersion's order (random wiring). ``dispersed=False`` wires a
+    child's top links to the parent trees in blocks instead (links ``0 .. 7`` to the first
+    parent tree, ...: the same parts, not dispersed), for the fault experiments. Router
+    ``k`` (by name) of tree ``t`` of stage ``s`` gets LFSR seed ``router_seed(lfsr_seed,
+    s - 1, t * routers_per_tree + k)``: one stage is the unit tree of :func:`unit_tree`
+    with :meth:`UnitTree.router_modes` ``(lfsr_seed)``."""
+    check_int_range("stages", stages, 1, max(WIRED_STAGES))
+    if seed is not None:
+        check_int_range("seed", seed, 0)
+    check_int_range("lfsr_seed", lfsr_seed, 0)
+    counts = fat_tree(stages)
+    rng = random.Random(seed) if seed is not None else None
+    net = FatTreeNetwork(stages, seed, dispersed)
+    for st in counts.stages:
+        for t in range(st.trees):
+            tree_seed = rng.getrandbits(32) if rng is not None else None
+            tree = net.trees[st.stage, t] = unit_tree(st.width, tree_seed)
+            for k, name in enumerate(sorted(tree.routers)):
+                net.routers[st.stage, t, name] = (
+                    tree.routers[name].mode,
+                    router_seed(lfsr_seed, st.stage - 1, t * len(tree.routers) + k),
+                )
+    # Stage joins: child tree top link -> (parent tree, subtree port, link) and back.
+    up_of: dict[tuple, tuple] = {}
+    for below, above in zip(counts.stages, counts.stages[1:], strict=False):
+        child_top = 16 * below.width
+        for node in range(below.nodes):
+            if dispersed:
+                wiring = disperse(below.trees_per_node, child_top, above.trees_per_node, rng)
+            else:
+                wiring = [
+                    (t, k, (t * child_top + k) // CHANNELS)
+                    for t in range(below.trees_per_node)
+                    for k in range(child_top)
+                ]
+            slots = Counter()
+            parent0 = node // SUBTREES * above.trees_per_node
+            for t, k, p in wiring:
+                child = (below.stage, node * below.trees_per_node + t)
+                parent = (above.stage, parent0 + p)
+                up_of[(*child, k)] = (*parent, node % SUBTREES, slots[p])
+                slots[p] += 1
+    down_of = {v: k for k, v in up_of.items()}
+
+    def place(s, t, end):
+        kind = end[0]
+        if kind in ("in", "out"):
+            return (kind, s, t, *end[1:])
+        if s == 1 and kind in ("sub_up", "sub_down"):
+            e = t * SUBTREES + end[1]
+            return ("ep_out" if kind == "sub_up" else "ep_in", e, end[2])
+        if kind == "sub_up":  # from the child, through the swallow in front of the port
+            return ("out", "sw", s, t, "sub", end[1], end[2], 0)
+        if kind == "top_down" and s == stages:
+            return ("top_down", t, end[1])
+        if kind == "top_down":
+            return ("out", "sw", s, t, "top", end[1], 0)
+        if kind == "top_up" and s == stages:
+            return ("top_up", t, end[1])
+        if kind == "top_up":
+            ps, pt, c, j = up_of[s, t, end[1]]
+            return ("in", "sw", ps, pt, "sub", c, j, 0)
+        # sub_down of a parent: to the swallow in front of the child's top link.
+        cs, ct, k = down_of[s, t, end[1], end[2]]
+        return ("in", "sw", cs, ct, "top", k, 0)
+
+    for (s, t), tree in net.trees.items():
+        net.links += [(place(s, t, src), place(s, t, dst)) for src, dst in tree.links]
+    for (cs, ct, k), (ps, pt, c, j) in up_of.items():
+        net.swallows += [("sw", ps, pt, "sub", c, j), ("sw", cs, ct, "top", k)]
+    net.inputs = [("ep_out", e, k) for e in range(net.nodes) for k in range(UNIT_WIDTHS[0])]
+    net.outputs = [("ep_in", e, k) for e in range(net.nodes) for k in range(UNIT_WIDTHS[0])]
+    for t in net.stage_trees(stages):
+        top = 16 * net.trees[stages, t].width
+        net.inputs += [("top_down", t, k) for k in range(top)]
+        net.outputs += [("top_up", t, k) for k in range(top)]
+    return net
