@@ -112,6 +112,20 @@ SELFTESTS: Registry[SelfTest] = Registry(
             },
             options=("pattern", "messages"),
         ),
+        SelfTest(
+            design="rn1-bidelta-stream",
+            core="fattree.boards.rn1_selftest:rn1_selftest",
+            summary=(
+                "every endpoint sends LFSR or pattern messages; header source/destination/"
+                "length/sequence/time stamp and check byte checked; the model's delivery "
+                "trace replayed from block RAM cycle for cycle"
+            ),
+            board_params={
+                "icebreaker": {"endpoints": 4, "max_bytes": 4},
+                "ulx3s-85f": {"endpoints": 16},
+            },
+            options=("pattern", "messages"),
+        ),
     ],
     key="design",
     message="design {name!r} has no board self-test; designs with one: {known}",

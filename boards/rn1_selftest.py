@@ -1,0 +1,669 @@
+"""Self-test of DeHon's RN1 bidelta network with an endpoint per node (``rn1-bidelta-stream``):
+on-chip message traffic from every endpoint's user side, an independent checker on every
+receive stream, and the reference model's delivery trace replayed on silicon cycle for cycle.
+
+One *run* of :class:`RN1Harness` (the harness :class:`fattree.boards.selftest.SelfTestCore`
+replays forever) goes like this:
+
+* **Traffic.** Every endpoint ``g`` has a source on its ``tx`` stream that sends
+  ``messages`` messages a run, one beat per byte, each beat offered until the endpoint takes
+  it (every source offers from the run's first cycle: a full load). The source's own 15-bit
+  LFSR steps 8 bits on every beat taken, so what it sends is a function of the seed alone,
+  whatever the timing: on a message's first beat the LFSR's low bits give the destination
+  (``pattern="random"``: any endpoint, itself included: the network routes that too) and the
+  number of data bytes; every data byte is the LFSR's low byte. The fixed patterns of
+  :mod:`fattree.spec.traffic` (``hotspot``: all to endpoint 0; ``transpose``,
+  ``bit-reversal``, ``shift``) send every message to the pattern's destination (an endpoint
+  mapped to itself sends nothing). Every receiver is always ready.
+* **Message** (:func:`message_fields`): a header of ``H`` bytes (source, destination,
+  number of data bytes, sequence number, time stamp: the cycle the source began to offer the
+  message, low bits), 0 .. ``2^dlen - 1`` data bytes, and a check byte (:func:`check_byte`:
+  a rotate-and-XOR code over every byte before it; every single-bit error changes it). At
+  most ``max_bytes`` bytes, so the endpoint never drops one.
+* **Checker**, which does not look inside the network or the endpoints: every message that
+  comes out of a ``rx`` stream must be addressed to that endpoint (under a permutation, from
+  the one source that sends there), have the length its header says and a right check byte;
+  at the end of the run (quiescent: every source done, every endpoint idle, no message
+  waiting) the numbers of messages taken and delivered must equal the model's, the XOR of
+  the signatures (header and check byte) of all messages sent must equal that of all
+  messages delivered (a lost or duplicated message shows): exactly once; each endpoint's own
+  counters must agree (``sent`` = its messages, ``received`` = the model's deliveries to it,
+  ``dropped`` = 0), and the retries counted the model's. The run has the model's length: a
+  network that has not delivered everything by then (hung, slow, lossy) ends it with an
+  error.
+* **Replay.** :func:`expected_run` runs the cycle-exact reference model
+  (:class:`fattree.sim.models.rn1_endpoint.RN1BideltaStreamModel`) with the sources' Python
+  twin (:class:`SourcesTwin`) at build time. Its delivery trace (for each cycle in which
+  messages end on ``rx``: the cycle, which endpoints, the XOR of the messages' signatures)
+  goes into block RAM and the checker compares the network against it cycle for cycle.
+* ``rejects`` are the endpoints' retries (BLOCKED statuses, each followed by a new attempt);
+  the latency is the longest time of a run's messages from the first cycle a source offered
+  it to the cycle its last byte left the receiving endpoint (from the stamps, a registered
+  maximum tree).
+
+``fault`` inverts endpoint 0's delivery bit as the checker sees it: that cycle disagrees
+with the trace, so the error count rises.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.lib import wiring
+
+from ..hdl._validation import validates_parameters
+from ..hdl.lfsr import LFSR
+from ..hdl.rn1_endpoint import RN1BideltaStream
+from ..params import check_int_range
+from ..sim.models.rn1_endpoint import LOAD, R_IDLE, RN1BideltaStreamModel
+from ..spec.lfsr import LFSRModel, derive_seed
+from ..spec.rn1_bidelta import check_endpoints
+from ..spec.rn1_endpoint import check_max_bytes, check_retry, dest_bits
+from ..spec.traffic import PATTERNS, destination
+from .hypercube_selftest import _max_tree
+from .selftest import RunTrace, SelfTestCore, harness_signature, popcount, replay_deliveries
+
+__all__ = [
+    "PRIMING",
+    "CODE_INIT",
+    "check_byte",
+    "message_fields",
+    "header_word",
+    "SourcesTwin",
+    "RunTrace",
+    "expected_run",
+    "RN1Harness",
+    "rn1_selftest",
+]
+
+#: Cycles after a reset that load the replay memory's first entries, before a run starts.
+PRIMING = 2
+#: Start value of the check byte's code (so the all-zero message is not valid).
+CODE_INIT = 0xA5
+# Each source's LFSR: 15 bits, the trinomial x^15 + x^14 + 1, 8 fresh bits per beat taken.
+_LFSR_WIDTH = 15
+_LFSR_TAPS = (15, 14)
+_LFSR_STEPS = 8
+#: Seed path of the sources' LFSRs (distinct from the other self-tests' banks).
+_TRAFFIC_PATH = 0xB1
+#: The model's run may not be longer than this (the replay memory's cycle field).
+_LIMIT = 1 << 20
+
+
+def _rotl(code: int) -> int:
+    return ((code << 1) | (code >> 7)) & 0xFF
+
+
+def check_byte(data) -> int:
+    """The check byte of a message's bytes (all before it): ``c = CODE_INIT``, then per byte
+    ``c = rotl(c, 1) XOR byte``. Bit ``j`` of the code is the parity of one bit of each byte
+    (a different one per position), so every single-bit error changes it."""
+    code = CODE_INIT
+    for byte in data:
+        code = _rotl(code) ^ byte
+    return code
+
+
+def _tail(endpoints: int) -> int:
+    """Cycles a run goes on after the model's quiescent point: the checker's registered
+    comparisons and the latency tree (``lg endpoints`` levels) settle before it ends."""
+    return (endpoints - 1).bit_length() + 2
+
+
+def message_fields(endpoints: int, max_bytes: int, stamp_bits: int) -> dict[str, int]:
+    """Fields of a message's header, low bits first: ``src``, ``dest`` (``lg endpoints``
+    bits each), ``dlen`` (bits of the number of data bytes), ``seq`` (the rest of the header
+    bytes, at least 2 bits), ``stamp`` (``stamp_bits``). The header is as few bytes ``H`` as
+    hold them; ``dlen`` is as wide as ``max_bytes - H - 1`` data bytes allow (the check byte
+    is last). ``ValueError`` naming the ``max_bytes`` needed if even no data bytes fit."""
+    b = dest_bits(endpoints)
+    for h in range(1, max_bytes):
+        data_max = max_bytes - h - 1
+        dlen = (data_max + 1).bit_length() - 1
+        spare = 8 * h - (2 * b + dlen + stamp_bits)
+        if spare >= 2:
+            return {"src": b, "dest": b, "dlen": dlen, "seq": spare, "stamp": stamp_bits}
+    need = -(-(2 * b + stamp_bits + 2) // 8) + 1
+    raise ValueError(
+        f"the rn1-bidelta-stream self-test needs max_bytes >= {need} (a header with source, "
+        f"destination, sequence number and a {stamp_bits}-bit time stamp, and a check byte) "
+        f"for endpoints={endpoints}, not {max_bytes}"
+    )
+
+
+def header_word(fields: dict[str, int], src: int, dest: int, dlen: int, seq: int, stamp: int):
+    """The header as one integer (``H`` bytes, byte 0 first on the wire): seq and stamp
+    modulo their fields."""
+    word, at = 0, 0
+    for name, value in (("src", src), ("dest", dest), ("dlen", dlen), ("seq", seq),
+                        ("stamp", stamp)):  # fmt: skip
+        word |= (value & ((1 << fields[name]) - 1)) << at
+        at += fields[name]
+    return word
+
+
+def _header_bytes(fields: dict[str, int]) -> int:
+    return sum(fields.values()) // 8
+
+
+def _unpack_header(fields: dict[str, int], word: int) -> dict[str, int]:
+    out, at = {}, 0
+    for name, bits in fields.items():
+        out[name] = (word >> at) & ((1 << bits) - 1)
+        at += bits
+    return out
+
+
+def _lfsr_seed(seed: int, g: int) -> int:
+    return derive_seed(_LFSR_WIDTH, seed, _TRAFFIC_PATH, g)
+
+
+def _fixed_destinations(pattern: str, endpoints: int) -> list[int] | None:
+    if pattern == "random":
+        return None
+    bits = endpoints.bit_length() - 1
+    return [destination(pattern, g, bits) for g in range(endpoints)]
+
+
+def _quotas(pattern: str, endpoints: int, messages: int) -> list[int]:
+    """Messages each endpoint sends in a run (none to itself under a fixed pattern)."""
+    fixed = _fixed_destinations(pattern, endpoints)
+    if fixed is None:
+        return [messages] * endpoints
+    return [messages if fixed[g] != g else 0 for g in range(endpoints)]
+
+
+class SourcesTwin:
+    """The traffic sources in Python, register for register: :meth:`outputs` is the ``tx``
+    beat ``(valid, data, dest, last)`` each offers in this cycle, :meth:`clock` advances one
+    clock given the endpoints' ``tx.ready``. :attr:`pending` lists per source the messages
+    taken whole and not yet delivered: ``(sequence number, offer cycle, bytes)``."""
+
+    def __init__(self, endpoints, fields, *, seed=1, pattern="random", messages=8):
+        self.n = endpoints
+        self.fields = fields
+        self.h = _header_bytes(fields)
+        self.quota = _quotas(pattern, endpoints, messages)
+        self.fixed = _fixed_destinations(pattern, endpoints)
+        self.lfsrs = [
+            LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(seed, g), steps=_LFSR_STEPS)
+            for g in range(endpoints)
+        ]
+        self.pos = [0] * endpoints
+        self.count = [0] * endpoints
+        self.dest = [0] * endpoints
+        self.dlen = [0] * endpoints
+        self.stamp = [0] * endpoints  # the cycle the message began to be offered
+        self.code = [CODE_INIT] * endpoints
+        self.bytes: list[list[int]] = [[] for _ in range(endpoints)]
+        self.pending: list[list[tuple[int, int, list[int]]]] = [[] for _ in range(endpoints)]
+
+    def _current(self, g: int) -> tuple[int, int]:
+        if self.pos[g]:
+            return self.dest[g], self.dlen[g]
+        r = self.lfsrs[g].state
+        dest = r & (self.n - 1) if self.fixed is None else self.fixed[g]
+        b = self.fields["src"]
+        return dest, (r >> b) & ((1 << self.fields["dlen"]) - 1)
+
+    def beat(self, g: int) -> tuple[int, int, int, int]:
+        if self.count[g] == self.quota[g]:
+            return (0, 0, 0, 0)
+        dest, dlen = self._current(g)
+        pos = self.pos[g]
+        if pos < self.h:
+            word = header_word(self.fields, g, dest, dlen, self.count[g], self.stamp[g])
+            data = (word >> 8 * pos) & 0xFF
+        elif pos < self.h + dlen:
+            data = self.lfsrs[g].state & 0xFF
+        else:
+            data = self.code[g]
+        return (1, data, dest, int(pos == self.h + dlen))
+
+    def outputs(self) -> list[tuple[int, int, int, int]]:
+        return [self.beat(g) for g in range(self.n)]
+
+    def clock(self, t: int, tx_ready: list[int]) -> None:
+        """One clock at run cycle ``t``."""
+        for g in range(self.n):
+            valid, data, dest, last = self.beat(g)
+            if not (valid and tx_ready[g]):
+                continue
+            if self.pos[g] == 0:
+                self.dest[g], self.dlen[g] = self._current(g)
+            self.bytes[g].append(data)
+            if last:
+                self.pending[g].append((self.count[g], self.stamp[g], self.bytes[g]))
+                self.bytes[g] = []
+                self.pos[g] = 0
+                self.count[g] += 1
+                self.code[g] = CODE_INIT
+                self.stamp[g] = t + 1
+            else:
+                self.pos[g] += 1
+                self.code[g] = _rotl(self.code[g]) ^ data
+            self.lfsrs[g].clock()
+
+    def done(self) -> bool:
+        return self.count == self.quota
+
+
+def _model_run(params, fields, traffic_seed, pattern, messages):
+    """One run of the model with the sources' twin: ``(cycles, deliveries, messages,
+    retries, longest)``, ``cycles`` including the tail. Each delivered message is checked
+    against the one sent (the model must deliver what the twin sent, once)."""
+    n = params["endpoints"]
+    model = RN1BideltaStreamModel(n, params["seed"], params["retry"], params["max_bytes"])
+    eps = model.endpoints
+    twin = SourcesTwin(n, fields, seed=traffic_seed, pattern=pattern, messages=messages)
+    h = twin.h
+    frames: list[list[int]] = [[] for _ in range(n)]
+    deliveries = []
+    longest = 0
+    last = None
+    t = 0
+    tail = _tail(n)
+    while last is None or t <= last + tail:
+        if t >= _LIMIT:
+            raise ValueError(
+                f"the rn1-bidelta-stream model did not deliver every message in {_LIMIT} "
+                "cycles; fewer messages per run"
+            )
+        tx = twin.outputs()
+        ready = [ep.tx_ready for ep in eps]
+        mask = xor = 0
+        for e, ep in enumerate(eps):
+            if not ep.rx_valid:
+                continue
+            frames[e].append(ep.rx_data)
+            if ep.rx_last:
+                msg, frames[e] = frames[e], []
+                head = _unpack_header(fields, int.from_bytes(bytes(msg[:h]), "little"))
+                # The oldest pending message of its source with its sequence number.
+                pending = twin.pending[head["src"]]
+                k = next(
+                    k
+                    for k, (seq, _, _) in enumerate(pending)
+                    if seq % (1 << fields["seq"]) == head["seq"]
+                )
+                _, stamp, sent = pending.pop(k)
+                assert sent == msg and head["dest"] == e, (e, msg, sent)
+                longest = max(longest, t - stamp)
+                mask |= 1 << e
+                xor ^= int.from_bytes(bytes(msg[:h] + msg[-1:]), "little")
+        if mask:
+            deliveries.append((t, mask, xor))
+        model.step(tx, [1] * n)
+        twin.clock(t, ready)
+        quiet = all(
+            ep.state == LOAD and not any(ep.full) and all(s == R_IDLE for s in ep.rstate)
+            for ep in eps
+        )
+        if last is None and twin.done() and quiet:
+            last = t
+        t += 1
+    assert not any(twin.pending) and not any(frames)
+    retries = sum(ep.retries for ep in eps)
+    assert all(ep.retries < 0xFFFF for ep in eps)  # the harness counts the low bit's toggles
+    return t, tuple(deliveries), sum(twin.quota), retries, longest
+
+
+def expected_run(
+    endpoints=4,
+    seed=1,
+    retry="immediate",
+    max_bytes=8,
+    *,
+    traffic_seed=1,
+    pattern="random",
+    messages=8,
+) -> RunTrace:
+    """Run the reference model with the sources' twin until every message is delivered and
+    every endpoint is idle; the trace the hardware must reproduce. The time stamp must hold
+    the longest latency, and its width changes the header and so the timing: start with 4
+    bits and widen it until the run's longest latency fits."""
+    params = {"endpoints": endpoints, "seed": seed, "retry": retry, "max_bytes": max_bytes}
+    stamp = 4
+    while True:
+        fields = message_fields(endpoints, max_bytes, stamp)
+        cycles, deliveries, sent, retries, longest = _model_run(
+            params, fields, traffic_seed, pattern, messages
+        )
+        need = max(2, longest.bit_length())
+        if need <= stamp:  # widens at most a few times: the stamp only grows
+            return RunTrace(cycles, deliveries, sent, retries, longest, tuple(fields.items()))
+        stamp = need
+
+
+class RN1Harness(wiring.Component):
+    """Sources, an :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream`, checker and replay
+    memory: one run of the self-test (see the module documentation).
+
+    Parameters
+    ----------
+    endpoints, seed, retry, max_bytes
+        The network's parameters (as :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream`);
+        ``max_bytes`` must hold a header and a check byte (:func:`message_fields`).
+    traffic_seed : int
+        Seed of the sources' LFSRs.
+    pattern : str
+        ``"random"`` or a fixed pattern of :data:`fattree.spec.traffic.PATTERNS`.
+    messages : int
+        Messages each endpoint sends per run (1 .. 1024).
+    latency_bits : int
+        Width of the reported latency (it saturates).
+    network : callable, optional
+        ``network(endpoints, seed, retry, max_bytes)`` builds the network under test; tests
+        pass broken ones.
+    """
+
+    @validates_parameters
+    def __init__(
+        self,
+        endpoints=4,
+        seed=1,
+        retry="immediate",
+        max_bytes=8,
+        *,
+        traffic_seed=1,
+        pattern="random",
+        messages=8,
+        latency_bits=16,
+        network=None,
+    ):
+        self.endpoints = check_endpoints(endpoints)
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.max_bytes = check_max_bytes(max_bytes)
+        self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
+        if pattern not in PATTERNS:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+        self.pattern = pattern
+        self.messages = check_int_range("messages", messages, 1, 1024)
+        self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
+        self.network = network or RN1BideltaStream
+        self.trace = expected_run(
+            endpoints, seed, self.retry, max_bytes, traffic_seed=traffic_seed, pattern=pattern,
+            messages=messages,
+        )  # fmt: skip
+        self.fields = dict(self.trace.fields)
+        self.header_bytes = _header_bytes(self.fields)
+        #: A message's signature: its header and its check byte.
+        self.signature_bits = 8 * (self.header_bytes + 1)
+        self.cycle_bits = self.trace.cycles.bit_length()
+        self.entry_bits = self.cycle_bits + endpoints + self.signature_bits
+        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
+        self.trace_depth = len(self.trace.deliveries) + 2
+        #: Cycles of one run on the board: the priming cycles and the model's run.
+        self.run_period = PRIMING + self.trace.cycles
+        self.trace_bits = self.entry_bits * self.trace_depth
+        super().__init__(harness_signature(max(endpoints, 3).bit_length(), latency_bits))
+
+    def describe(self) -> dict:
+        """The run the board replays, from the model: for reports."""
+        h = self.header_bytes
+        return {
+            "pattern": self.pattern,
+            "traffic_seed": self.traffic_seed,
+            "messages_per_endpoint": self.messages,
+            "run_cycles": self.run_period,  # the model's run and the priming cycles
+            "messages_per_run": self.trace.messages,
+            "retries_per_run": self.trace.rejects,
+            "max_latency": self.trace.max_latency,
+            "header_fields": dict(self.fields),
+            # Shortest and longest message: header, data bytes, check byte.
+            "message_bytes": [h + 1, h + 2 ** self.fields["dlen"]],
+            "trace_entries": self.trace_depth,
+            "trace_entry_bits": self.entry_bits,
+            "trace_bits": self.trace_bits,
+        }
+
+    def _received(self) -> list[int]:
+        """Messages the model delivers to each endpoint in a run (from the trace)."""
+        return [
+            sum(mask >> e & 1 for _, mask, _ in self.trace.deliveries)
+            for e in range(self.endpoints)
+        ]
+
+    def elaborate(self, platform):
+        m = Module()
+        n, f, trace, h = self.endpoints, self.fields, self.trace, self.header_bytes
+        b, lb, st = f["src"], f["dlen"], f["stamp"]
+        sig_bits = self.signature_bits
+
+        # The first PRIMING cycles after a reset load the replay memory's first entries; the
+        # network and the sources start after them (run cycle 0).
+        prime = Signal(range(PRIMING + 1))
+        primed = Signal()
+        m.d.comb += primed.eq(prime == PRIMING)
+        with m.If(~primed):
+            m.d.sync += prime.eq(prime + 1)
+        live = Module()  # network and sources, held in reset while priming
+        m.submodules.live = ResetInserter(~primed)(live)
+
+        net = self.network(n, self.seed, self.retry, self.max_bytes)
+        live.submodules.net = net
+        t = Signal(self.cycle_bits)
+        with m.If(primed):
+            m.d.sync += t.eq(t + 1)
+
+        # --- sources ---------------------------------------------------------------------
+        quota = _quotas(self.pattern, n, self.messages)
+        fixed = _fixed_destinations(self.pattern, n)
+        taken = []  # a whole message taken in this cycle (its last beat)
+        sent_xor = 0
+        for g in range(n):
+            tx = net.tx[g]
+            lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.traffic_seed, g),
+                        steps=_LFSR_STEPS)  # fmt: skip
+            live.submodules[f"lfsr{g}"] = lfsr
+            pos = Signal(range(self.max_bytes), name=f"src{g}_pos")
+            count = Signal(range(self.messages + 1), name=f"src{g}_count")
+            dest_q = Signal(b, name=f"src{g}_dest_q")
+            dlen_q = Signal(max(lb, 1), name=f"src{g}_dlen_q")
+            stamp_q = Signal(st, name=f"src{g}_stamp")
+            code = Signal(8, init=CODE_INIT, name=f"src{g}_code")
+            first = pos == 0
+            fresh_dest = lfsr.value[:b] if fixed is None else Const(fixed[g], b)
+            fresh_dlen = lfsr.value[b : b + lb] if lb else Const(0, 1)
+            dest = Signal(b, name=f"src{g}_dest")
+            dlen = Signal(max(lb, 1), name=f"src{g}_dlen")
+            m.d.comb += [
+                dest.eq(Mux(first, fresh_dest, dest_q)),
+                dlen.eq(Mux(first, fresh_dlen, dlen_q)),
+            ]
+            seq = Signal(f["seq"], name=f"src{g}_seq")
+            m.d.comb += seq.eq(count)
+            header = Cat(Const(g, b), dest, dlen[:lb], seq, stamp_q)
+            assert len(header) == 8 * h
+            last = Signal(name=f"src{g}_last")
+            m.d.comb += last.eq(pos == h + dlen)
+            data = Signal(8, name=f"src{g}_data")
+            with m.If(pos < h):
+                with m.Switch(pos):
+                    for k in range(h):
+                        with m.Case(k):
+                            m.d.comb += data.eq(header[8 * k : 8 * k + 8])
+            with m.Elif(last):
+                m.d.comb += data.eq(code)
+            with m.Else():
+                m.d.comb += data.eq(lfsr.value[:8])
+            valid = Signal(name=f"src{g}_valid")
+            m.d.comb += valid.eq(primed & (count != quota[g]))
+            m.d.comb += [
+                tx.valid.eq(valid),
+                tx.payload.data.eq(data),
+                tx.payload.dest.eq(dest),
+                tx.payload.last.eq(last),
+            ]
+            take = Signal(name=f"src{g}_take")
+            m.d.comb += [take.eq(valid & tx.ready), lfsr.en.eq(take)]
+            with live.If(take):
+                with live.If(first):
+                    live.d.sync += [dest_q.eq(fresh_dest), dlen_q.eq(fresh_dlen)]
+                with live.If(last):
+                    live.d.sync += [
+                        pos.eq(0),
+                        count.eq(count + 1),
+                        code.eq(CODE_INIT),
+                        stamp_q.eq(t + 1),
+                    ]
+                with live.Else():
+                    live.d.sync += [
+                        pos.eq(pos + 1),
+                        code.eq(Cat(code[7], code[:7]) ^ data),
+                    ]
+            whole = Signal(name=f"src{g}_whole")
+            m.d.comb += whole.eq(take & last)
+            taken.append(whole)
+            sent_xor = sent_xor ^ (Cat(header, code) & whole.replicate(sig_bits))
+
+        # --- checker ---------------------------------------------------------------------
+        sources = {}  # under a permutation, the one source of each destination
+        if fixed is not None and len(set(fixed)) == n:
+            sources = {d: s for s, d in enumerate(fixed)}
+        delivered = []
+        bad = []
+        latencies = []
+        got_xor = 0
+        stamp_now = t[:st] if st <= self.cycle_bits else t
+        for d in range(n):
+            rx = net.rx[d]
+            m.d.comb += rx.ready.eq(1)
+            data = rx.payload.data
+            rpos = Signal(range(self.max_bytes + 1), name=f"rx{d}_pos")
+            hdr = Signal(8 * h, name=f"rx{d}_header")
+            rcode = Signal(8, init=CODE_INIT, name=f"rx{d}_code")
+            with m.If(rx.valid):
+                with m.If(rx.payload.last):
+                    m.d.sync += [rpos.eq(0), rcode.eq(CODE_INIT)]
+                with m.Else():
+                    m.d.sync += [rpos.eq(rpos + 1), rcode.eq(Cat(rcode[7], rcode[:7]) ^ data)]
+                    for k in range(h):
+                        with m.If(rpos == k):
+                            m.d.sync += hdr[8 * k : 8 * k + 8].eq(data)
+            done = Signal(name=f"rx{d}_done")
+            m.d.comb += done.eq(rx.valid & rx.payload.last)
+            at = 0
+            field = {}
+            for name, bits in f.items():
+                field[name] = hdr[at : at + bits]
+                at += bits
+            wrong = (field["dest"] != d) | (data != rcode)
+            wrong = wrong | (rpos != h + (field["dlen"] if lb else 0))
+            if d in sources:
+                wrong = wrong | (field["src"] != sources[d])
+            bad.append(done & wrong)
+            delivered.append(done)
+            got_xor = got_xor ^ (Cat(hdr, data) & done.replicate(sig_bits))
+            latency = Signal(st, name=f"lat{d}")
+            with m.If(done):
+                m.d.comb += latency.eq(stamp_now - field["stamp"])
+            latencies.append(latency)
+        seen = Signal(n)  # delivery bits as the checker sees them (the fault lands here)
+        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
+        cycle_xor = Signal(sig_bits)
+        m.d.comb += cycle_xor.eq(got_xor)
+
+        # Replay: the model's trace, compared cycle for cycle.
+        replay_bad, entry_cycle = replay_deliveries(
+            m,
+            deliveries=trace.deliveries,
+            cycle_bits=self.cycle_bits,
+            n=n,
+            first_load=prime == PRIMING - 1,
+            primed=primed,
+            t=t,
+            seen=seen,
+            cycle_xor=cycle_xor,
+        )
+        bad_q = Signal()  # the message checks, registered as the replay's comparison is
+        m.d.sync += bad_q.eq(Cat(*bad).any())
+
+        # Retries: each endpoint's counter steps by one per BLOCKED (it never reaches its
+        # top in a run), so a change of its low bit is one retry.
+        retried = []
+        for e in range(n):
+            low = Signal(name=f"retries{e}_low")
+            m.d.sync += low.eq(net.retries[e][0])
+            retried.append(net.retries[e][0] ^ low)
+        rejects = Signal(range(n + 1))
+        m.d.comb += rejects.eq(popcount(retried))
+
+        # Totals for the quiescent point at the end of the run: exactly once.
+        total_bits = max(trace.messages, 1).bit_length() + 1
+        sent = Signal(total_bits)
+        got = Signal(total_bits)
+        retries = Signal(max(trace.rejects, 1).bit_length() + 1)
+        sent_sig = Signal(sig_bits)
+        got_sig = Signal(sig_bits)
+        m.d.sync += [
+            sent.eq(sent + popcount(taken)),
+            got.eq(got + popcount(delivered)),
+            retries.eq(retries + rejects),
+            sent_sig.eq(sent_sig ^ sent_xor),
+            got_sig.eq(got_sig ^ cycle_xor),
+        ]
+        end = Signal()
+        m.d.comb += end.eq(primed & (t == trace.cycles - 1))
+        idle = Signal()  # every source done, every endpoint ready for a frame, nothing waiting
+        m.d.comb += idle.eq(
+            ~Cat(*(net.tx[g].valid for g in range(n))).any()
+            & Cat(*(net.tx[g].ready for g in range(n))).all()
+            & ~Cat(*(net.rx[g].valid for g in range(n))).any()
+        )
+        counters_bad = Signal()  # the endpoints' own counters against the run
+        received = self._received()
+        m.d.comb += counters_bad.eq(
+            Cat(
+                *(
+                    (net.sent[e] != quota[e])
+                    | (net.received[e] != received[e])
+                    | (net.dropped[e] != 0)
+                    for e in range(n)
+                )
+            ).any()
+        )
+        end_bad = Signal()
+        m.d.comb += end_bad.eq(
+            end
+            & (
+                (sent != trace.messages)
+                | (got != trace.messages)
+                | (retries != trace.rejects)
+                | (sent_sig != got_sig)
+                | ~idle
+                | counters_bad
+                | (entry_cycle != (1 << self.cycle_bits) - 1)
+            )
+        )
+
+        # --- latency: the largest of the run --------------------------------------------
+        tree, depth = _max_tree(m, latencies, st)
+        # The last delivery's latency reaches lat_max `depth + 1` cycles later, before the
+        # run's last cycle (the core registers max_latency then).
+        assert depth + 1 < _tail(n)
+        lat_max = Signal(st)
+        with m.If(tree > lat_max):
+            m.d.sync += lat_max.eq(tree)
+        report = lat_max
+        if st > self.latency_bits:
+            top = (1 << self.latency_bits) - 1
+            report = Signal(self.latency_bits)
+            m.d.comb += report.eq(Mux(lat_max > top, top, lat_max))
+
+        m.d.comb += [
+            self.checked.eq(popcount(delivered)),
+            self.rejects.eq(rejects),
+            self.errors.eq(replay_bad + end_bad + bad_q),
+            self.max_latency.eq(report),
+            self.end.eq(end),
+        ]
+        return m
+
+
+def rn1_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):
+    """The board self-test core of ``rn1-bidelta-stream``: the design's parameters
+    (``endpoints``, ``seed`` of the wiring and the LFSRs, ``retry``, ``max_bytes``), ``seed``
+    the traffic's seed, ``options`` the harness's (``pattern``, ``messages``)."""
+    harness = RN1Harness(**params, traffic_seed=seed, **options)
+    return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)
