@@ -159,3 +159,211 @@ def test_parameter_errors(call, error, message):
     with pytest.raises(error) as info:
         call()
     assert str(info.value) == message
+
+
+# --- The model: swallow elements, the sparse stepping, traffic through two stages -------
+
+from fattree.sim.checks.rn1 import BURST, End, Knobs  # noqa: E402
+from fattree.sim.models.rn1 import (  # noqa: E402
+    RN1FatTreeModel,
+    RN1NetworkModel,
+    RN1SparseNetworkModel,
+    RN1SwallowModel,
+)
+from fattree.spec.rn1 import BLOCKED, CONNECTED, DROP, TURN, word  # noqa: E402
+
+MODELS = {}
+
+
+def fat_model(stages=2, seed=None):
+    """One model per wiring for the module (4160 routers take a second to build); reset
+    before each use."""
+    if (stages, seed) not in MODELS:
+        MODELS[stages, seed] = RN1FatTreeModel(stages, seed)
+    model = MODELS[stages, seed]
+    model.reset()
+    return model
+
+
+def run_traffic(model, queues, knobs, rng, limit=3000, shadow=None):
+    """Senders on the channels of ``queues`` (channel -> transmissions, each a byte list:
+    head bytes then data), receivers on every output channel that gets a word; run until
+    every end is quiet. ``shadow``: a second model stepped with the same inputs, whose
+    outputs must equal ``model``'s every cycle. Returns (senders, receivers, cycles)."""
+    senders = {
+        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
+    }
+    receivers = {}
+    n = model.channels
+    for cycle in range(limit):
+        o_fwd, i_bk = model.o_fwd, model.i_bk
+        if shadow is not None:
+            assert (shadow.o_fwd, shadow.i_bk) == (o_fwd, i_bk), f"cycle {cycle}"
+        for c, w in enumerate(o_fwd):
+            if w and c not in receivers:
+                receivers[c] = End(False, random.Random(rng.getrandbits(32)), knobs)
+        i_fwd, o_bk = [0] * n, [0] * n
+        for c, s in senders.items():
+            i_fwd[c] = s.step(i_bk[c])
+        for c, r in receivers.items():
+            o_bk[c] = r.step(o_fwd[c])
+        model.step(i_fwd, o_bk)
+        if shadow is not None:
+            shadow.step(i_fwd, o_bk)
+        ends = list(senders.values()) + list(receivers.values())
+        if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
+            return senders, receivers, cycle
+    raise AssertionError(f"traffic not done in {limit} cycles")
+
+
+def queues_for(net, pairs, rng, extra=3):
+    """Per source channel, transmissions for ``pairs`` (source node, destination node):
+    head bytes, then 1 .. ``extra`` data bytes; returns (queues, expected deliveries)."""
+    queues, want = {}, Counter()
+    for a, b in pairs:
+        heads = net.heads(a, b, rng.getrandbits(8))
+        data = [rng.getrandbits(8) for _ in range(rng.randint(1, extra))]
+        queues.setdefault(2 * a + rng.randrange(2), []).append(heads + data)
+        last = heads[-1]
+        for _ in net.route(a, b)[-1]:
+            last = pass_head(last)
+        want[b, (last, *data)] += 1
+    return queues, want
+
+
+def delivered(receivers):
+    return Counter(
+        (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
+    )
+
+
+def test_swallow_drops_the_head_and_passes_the_rest():
+    sw = RN1SwallowModel()
+    h1, h2, a, b = word(1, 0x33), word(1, 0x24), word(1, 7), word(1, 9)
+    fwd = [h1, h2, a, b, word(0, TURN), 0, 0, 0, 0, 0, 0, 0]
+    bk = [0, 0, 0, 0, 0, 0, word(0, CONNECTED), a, b, word(0, DROP), 0, word(0, CONNECTED)]
+    seen = []
+    for f, k in zip(fwd, bk, strict=True):
+        sw.step([f], [k])
+        seen.append((sw.o_fwd[0], sw.i_bk[0], sw.state))
+    # The first byte vanishes; everything else one cycle later, both ways, across the turn.
+    assert [x[0] for x in seen] == [0, h2, a, b, word(0, TURN), 0, 0, 0, 0, 0, 0, 0]
+    assert [x[1] for x in seen] == [0] * 6 + [word(0, CONNECTED), a, b, word(0, DROP), 0] + [
+        word(0, CONNECTED)
+    ]
+    assert seen[-2][2] != 0 and seen[-1][2] == 0  # released by the status after the DROP
+    # Nothing after the used byte: answered BLOCKED, nothing passed on.
+    sw.reset()
+    out = []
+    for f in [h1, word(0, DROP), 0, 0]:
+        sw.step([f], [0])
+        out.append((sw.o_fwd[0], sw.i_bk[0]))
+    assert out == [(0, 0), (0, word(0, BLOCKED)), (0, 0), (0, 0)]
+
+
+def _pruned(net, leaves):
+    """The fat-tree's elements and links that touch leaf trees ``< leaves`` and the parent
+    stage (links to leaf trees left out are dropped): a small network with swallows on
+    which the plain stepping is fast enough to compare against."""
+    keep = {k for k in net.routers if k[0] == 2 or k[1] < leaves}
+    keep_sw = {
+        k for k in net.swallows if k[1] == 2 and k[4] < leaves or k[1] == 1 and k[2] < leaves
+    }
+    nodes = leaves * 64
+    ins = [e for e in net.inputs if e[0] == "top_down" or e[1] < nodes]
+    outs = [e for e in net.outputs if e[0] == "top_up" or e[1] < nodes]
+    edges = set(ins) | set(outs)
+
+    def ok(end):
+        if end[0] in ("in", "out"):
+            key = end[1:-1]
+            return key in keep or key in keep_sw
+        return end in edges
+
+    links = [(a, b) for a, b in net.links if ok(a) and ok(b)]
+    routers = {k: v for k, v in net.routers.items() if k in keep}
+    return routers, links, ins, outs, sorted(keep_sw)
+
+
+@pytest.mark.parametrize("seed", [None, 4])
+def test_sparse_stepping_equals_the_plain_stepping(seed):
+    net = fat_tree_network(2, seed)
+    parts = _pruned(net, 2)
+    sparse, plain = RN1SparseNetworkModel(*parts), RN1NetworkModel(*parts)
+    rng = random.Random(11)
+    pairs = [(rng.randrange(128), rng.randrange(128)) for _ in range(60)]
+    queues, want = queues_for(net, [(a, b) for a, b in pairs if a != b], rng)
+    knobs = Knobs(start=0.5, turn=0.3, busy=0.1)
+    senders, receivers, cycles = run_traffic(sparse, queues, knobs, rng, shadow=plain)
+    sparse.sync_lfsrs()
+    assert [r.lfsr.state for r in sparse.routers.values()] == [
+        r.lfsr.state for r in plain.routers.values()
+    ]
+    assert delivered(receivers) == want
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_two_stages_deliver_at_every_distance_with_turns_and_retries(seed):
+    model = fat_model(2, seed)
+    rng = random.Random(seed or 1)
+    pairs = [pair_at(level_, rng, 4096) for level_ in range(1, 7) for _ in range(8)]
+    queues, want = queues_for(model.net, pairs, rng)
+    knobs = Knobs(start=0.3, turn=0.4, busy=0.15)
+    senders, receivers, _ = run_traffic(model, queues, knobs, rng)
+    assert delivered(receivers) == want
+    # What the senders had confirmed CONNECTED is what arrived (head bytes dropped).
+    sent = Counter(seg for s in senders.values() for tag, seg in s.sent if tag == "first")
+    assert sum(sent.values()) == len(pairs)
+    # Turned segments came back over the same connections, every one of them.
+    ends = list(senders.values()) + list(receivers.values())
+    turned = Counter(seg for e in ends for tag, seg in e.sent if tag == "turn")
+    assert turned and turned == Counter(
+        seg for e in ends for tag, seg in e.received if tag == "turn"
+    )
+    assert sum(s.blocked for s in senders.values()) > 0  # busy receivers: retried
+
+
+def test_hot_spot_through_the_parent_stage():
+    # 24 senders in other leaf trees for one node at once: heads meet, are blocked and
+    # retried (BURST: no gaps), every transmission gets through exactly once.
+    model = fat_model(2, None)
+    rng = random.Random(3)
+    sources = rng.sample(range(64, 4096), 24)
+    queues, want = queues_for(model.net, [(a, 5) for a in sources], rng)
+    senders, receivers, _ = run_traffic(model, queues, BURST, rng)
+    assert delivered(receivers) == want
+    assert sum(s.blocked for s in senders.values()) > 0
+
+
+@pytest.mark.parametrize("level_", range(1, 7))
+def test_head_cycles_are_the_routers_plus_the_swallows(level_):
+    model = fat_model(2, None)
+    a, b = pair_at(level_, random.Random(level_), 4096)
+    route = model.net.route(a, b)
+    routers, swallows = sum(map(len, route)), len(route) - 1
+    assert routers == -(-level_ // 3) + level_ and swallows == (0 if level_ <= 3 else 2)
+    heads = model.net.heads(a, b)
+    words = [word(1, h) for h in heads] + [word(1, 0x5A), word(0, DROP)]
+    arrive = status = None
+    n = model.channels
+    for cycle in range(60):
+        o_fwd, i_bk = model.o_fwd, model.i_bk
+        if arrive is None and any(o_fwd[2 * b + k] for k in range(2)):
+            arrive = cycle
+        if i_bk[2 * a] == word(0, CONNECTED):
+            status = cycle
+            break
+        i_fwd, o_bk = [0] * n, [0] * n
+        i_fwd[2 * a] = words[cycle] if cycle < len(words) else 0
+        close = cycle > 0 and any(
+            o_fwd[2 * b + k] == word(0, DROP) and arrive is not None for k in range(2)
+        )
+        if close:  # the destination answers in the cycle the close arrives
+            for k in range(2):
+                o_bk[2 * b + k] = word(0, CONNECTED) if o_fwd[2 * b + k] == word(0, DROP) else 0
+        model.step(i_fwd, o_bk)
+    # One cycle per router and per swallow, and a swallow's dropped byte costs one more
+    # cycle before the next head byte can leave it.
+    assert arrive == routers + 2 * swallows
+    # The close follows the bytes through every element; the status comes back as fast.
+    assert status == len(words) - 1 + 2 * (routers + swallows)

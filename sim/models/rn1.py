@@ -46,7 +46,7 @@ from ...spec.rn1 import (
     word,
 )
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta
-from ...spec.rn1_tree import unit_tree
+from ...spec.rn1_tree import fat_tree_network, unit_tree
 
 __all__ = [
     "IDLE",
@@ -56,6 +56,9 @@ __all__ = [
     "RN1NetworkModel",
     "RN1BideltaModel",
     "RN1UnitTreeModel",
+    "RN1SwallowModel",
+    "RN1SparseNetworkModel",
+    "RN1FatTreeModel",
 ]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
@@ -175,6 +178,67 @@ class RN1Model:
         self.lfsr.clock()
 
 
+class RN1SwallowModel:
+    """Registers of a swallow element (:class:`~fattree.hdl.rn1_swallow.RN1Swallow`): one
+    channel in, one out, in front of every link that enters a unit tree from another unit
+    tree of a fat-tree (docs/dehon.md, "Routes over several head bytes").
+
+    A connection's head byte (``ctrl`` rising on an idle element) is the byte the unit tree
+    behind has used up: it is dropped, and the next byte, one cycle later, leaves as the head
+    of the next unit tree. From then on both links pass through one register each way, as
+    through a router's held circuit, and the circuit is released by the router's rules (a
+    BLOCKED on either link, or any status after a close other than TURN). A transmission
+    that closes right after the dropped byte (nothing left to route) is answered BLOCKED the
+    cycle after its close, as a router answers a discarded one.
+    """
+
+    #: After the dropped head byte, before the next word.
+    DROPPED = 3
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = IDLE
+        self.closing = 0
+        self.prev_ctrl = 0
+        self.o_fwd = [0]
+        self.i_bk = [0]
+        self.decisions: list = [None]
+
+    def step(self, i_fwd, o_bk) -> None:
+        f, b = i_fwd[0], o_bk[0]
+        ctrl = ctrl_of(f)
+        n_fwd = n_bk = 0
+        decision = None
+        if self.state == IDLE:
+            if ctrl and not self.prev_ctrl:
+                self.state, self.closing, decision = self.DROPPED, 0, "swallow"
+        elif self.state == self.DROPPED:
+            if ctrl:
+                self.state, n_fwd = OPEN, f
+            else:
+                self.state, n_bk, decision = IDLE, word(0, BLOCKED), "blocked"
+        else:
+            n_fwd, n_bk = f, b
+            f_close = not ctrl and self.prev_ctrl
+            b_close = not ctrl_of(b) and ctrl_of(self.i_bk[0])
+            f_status = not ctrl and data_of(f) in STATUS
+            b_status = not ctrl_of(b) and data_of(b) in STATUS
+            blocked = (f_status and data_of(f) == BLOCKED) or (b_status and data_of(b) == BLOCKED)
+            if blocked or (self.closing and (f_status or b_status)):
+                self.state, self.closing, decision = IDLE, 0, "release"
+            elif (f_close and data_of(f) != TURN) or (b_close and data_of(b) != TURN):
+                self.closing = 1
+        self.prev_ctrl = ctrl
+        self.o_fwd, self.i_bk = [n_fwd], [n_bk]
+        self.decisions = [decision]
+
+    @property
+    def quiet(self) -> bool:
+        return self.state == IDLE and not (self.prev_ctrl or self.o_fwd[0] or self.i_bk[0])
+
+
 class RN1NetworkModel:
     """A network of :class:`RN1Model` routers wired by a link list (the one the hardware is
     built from). Link ends are tuples: ``("in", *key, port)`` and ``("out", *key, port)`` for
@@ -187,8 +251,10 @@ class RN1NetworkModel:
     lists of words, one per channel.
     """
 
-    def __init__(self, routers: dict, links, inputs, outputs):
+    def __init__(self, routers: dict, links, inputs, outputs, swallows=()):
         self.routers = {key: RN1Model(mode, seed) for key, (mode, seed) in routers.items()}
+        self.swallows = {key: RN1SwallowModel() for key in swallows}
+        self.elements = {**self.routers, **self.swallows}
         self.channels = len(inputs)
         if len(outputs) != self.channels:
             raise ValueError(f"{len(inputs)} input channels but {len(outputs)} output channels")
@@ -197,15 +263,16 @@ class RN1NetworkModel:
 
         def place(end, index):
             if end[0] in ("in", "out"):
-                return ("router", self.routers[end[1:-1]], end[-1])
+                return ("router", self.elements[end[1:-1]], end[-1])
             return ("edge", index[end], None)
 
-        # (source, sink) as ("router", model, port) or ("edge", channel, None).
+        # (source, sink) as ("router", model, port) or ("edge", channel, None); a swallow
+        # counts as a router of one port here.
         self._links = [(place(src, in_index), place(dst, out_index)) for src, dst in links]
 
     def reset(self) -> None:
-        for router in self.routers.values():
-            router.reset()
+        for element in self.elements.values():
+            element.reset()
 
     @property
     def decisions(self) -> list:
@@ -228,8 +295,8 @@ class RN1NetworkModel:
         return words
 
     def step(self, i_fwd, o_bk) -> None:
-        fwd_in = {id(r): [0] * CHANNELS for r in self.routers.values()}
-        bk_in = {id(r): [0] * CHANNELS for r in self.routers.values()}
+        fwd_in = {id(r): [0] * len(r.o_fwd) for r in self.elements.values()}
+        bk_in = {id(r): [0] * len(r.o_fwd) for r in self.elements.values()}
         for (kind, a, pa), (dkind, b, pb) in self._links:
             fwd = i_fwd[a] if kind == "edge" else a.o_fwd[pa]
             bk = o_bk[b] if dkind == "edge" else b.i_bk[pb]
@@ -237,8 +304,8 @@ class RN1NetworkModel:
                 fwd_in[id(b)][pb] = fwd
             if kind == "router":
                 bk_in[id(a)][pa] = bk
-        for router in self.routers.values():
-            router.step(fwd_in[id(router)], bk_in[id(router)])
+        for element in self.elements.values():
+            element.step(fwd_in[id(element)], bk_in[id(element)])
 
 
 class RN1BideltaModel(RN1NetworkModel):
@@ -266,3 +333,144 @@ class RN1UnitTreeModel(RN1NetworkModel):
         self.tree = tree = unit_tree(width)
         seed = check_int_range("seed", seed, 0)  # as the hardware's RN1UnitTree checks it
         super().__init__(tree.router_modes(seed), tree.links, tree.inputs(), tree.outputs())
+
+
+_LFSR_CYCLE: tuple[list[int], dict[int, int]] | None = None
+
+
+def _lfsr_jump(state: int, clocks: int) -> int:
+    """The router LFSR's state ``clocks`` clock edges (``LFSR_STEPS`` single steps each)
+    after ``state``: the 16-bit sequence is walked once and looked up, so a router that sat
+    idle for many cycles catches up in one step."""
+    global _LFSR_CYCLE
+    if _LFSR_CYCLE is None:
+        lfsr = LFSRModel(LFSR_WIDTH, seed=1)
+        seq = [1]
+        while lfsr.step() != 1:
+            seq.append(lfsr.state)
+        _LFSR_CYCLE = (seq, {x: k for k, x in enumerate(seq)})
+    seq, pos = _LFSR_CYCLE
+    if state not in pos:  # not on the cycle of 1 (a non-maximal register): walk it
+        lfsr = LFSRModel(LFSR_WIDTH, seed=state, steps=LFSR_STEPS)
+        for _ in range(clocks):
+            lfsr.clock()
+        return lfsr.state
+    return seq[(pos[state] + LFSR_STEPS * clocks) % len(seq)]
+
+
+def _router_quiet(r: RN1Model) -> bool:
+    """Stepping ``r`` with idle inputs changes nothing but its LFSR."""
+    return not (any(r.state) or any(r.busy) or any(r.o_fwd) or any(r.i_bk) or any(r.prev_ctrl))
+
+
+class RN1SparseNetworkModel(RN1NetworkModel):
+    """:class:`RN1NetworkModel`, cycle for cycle, stepping only the elements that are busy
+    or get a word this cycle (thousands of routers, few of them in use): a quiet router
+    with idle inputs only clocks its LFSR, which is caught up when it next wakes
+    (``tests/test_rn1_fat_tree.py`` checks it against the plain stepping)."""
+
+    def __init__(self, routers: dict, links, inputs, outputs, swallows=()):
+        super().__init__(routers, links, inputs, outputs, swallows)
+        elems = list(self.elements.values())
+        index = {id(e): n for n, e in enumerate(elems)}
+        self._elems = elems
+        self._is_router = [isinstance(e, RN1Model) for e in elems]
+        # Per element and port: where its forward input comes from and its backward input:
+        # (element, port), or (-1, channel) for an edge channel; None: unconnected.
+        self._fwd_src = [[None] * len(e.o_fwd) for e in elems]
+        self._bk_src = [[None] * len(e.o_fwd) for e in elems]
+        self._neighbours = [set() for _ in elems]
+        self._edge_in = [None] * self.channels  # channel -> (element, port) it drives
+        self._edge_out = [None] * self.channels
+        for (kind, a, pa), (dkind, b, pb) in self._links:
+            na = index[id(a)] if kind == "router" else -1
+            nb = index[id(b)] if dkind == "router" else -1
+            if nb >= 0:
+                self._fwd_src[nb][pb] = (na, pa if na >= 0 else a)
+            if na >= 0:
+                self._bk_src[na][pa] = (nb, pb if nb >= 0 else b)
+            if na >= 0 and nb >= 0:
+                self._neighbours[na].add(nb)
+                self._neighbours[nb].add(na)
+            if na < 0:
+                self._edge_in[a] = (nb, pb)
+            if nb < 0:
+                self._edge_out[b] = (na, pa)
+        self._reset_sparse()
+
+    def _reset_sparse(self) -> None:
+        self.cycle = 0
+        self._busy: set[int] = set()
+        self._stepped: set[int] = set()
+        self._clocks = [0] * len(self._elems)
+
+    def reset(self) -> None:
+        super().reset()
+        self._reset_sparse()
+
+    @property
+    def o_fwd(self) -> list[int]:
+        elems = self._elems
+        return [0 if s is None else elems[s[0]].o_fwd[s[1]] for s in self._edge_out]
+
+    @property
+    def i_bk(self) -> list[int]:
+        elems = self._elems
+        return [0 if s is None else elems[s[0]].i_bk[s[1]] for s in self._edge_in]
+
+    def step(self, i_fwd, o_bk) -> None:
+        elems = self._elems
+        wake = set(self._busy)
+        for n in self._busy:
+            wake |= self._neighbours[n]
+        for c in range(self.channels):
+            if i_fwd[c] and self._edge_in[c] is not None:
+                wake.add(self._edge_in[c][0])
+            if o_bk[c] and self._edge_out[c] is not None:
+                wake.add(self._edge_out[c][0])
+        inputs = {}
+        for n in wake:
+            fwd = [
+                0 if s is None else (i_fwd[s[1]] if s[0] < 0 else elems[s[0]].o_fwd[s[1]])
+                for s in self._fwd_src[n]
+            ]
+            bk = [
+                0 if s is None else (o_bk[s[1]] if s[0] < 0 else elems[s[0]].i_bk[s[1]])
+                for s in self._bk_src[n]
+            ]
+            inputs[n] = (fwd, bk)
+        busy = set()
+        for n, (fwd, bk) in inputs.items():
+            e = elems[n]
+            if self._is_router[n]:
+                late = self.cycle - self._clocks[n]
+                if late:
+                    e.lfsr.state = _lfsr_jump(e.lfsr.state, late)
+                self._clocks[n] = self.cycle + 1
+            e.step(fwd, bk)
+            if not (_router_quiet(e) if self._is_router[n] else e.quiet):
+                busy.add(n)
+        for n in self._stepped - wake:  # stepped last cycle, idle now: decided nothing
+            elems[n].decisions = [None] * len(elems[n].decisions)
+        self._busy, self._stepped = busy, wake
+        self.cycle += 1
+
+    def sync_lfsrs(self) -> None:
+        """Bring every router's LFSR up to the current cycle (as the plain stepping has it)."""
+        for n, e in enumerate(self._elems):
+            if self._is_router[n] and self._clocks[n] != self.cycle:
+                e.lfsr.state = _lfsr_jump(e.lfsr.state, self.cycle - self._clocks[n])
+                self._clocks[n] = self.cycle
+
+
+class RN1FatTreeModel(RN1SparseNetworkModel):
+    """The fat-tree of unit-tree stages of :func:`fattree.spec.rn1_tree.fat_tree_network`
+    (``stages`` 1 or 2), routers and swallow elements wired as the definitions say;
+    channels as :attr:`FatTreeNetwork.inputs` / ``outputs`` order them (processing node
+    ``e``'s link ``k`` is channel ``2e + k``, then the root's top links)."""
+
+    def __init__(
+        self, stages: int = 2, seed: int | None = None, lfsr_seed: int = 1, dispersed=True
+    ):
+        self.net = net = fat_tree_network(stages, seed, lfsr_seed, dispersed)
+        super().__init__(net.routers, net.links, net.inputs, net.outputs, net.swallows)
