@@ -20,6 +20,10 @@ per leaf; ``permutation``; ``bit-reversal``) from the seed, schedules it into de
 Nothing is refused in an off-line schedule, so ``rejects`` stays 0, and the latency is not
 measured (``maxlat`` 0): the model fixes every message's cycle, and the replay checks it.
 ``fault`` inverts leaf 0's first receive wire as the checker sees it.
+
+A tree with ``start_lead = d`` (the register tree for ``start``) gets ``start`` d cycles
+before each delivery cycle: the run begins with d quiet rows, and each row's ``start`` bit is
+the one of the model's row d cycles later.
 """
 
 from __future__ import annotations
@@ -62,8 +66,8 @@ class RunPlan:
     layout: TreeLayout
     messages: tuple[tuple[int, int], ...]
     delivery_cycles: int
-    #: Per clock cycle of the run: ``start``, the send word of every leaf, the receive word
-    #: every leaf must show.
+    #: Per clock cycle of the run: ``start`` (``start_lead`` cycles before the delivery cycle
+    #: it begins), the send word of every leaf, the receive word every leaf must show.
     start: tuple[int, ...]
     drive: tuple[tuple[int, ...], ...]
     expect: tuple[tuple[int, ...], ...]
@@ -71,9 +75,10 @@ class RunPlan:
 
 
 def plan_run(
-    leaves: int, w: int = 0, seed: int = 0, *, traffic_seed=1, pattern="random"
+    leaves: int, w: int = 0, seed: int = 0, *, traffic_seed=1, pattern="random", start_lead=0
 ) -> RunPlan:
-    """The whole run, from the schedule and the tree model."""
+    """The whole run, from the schedule and the tree model, for a tree whose ``start`` comes
+    ``start_lead`` cycles early."""
     if pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
     layout = TreeLayout.universal(leaves, w or None, seed)
@@ -108,6 +113,9 @@ def plan_run(
         start += [1] + [0] * (length - 1)
         drive += [tuple(r) for r in rows_d]
         expect += [tuple(r) for r in rows_e]
+    # `start` early: everything else starts `start_lead` quiet rows later.
+    quiet = [(0,) * leaves] * start_lead
+    start, drive, expect = start + [0] * start_lead, quiet + drive, quiet + expect
     return RunPlan(
         layout, tuple(messages), len(schedule), tuple(start), tuple(drive), tuple(expect), bits
     )
@@ -125,21 +133,39 @@ class LeisersonTreeHarness(wiring.Component):
         Seed of the message set and the senders' stagger.
     pattern : str
         One of :data:`PATTERNS`.
+    start_lead : int
+        Cycles the tree takes ``start`` before its delivery cycle, 0..4 (its register tree).
     tree : callable, optional
         ``tree(leaves, w, seed)`` builds the tree under test (tests pass broken ones).
     """
 
     @validates_parameters
-    def __init__(self, leaves=16, w=0, seed=0, *, traffic_seed=1, pattern="random", tree=None):
+    def __init__(
+        self,
+        leaves=16,
+        w=0,
+        seed=0,
+        start_lead=0,
+        *,
+        traffic_seed=1,
+        pattern="random",
+        tree=None,
+    ):
         self.leaves = check_power_of_two("leaves", leaves, 2)
         self.w = check_int_range("w", w, 0)
         self.seed = check_int_range("seed", seed, 0)
+        self.start_lead = check_int_range("start_lead", start_lead, 0, 4)
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
         self.pattern = pattern
-        self.plan = plan_run(leaves, w, seed, traffic_seed=traffic_seed, pattern=pattern)
-        self.tree = (tree or (lambda n, w_, s: LeisersonFatTree(n, w=w_ or None, seed=s)))(
-            leaves, w, seed
+        self.plan = plan_run(
+            leaves, w, seed, traffic_seed=traffic_seed, pattern=pattern, start_lead=start_lead
         )
+        if tree is None:
+
+            def tree(n, w_, s):
+                return LeisersonFatTree(n, w=w_ or None, seed=s, start_lead=start_lead)
+
+        self.tree = tree(leaves, w, seed)
         self.wires = self.plan.layout.cap(self.plan.layout.levels)
         self.cycles = len(self.plan.start)
         self.entry_bits = 1 + 2 * leaves * self.wires
@@ -246,6 +272,7 @@ class LeisersonTreeHarness(wiring.Component):
 
 def leiserson_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):
     """The board self-test core of the Leiserson tree: the design's parameters (``leaves``,
-    ``w``, ``seed``), ``seed`` the traffic's seed, ``options`` the harness's (``pattern``)."""
+    ``w``, ``seed``, ``start_lead``), ``seed`` the traffic's seed, ``options`` the harness's
+    (``pattern``)."""
     harness = LeisersonTreeHarness(**params, traffic_seed=seed, **options)
     return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)

@@ -193,6 +193,13 @@ DESIGNS: Registry[Design] = Registry(
                 Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
                 Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
                 Param("seed", 0, "seed of the concentrator graphs", lo=0),
+                Param(
+                    "start_lead",
+                    0,
+                    "cycles start is raised before its delivery cycle (register tree)",
+                    lo=0,
+                    hi=4,
+                ),
             ),
             bench="fattree.sim.benches.leiserson_tree",
         ),

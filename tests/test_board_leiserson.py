@@ -29,11 +29,15 @@ def run_core(core, cycles):
 
 
 @pytest.mark.parametrize(
-    "leaves, w, pattern", [(8, 0, "random"), (8, 4, "random"), (8, 0, "bit-reversal")]
+    "leaves, w, pattern, lead",
+    [(8, 0, "random", 0), (8, 4, "random", 0), (8, 0, "bit-reversal", 0), (8, 4, "random", 2)],
 )
-def test_replayed_runs_deliver_every_message(leaves, w, pattern):
+def test_replayed_runs_deliver_every_message(leaves, w, pattern, lead):
     core = leiserson_selftest(
-        {"leaves": leaves, "w": w, "seed": 0}, seed=2, blink_log2=4, pattern=pattern
+        {"leaves": leaves, "w": w, "seed": 0, "start_lead": lead},
+        seed=2,
+        blink_log2=4,
+        pattern=pattern,
     )
     harness = core.harness
     period = harness.cycles + 1  # a priming cycle and the schedule's cycles
@@ -53,6 +57,27 @@ def test_plan_matches_messages():
     assert rises >= plan.delivery_cycles > 0
     assert sum(plan.start) == plan.delivery_cycles
     assert len(plan.messages) == 24  # three per leaf
+
+
+def test_plan_with_start_early():
+    # The plan for a tree with start_lead = 2 is the plain plan behind two quiet rows, with
+    # `start` where it was: two rows before the delivery cycle it begins.
+    plain, early = (plan_run(8, 4, 0, traffic_seed=3, start_lead=d) for d in (0, 2))
+    quiet = [(0,) * 8] * 2
+    assert list(early.drive) == quiet + list(plain.drive)
+    assert list(early.expect) == quiet + list(plain.expect)
+    assert list(early.start) == list(plain.start) + [0, 0]
+
+
+def test_a_late_start_is_caught():
+    # A tree with start_lead = 2 under the plan for start_lead = 0: every `start` two cycles
+    # late, and the replay must see it.
+    harness = LeisersonTreeHarness(
+        8, tree=lambda n, w, s: LeisersonFatTree(n, w=w or None, seed=s, start_lead=2)
+    )
+    core = SelfTestCore(harness, blink_log2=4)
+    got = run_core(core, harness.cycles + 3)
+    assert got["errors"] > 0 and got["error"] == 1
 
 
 class _Broken(wiring.Component):
@@ -86,21 +111,26 @@ def test_checker_catches_broken_trees(how):
     assert got["errors"] > 0 and got["error"] == 1
 
 
-def test_injected_fault_is_counted(capsys):
-    code = main(
-        [
-            "build",
-            "leiserson-tree",
-            "-p",
-            "leaves=8",
-            "--simulate",
-            "3600",
-            "--json",
-            "--inject-fault",
-        ]
-    )
+# The command line's --simulate runs take ~25 s each on a loaded machine; start_lead = 2's
+# harness runs above in the default set, its command-line runs with --run-slow.
+@pytest.mark.parametrize("lead", [0, pytest.param(2, marks=pytest.mark.slow)])
+def test_injected_fault_is_counted(capsys, lead):
+    args = ["build", "leiserson-tree", "-p", "leaves=8", "-p", f"start_lead={lead}"]
+    code = main([*args, "--simulate", "3600", "--json", "--inject-fault"])
     out, err = capsys.readouterr()
     assert code == 0, err
     data = json.loads(out)
     assert data["errors"] > 0 and data["checked"] > 0 and data["verdict"] == "PASS"
     assert data["selftest"]["messages_per_run"] == 24
+    assert data["params"]["start_lead"] == lead
+
+
+@pytest.mark.slow
+def test_simulated_board_run_at_start_lead_2(capsys):
+    args = ["build", "leiserson-tree", "-p", "leaves=8", "-p", "start_lead=2"]
+    code = main([*args, "--simulate", "3600", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["errors"] == 0 and data["checked"] >= 2 * 24 and data["verdict"] == "PASS"
+    assert data["selftest"]["run_cycles"] == len(plan_run(8, start_lead=2).start) + 1

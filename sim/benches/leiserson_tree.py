@@ -17,7 +17,9 @@ cycles one after another, bit-serially, and checks:
   (:func:`fattree.sim.models.leiserson_tree.delivery_waves`);
 * message by message, that each message arrives once, at its destination, with its data.
 
-``frames`` (``fattree sim --frames``) caps the number of delivery cycles driven. The
+``frames`` (``fattree sim --frames``) caps the number of delivery cycles driven. A tree built
+with ``start_lead = d`` gets ``start`` d cycles before each delivery cycle, its senders and
+expected outputs as the model's, d cycles later. The
 summary reports d against lambda and Theorem 1's bound for every leaf-to-leaf message set,
 and the messages and d of every external set.
 """
@@ -75,7 +77,9 @@ async def scheduled_message_sets(dut):
     def tick():
         return FallingEdge(dut.clk)
 
-    check = LeisersonTreeCheck(layout, scoreboard, read, drive, tick, drive_root)
+    check = LeisersonTreeCheck(
+        layout, scoreboard, read, drive, tick, drive_root, start_lead=params.get("start_lead", 0)
+    )
 
     await clock_and_reset(dut, dut.start, dut.root_i, *sends)
 
@@ -123,6 +127,7 @@ async def scheduled_message_sets(dut):
                 "theorem1_bound": theorem1_bound(n, messages, caps),
             }
         )
+    await check.flush()
     summary = scoreboard.summary(
         check.delivery_cycles, message_sets=sets, external_sets=external, dropped=check.dropped
     )

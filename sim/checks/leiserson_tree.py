@@ -14,12 +14,20 @@ delivery_waves`). The check drives the cycles one after another, bit-serially, a
 Messages may also enter or leave through the root's external channel (an end of
 :data:`~fattree.sim.models.leiserson_tree.OUTSIDE`): they are driven on ``root_i`` through
 ``drive_root`` and expected on ``root_o``.
+
+A tree built with ``start_lead = d`` takes ``start`` d cycles before its delivery cycle. The
+check then raises ``start`` as the model's timing says and holds everything else (send and
+root words, expected outputs) d cycles back: the tree must show the model's outputs d cycles
+after the model does. The first d cycles expect a quiet tree (after reset, before any delivery
+cycle), and :meth:`LeisersonTreeCheck.flush` drives the last d held cycles.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable
 
+from ...params import check_int_range
 from ...spec.capacities import TreeLayout
 from ..models.leiserson_tree import OUTSIDE, delivery_waves
 from ..scoreboard import Scoreboard
@@ -41,7 +49,8 @@ class LeisersonTreeCheck:
     ``read()`` gives ``(recv words per leaf, root_o)``, ``drive(start, send words per leaf)``
     sets the inputs, ``tick()`` waits one cycle, ``drive_root(word)`` (needed only for
     messages from :data:`OUTSIDE`) sets ``root_i``. :attr:`delivery_cycles` counts the
-    delivery cycles driven.
+    delivery cycles driven. ``start_lead`` is the tree's (``start`` that many cycles early);
+    with it, call :meth:`flush` after the last :meth:`deliver`.
     """
 
     def __init__(
@@ -52,8 +61,17 @@ class LeisersonTreeCheck:
         drive: Callable[[int, list[int]], None],
         tick: Callable[[], Awaitable],
         drive_root: Callable[[int], None] | None = None,
+        *,
+        start_lead: int = 0,
     ):
         self.layout = layout
+        self.start_lead = check_int_range("start_lead", start_lead, 0)
+        # Cycles driven with `start` but not yet with their words: (send row, root word,
+        # expected outputs, where). Before the first delivery cycle the tree is quiet.
+        quiet = ([0] * layout.leaves, 0, ([0] * layout.leaves, 0))
+        self._held = deque(
+            (*quiet, f"before the first delivery cycle, cycle {t}") for t in range(start_lead)
+        )
         self.scoreboard = scoreboard
         self.read, self.drive, self.tick = read, drive, tick
         self.drive_root = drive_root
@@ -87,13 +105,9 @@ class LeisersonTreeCheck:
         for number, wave in enumerate(waves):
             where = f"{label} set, delivery cycle {number}, cycle"
             for t, row in enumerate(wave.drive):
-                seen = tuple(self.read())
-                self.drive(int(t == 0), row)
-                if self.drive_root is not None:
-                    self.drive_root(wave.root_drive[t])
                 want = (wave.expect[t], wave.root_expect[t])
-                sb.compare("cycle_mismatches", f"{where} {t}", seen, want, ("recv", "root_o"))
-                await self.tick()
+                self._held.append((row, wave.root_drive[t], want, f"{where} {t}"))
+                await self._cycle(int(t == 0))
             for a in wave.delivery.arrivals:
                 index, data = wave.sent[(a.src, a.src_wire)]
                 sb.checked += 1
@@ -113,3 +127,18 @@ class LeisersonTreeCheck:
             sb.fail("message_mismatches", f"{label} set: not every message arrived exactly once")
         self.dropped += len(dropped)
         return arrived
+
+    async def _cycle(self, start: int):
+        """One clock cycle: ``start`` now, the words and expectation held longest."""
+        row, root_word, want, where = self._held.popleft()
+        seen = tuple(self.read())
+        self.drive(start, row)
+        if self.drive_root is not None:
+            self.drive_root(root_word)
+        self.scoreboard.compare("cycle_mismatches", where, seen, want, ("recv", "root_o"))
+        await self.tick()
+
+    async def flush(self):
+        """Drive and check the ``start_lead`` cycles still held (nothing for a lead of 0)."""
+        while self._held:
+            await self._cycle(0)

@@ -8,12 +8,15 @@ and senders staggered by up to 2 cycles (:func:`fattree.sim.models.leiserson_tre
 delivery_waves`). The stimulus is ``start`` and every leaf's send wires, cycle by cycle; the
 expectation every leaf's receive wires and the root's output (idle: the root has no parent).
 Beside it, each arrival in the model is checked against its message (destination and data)
-and every message of a set must arrive exactly once.
+and every message of a set must arrive exactly once. A tree with ``start_lead = d`` gets
+``start`` d cycles early: the send words and expectations are held d cycles back, quiet before
+the first delivery cycle (as :class:`fattree.sim.checks.leiserson_tree.LeisersonTreeCheck`).
 """
 
 from __future__ import annotations
 
 import random
+from collections import deque
 
 import numpy as np
 
@@ -46,6 +49,7 @@ class LeisersonTreeSoak:
         self.n = params["leaves"]
         self.layout_ = TreeLayout.universal(self.n, params.get("w") or None, params.get("seed", 0))
         self.caps = layout_capacities(self.layout_)
+        self.start_lead = params.get("start_lead", 0)
         self.messages = messages
         self.rng = random.Random(seed)
         self.failures: list[str] = []
@@ -82,14 +86,18 @@ class LeisersonTreeSoak:
         n = self.n
         ins: list[list[int]] = []
         outs: list[list[int]] = []
+        # (send row, expected outputs) of the cycles whose `start` is already driven.
+        held = deque(([0] * n, [0] * (n + 1)) for _ in range(self.start_lead))
         for kind, messages in self._message_sets():
             schedule = schedule_theorem1(n, messages, self.caps)
             waves = delivery_waves(self.layout_, messages, schedule, self.rng, DATA_BITS)
             arrived = []
             for wave in waves:
                 for t, row in enumerate(wave.drive):
+                    held.append((row, [*wave.expect[t], 0]))
+                    row, expect = held.popleft()
                     ins.append([int(t == 0), *row])
-                    outs.append([*wave.expect[t], 0])
+                    outs.append(expect)
                     if len(ins) == chunk:
                         yield self._pack(ins, outs)
                         ins, outs = [], []
@@ -106,6 +114,9 @@ class LeisersonTreeSoak:
             self.checked += len(arrived)
             key = kind.split("+")[0]
             self.counts[key] = self.counts.get(key, 0) + len(messages)
+        for row, expect in held:
+            ins.append([0, *row])
+            outs.append(expect)
         if ins:
             yield self._pack(ins, outs)
 
