@@ -5,6 +5,7 @@ crossed followed through the wiring (routers rotate the head, swallows drop it).
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from fattree.spec.rn1 import pass_head
@@ -367,3 +368,135 @@ def test_head_cycles_are_the_routers_plus_the_swallows(level_):
     assert arrive == routers + 2 * swallows
     # The close follows the bytes through every element; the status comes back as fast.
     assert status == len(words) - 1 + 2 * (routers + swallows)
+
+
+# --- Faults: connectivity over the wiring, the paper's claim about unit-tree stacks -------
+
+
+def path_exists(net, a, b, dead=(), links=(), stacks=()):
+    """Brute force: some choice of outputs takes a head from node ``a`` (either link) to
+    node ``b`` through live routers, swallows and links (``deliver`` with the faults)."""
+    dead, links, stacks = set(dead), set(links), set(stacks)
+    if id(net) not in _NEXT:
+        _NEXT[id(net)] = (net, dict(net.links))
+    sink_of = _NEXT[id(net)][1]
+    heads = tuple(net.heads(a, b))
+    frontier = [(("ep_out", a, k), heads) for k in range(2)]
+    seen = set()
+    while frontier:
+        end, hs = frontier.pop()
+        if (end, hs) in seen or end in links:
+            continue
+        seen.add((end, hs))
+        sink = sink_of[end]
+        if sink[0] != "in":
+            if sink[:2] == ("ep_in", b):
+                return True
+            continue
+        key, port = sink[1:-1], sink[-1]
+        tree = (key[1], key[2]) if key[0] == "sw" else key[:2]
+        if key in dead or tree in stacks:
+            continue
+        if key[0] == "sw":
+            frontier.append((("out", *key, 0), hs[1:]))
+            continue
+        mode, d = net.routers[key][0], hs[0] & 3
+        ports = [4 * (port // 4) + d] if mode == "alternate" else [2 * d, 2 * d + 1]
+        frontier += [(("out", *key, p), (pass_head(hs[0]), *hs[1:])) for p in ports]
+    return False
+
+
+def test_connected_agrees_with_a_path_search():
+    net = NETS[2, 7]
+    rng = random.Random(5)
+    # Faults packed into leaf trees 0..3 and parent tree 1, so that many pairs among the
+    # nodes of those leaves lose some of their paths, and some all of them.
+    mine = [
+        src
+        for src, _ in net.links
+        if src[0] == "out"
+        and (src[1:3] in {(1, 0), (1, 1), (1, 2), (1, 3), (2, 1)} or src[1] == "sw")
+    ]
+    links = rng.sample(mine, 500)
+    dead = rng.sample(sorted(k for k in net.routers if k[:2] in {(1, 0), (1, 2), (2, 1)}), 12)
+    dead += rng.sample(sorted(k for k in net.swallows if k[1:3] in {(1, 1), (2, 1)}), 20)
+    got = net.connected(dead=dead, links=links)
+    cases = Counter()
+    for _ in range(150):
+        a, b = rng.sample(range(256), 2)
+        want = path_exists(net, a, b, dead, links)
+        assert got[a, b] == want, (a, b)
+        cases[want, a // 64 == b // 64] += 1
+    assert len(cases) == 4  # connected and cut pairs, inside a leaf tree and across
+    # A stack fault is its routers and its swallows.
+    stacks = [(1, 2), (2, 0)]
+    got = net.connected(stacks=stacks)
+    for _ in range(60):
+        a, b = rng.sample(range(256), 2)
+        assert got[a, b] == path_exists(net, a, b, stacks=stacks), (a, b)
+
+
+def _claim(net):
+    n = net.nodes
+    everyone = np.ones((n, n), dtype=bool)
+    np.fill_diagonal(everyone, False)
+    assert (net.connected() == everyone).all()
+    results = {p: net.connected(stacks=[(2, p)]) for p in net.stage_trees(2)}
+    for x in (0, 37, 63):
+        cut = everyone.copy()
+        cut[64 * x : 64 * x + 64, :] = cut[:, 64 * x : 64 * x + 64] = False
+        assert (net.connected(stacks=[(1, x)]) == cut).all()  # exactly its own nodes
+    return everyone, results
+
+
+@pytest.mark.parametrize("seed", [None, pytest.param(7, marks=pytest.mark.slow)])
+def test_any_one_non_leaf_stack_can_go(seed):
+    # DeHon: "Proper dispersion makes it possible to remove entire unit tree stacks
+    # anywhere, except at the leaves, and still have a functionally complete fat-tree".
+    everyone, results = _claim(NETS[2, seed])
+    for p, got in results.items():
+        assert (got == everyone).all(), p
+
+
+def test_without_dispersion_a_parent_stack_cuts_nodes_off():
+    net = fat_tree_network(2, dispersed=False)
+    everyone, results = _claim(net)
+    local = np.arange(net.nodes) % 64
+    leaf = np.arange(net.nodes) // 64
+    for p, got in results.items():
+        # Parent tree p took both links of up routers 4p .. 4p + 3 of every leaf tree: the
+        # 16 nodes behind them reach nothing outside their own leaf tree (they are still
+        # reached: the links down into a leaf tree feed every top router of it).
+        behind = (local >= 16 * p) & (local < 16 * p + 16)
+        other = leaf[:, None] != leaf[None, :]
+        want = everyone & ~(other & behind[:, None])
+        assert (got == want).all(), p
+
+
+def test_latency_experiment_measures_two_stages():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    result = registry()["dehon-latency"].run(argparse.Namespace(stages=[2]))
+    rows = [r for r in result.rows if r[:2] == ["fat-tree", 2]]
+    assert [r[5] for r in rows] == [2, 3, 4, 6, 7, 8]  # ceil(L / 3) + L routers
+    # Measured on the model: one cycle per router, two per swallow (levels 4..6 cross two).
+    assert [r[7] for r in rows] == [2, 3, 4, 10, 11, 12]
+    assert [result.extra["swallows"][f"2/{level}"] for level in range(1, 7)] == [0] * 3 + [2] * 3
+
+
+@pytest.mark.slow
+def test_faults_experiment_on_the_fat_tree():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    args = argparse.Namespace(network="fat-tree", endpoints=64, faults=[64], trials=2, seed=1)
+    result = registry()["dehon-faults"].run(args)
+    rows = {(r[0], r[1]): r[2:] for r in result.rows}
+    random_, regular, blocked = (rows["parent stacks", 1][k : k + 2] for k in (0, 2, 4))
+    assert random_ == regular == [1, 1] and blocked[1] < 0.76
+    leaf = 1 - (2 * 64 * 4095 - 64 * 63) / (4096 * 4095)
+    assert rows["leaf stacks", 1] == pytest.approx([leaf] * 6)
+    assert all(0 < v < 1 for v in rows["routers", 64])

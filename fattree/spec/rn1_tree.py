@@ -430,6 +430,9 @@ class FatTreeNetwork:
     links: list[tuple[tuple, tuple]] = field(default_factory=list)
     inputs: list[tuple] = field(default_factory=list)
     outputs: list[tuple] = field(default_factory=list)
+    #: Links between stages: child tree top link ``(s, t, k)`` -> ``(s + 1, parent tree,
+    #: subtree port, link)``; the same pairs carry the links back down.
+    joins: dict[tuple, tuple] = field(default_factory=dict)
 
     @property
     def nodes(self) -> int:
@@ -486,6 +489,232 @@ class FatTreeNetwork:
             rows.append({"stage": s, "trees": len(trees), "routers": routers, "top": top})
         return rows
 
+    # -- faults: which processing nodes still reach which --------------------------------
+
+    @staticmethod
+    def owner(item: tuple) -> tuple[int, int]:
+        """The unit tree ``(stage, tree)`` a router key, swallow key or link (named by its
+        source end) belongs to: a swallow and the link out of it to the unit tree it enters,
+        a processing node's link to its leaf unit tree, the root's top links to their tree."""
+        if item[0] in ("in", "out"):
+            item = item[1:-1]
+        if item[0] == "sw":
+            return item[1], item[2]
+        if item[0] == "ep_out":
+            return 1, item[1] // SUBTREES
+        if item[0] == "top_down":
+            return -1, item[1]  # the root stage: filled in by the caller
+        return item[0], item[1]
+
+    def _compiled(self, s: int, t: int) -> tuple:
+        """Unit tree ``(s, t)`` as integers for :meth:`_walker`: its routers (sorted by
+        name), which are in the alternate mode, and per router output the next router input
+        (``8 * router + port``) or the end outside the tree it leads to."""
+        graphs = self.__dict__.setdefault("_graphs", {})
+        if (s, t) not in graphs:
+            sink_of = self.__dict__.setdefault("_sink", dict(self.links))
+            tree = self.trees[s, t]
+            names = sorted(tree.routers)
+            index = {name: r for r, name in enumerate(names)}
+
+            def code(sink):
+                if sink is not None and sink[0] == "in" and sink[1] != "sw":
+                    return CHANNELS * index[sink[3]] + sink[4]
+                return sink
+
+            succ = [
+                [code(sink_of.get(("out", s, t, name, o))) for o in range(CHANNELS)]
+                for name in names
+            ]
+            alt = [tree.routers[name].mode == "alternate" for name in names]
+            graphs[s, t] = (names, index, alt, succ, code)
+        return graphs[s, t]
+
+    def _walker(self, s: int, t: int, faults: frozenset, direction, terminal):
+        """``reach(source end)``: OR of ``terminal(sink)`` over every sink outside unit tree
+        ``(s, t)`` (or a swallow) a head reaches from that link source, each router taking
+        either output of ``direction(router)``; ``faults`` are the tree's own (see
+        :meth:`connected`)."""
+        if ("stack",) in faults:
+            return lambda end: 0
+        names, index, alt, succ, code = self._compiled(s, t)
+        tree, sink_of = self.trees[s, t], self._sink
+        dead = set()  # router numbers
+        cut = set()  # (router, output) of dead links
+        for fault in faults:
+            if fault[0] == "elem" and fault[1][0] != "sw":
+                dead.add(index[fault[1][2]])
+            elif fault[0] == "link" and fault[1][0] == "out" and fault[1][1] != "sw":
+                cut.add((index[fault[1][3]], fault[1][4]))
+        dirs = [direction(tree.routers[name]) for name in names]
+        memo: dict[int, int] = {}
+
+        def node(i: int) -> int:
+            if i in memo:
+                return memo[i]
+            r, port = divmod(i, CHANNELS)
+            res = 0
+            if r not in dead:
+                d = dirs[r]
+                outs = (DIRECTIONS * (port // DIRECTIONS) + d,) if alt[r] else (2 * d, 2 * d + 1)
+                for o in outs:
+                    if (r, o) not in cut:
+                        nxt = succ[r][o]
+                        res |= node(nxt) if type(nxt) is int else terminal(nxt)
+            memo[i] = res
+            return res
+
+        def reach(end) -> int:
+            if ("link", end) in faults or end not in sink_of:
+                return 0
+            nxt = code(sink_of[end])
+            return node(nxt) if type(nxt) is int else terminal(nxt)
+
+        return reach
+
+    @staticmethod
+    def _toward(dest: int, up: bool = False):
+        """A unit tree's routing to subtree ``dest`` (``up``: out of the top): an up router
+        crosses over at the level of the lowest node holding its subtrees and ``dest``, a
+        down router of layer ``downL`` takes digit ``L - 1`` of ``dest``."""
+
+        def direction(r: Router) -> int:
+            if r.layer == "up":
+                return UP if up else max(1, ((r.node ^ dest).bit_length() + 1) // 2) - 1
+            return (dest >> 2 * (int(r.layer[-1]) - 1)) & 3
+
+        return direction
+
+    def _piece(self, what: str, s: int, t: int, faults: frozenset):
+        """One unit tree's share of :meth:`connected`, cached by its own faults:
+
+        * ``"leaf"`` (leaf tree): ``(inside, up, down)``: ``inside[a][b]``, node ``a`` reaches
+          node ``b`` of the tree; ``up[a]``, bit mask of the tree's top links whose swallow a
+          head from node ``a`` going up reaches; ``down[b]``, bit mask of the top links from
+          whose swallow node ``b`` is reached;
+        * ``"across"`` (parent tree): ``[c][d][j]`` bit mask of child ``d``'s top links
+          (their swallows) reached from the swallow of child ``c``'s port link ``j``.
+        """
+        cache = self.__dict__.setdefault("_pieces", {})
+        if (what, s, t, faults) in cache:
+            return cache[what, s, t, faults]
+        tree = self.trees[s, t]
+        base = t * SUBTREES
+        if what == "leaf":
+            inside, down = [], []
+            for b in range(SUBTREES):
+                goal = {("ep_in", base + b, k) for k in range(tree.width)}
+                reach = self._walker(s, t, faults, self._toward(b), lambda e, g=goal: int(e in g))
+                inside.append(
+                    [
+                        a != b and any(reach(("ep_out", base + a, k)) for k in range(tree.width))
+                        for a in range(SUBTREES)
+                    ]
+                )
+                mask = 0
+                for k in range(16 * tree.width):
+                    sw = ("sw", s, t, "top", k)
+                    if ("elem", sw) not in faults and reach(("out", *sw, 0)):
+                        mask |= 1 << k
+                down.append(mask)
+            ups = self._up_channels(s, t)
+            reach = self._walker(s, t, faults, self._toward(0, up=True), lambda e: ups.get(e, 0))
+            up = [
+                reach(("ep_out", base + a, 0)) | reach(("ep_out", base + a, 1))
+                for a in range(SUBTREES)
+            ]
+            inside = [list(col) for col in zip(*inside, strict=True)]  # [a][b]
+            result = (inside, up, down)
+        else:  # across
+            downs = self._down_channels(s, t)
+            result = [[None] * SUBTREES for _ in range(SUBTREES)]
+            for d in range(SUBTREES):
+                # One walk per destination child serves every source child: an up router
+                # takes one child's links, so its crossover level is known from d alone.
+                reach = self._walker(s, t, faults, self._toward(d), lambda e: downs.get(e, 0))
+                for c in range(SUBTREES):
+                    result[c][d] = [
+                        0
+                        if c == d or ("elem", ("sw", s, t, "sub", c, j)) in faults
+                        else reach(("out", "sw", s, t, "sub", c, j, 0))
+                        for j in range(tree.width)
+                    ]
+        cache[what, s, t, faults] = result
+        return result
+
+    def _up_channels(self, s: int, t: int) -> dict[tuple, int]:
+        """Swallow input ends above tree ``(s, t)`` -> bit of the tree's top link."""
+        return {
+            ("in", "sw", ps, pt, "sub", c, j, 0): 1 << k
+            for (cs, ct, k), (ps, pt, c, j) in self.joins.items()
+            if (cs, ct) == (s, t)
+        }
+
+    def _down_channels(self, s: int, t: int) -> dict[tuple, int]:
+        """Swallow input ends below parent tree ``(s, t)`` -> bit of the child tree's top
+        link (which child: the ``across`` piece's ``d``)."""
+        return {
+            ("in", "sw", cs, ct, "top", k, 0): 1 << k
+            for (cs, ct, k), (ps, pt, _, _) in self.joins.items()
+            if (ps, pt) == (s, t)
+        }
+
+    def connected(self, dead=(), links=(), stacks=()):
+        """``[src][dst]`` (a numpy bool array over processing nodes): some path from node
+        ``src`` (either of its links) to ``dst`` avoids the faults, each router taking either
+        output of the direction the route asks (as :meth:`Bidelta.connected`); the diagonal
+        is False. ``dead``: router and swallow keys; ``links``: links named by their source
+        end (the link into a swallow and the one out of it are one channel each way);
+        ``stacks``: unit trees ``(stage, tree)`` removed whole (their routers and the
+        swallows in front of them)."""
+        import numpy as np
+
+        faults: dict[tuple, set] = {}
+
+        def add(item, fault):
+            s, t = self.owner(item)
+            faults.setdefault((self.stages if s == -1 else s, t), set()).add(fault)
+
+        for key in dead:
+            add(key, ("elem", tuple(key)))
+        for end in links:
+            add(end, ("link", tuple(end)))
+        for s, t in stacks:
+            faults.setdefault((s, t), set()).add(("stack",))
+
+        def own(s, t):
+            return frozenset(faults.get((s, t), ()))
+
+        n, leaves = self.nodes, self.stage_trees(1)
+        result = np.zeros((n, n), dtype=bool)
+        pieces = [self._piece("leaf", 1, x, own(1, x)) for x in leaves]
+        for a_tree in leaves:
+            block = slice(a_tree * SUBTREES, (a_tree + 1) * SUBTREES)
+            result[block, block] = np.array(pieces[a_tree][0])
+        if self.stages == 1:
+            return result
+        # Two stages: up the leaf tree, across one parent tree, down the other leaf tree.
+        top = 16 * UNIT_WIDTHS[0]
+        bits = np.arange(top)
+        up = np.array([p[1] for p in pieces])  # [A][a] masks
+        down = np.array([p[2] for p in pieces])
+        u = ((up[:, :, None] >> bits) & 1).astype(np.float32)  # [A][a][k]
+        dn = ((down[:, :, None] >> bits) & 1).astype(np.float32)  # [B][b][k']
+        across = {p: self._piece("across", 2, p, own(2, p)) for p in self.stage_trees(2)}
+        m = np.zeros((len(leaves), len(leaves), top, top), dtype=np.float32)  # [A][B][k][k']
+        for (cs, ct, k), (_, pt, c, j) in self.joins.items():
+            if cs != 1:
+                continue
+            masks = across[pt][c]
+            m[ct, :, k, :] = (np.array([row[j] for row in masks])[:, None] >> bits) & 1
+        for a_tree in leaves:
+            paths = np.matmul(np.matmul(u[a_tree][None], m[a_tree]), dn.transpose(0, 2, 1))
+            row = slice(a_tree * SUBTREES, (a_tree + 1) * SUBTREES)
+            cross = (paths > 0).transpose(1, 0, 2).reshape(SUBTREES, n)  # [a][B * 64 + b]
+            cross[:, row] = False
+            result[row] |= cross
+        return result
+
 
 def fat_tree_network(
     stages: int, seed: int | None = None, lfsr_seed: int = 1, dispersed: bool = True
@@ -539,6 +768,7 @@ def fat_tree_network(
                 up_of[(*child, k)] = (*parent, node % SUBTREES, slots[p])
                 slots[p] += 1
     down_of = {v: k for k, v in up_of.items()}
+    net.joins = up_of
 
     def place(s, t, end):
         kind = end[0]
