@@ -110,9 +110,9 @@ class RouterModel:
     def _arbitrate(self, h0, h1, h2, h3, t0, t1, t2, t3, busy):
         """Per input: granted, to which output, rejected (headers ``h``, route bits ``t``)."""
         b0, b1 = busy[0], busy[1]
-        grant = [False] * 4
-        grant_to = [0] * 4
-        reject = [False] * 4
+        g0 = g1 = g2 = g3 = False
+        x0 = x1 = x2 = x3 = False
+        o0 = o1 = o2 = o3 = 0
         # Up: a random up port (the LFSR bit), the other one if it is busy, A before B.
         up_a = h0 and not t0
         up_b = h1 and not t1
@@ -121,9 +121,9 @@ class RouterModel:
             port_a = r ^ busy[C + r]
             port_b = (1 - r) ^ int(bool(busy[C + 1 - r]) or (up_a and port_a == 1 - r))
             if up_a:
-                grant[A], grant_to[A] = True, C + port_a
+                g0, o0 = True, C + port_a
             if up_b:
-                grant[B], grant_to[B] = True, C + port_b
+                g1, o1 = True, C + port_b
             self.up_bit = r
         else:
             self.up_bit = None
@@ -131,22 +131,22 @@ class RouterModel:
         turn_to_a = h1 and t1  # B turns to A
         turn_to_b = h0 and t0  # A turns to B
         if turn_to_b:
-            grant[A], grant_to[A], reject[A] = not b1, B, bool(b1)
+            g0, o0, x0 = not b1, B, bool(b1)
         if turn_to_a:
-            grant[B], grant_to[B], reject[B] = not b0, A, bool(b0)
+            g1, o1, x1 = not b0, A, bool(b0)
         if h2:
             o = t2
             win = not busy[o] and not (turn_to_b if o else turn_to_a)
-            reject[C] = not win
+            x2 = not win
             if win:
-                grant[C], grant_to[C] = True, o
+                g2, o2 = True, o
         if h3:
             o = t3
             win = not busy[o] and not (turn_to_b if o else turn_to_a) and not (h2 and t2 == o)
-            reject[D] = not win
+            x3 = not win
             if win:
-                grant[D], grant_to[D] = True, o
-        return grant, grant_to, reject
+                g3, o3 = True, o
+        return (g0, g1, g2, g3), (o0, o1, o2, o3), (x0, x1, x2, x3)
 
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
         # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
@@ -154,9 +154,8 @@ class RouterModel:
         v0, v1, v2, v3 = in_valid
         j0, j1, j2, j3 = out_reject
         k0, k1, k2, k3 = out_ack
-        if self.quiet and not (
-            v0 or v1 or v2 or v3 or j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
-        ):
+        released_any = j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
+        if self.quiet and not (v0 or v1 or v2 or v3 or released_any):
             # Nothing arrives and nothing is held: every register keeps its idle value.
             self._grant = self._reject = _NO4
             self.up_bit = None
@@ -166,24 +165,106 @@ class RouterModel:
         busy = self.busy
         route = self.route
         # A header is the first word of a message at an idle input; bit 0 is its route bit.
-        h0 = s0 == IDLE and bool(v0)
-        h1 = s1 == IDLE and bool(v1)
-        h2 = s2 == IDLE and bool(v2)
-        h3 = s3 == IDLE and bool(v3)
-        if h0 or h1 or h2 or h3:
-            t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
-            grant, grant_to, reject = self._arbitrate(h0, h1, h2, h3, t0, t1, t2, t3, busy)
-            claim = [None] * 4
-            for i in range(4):
-                if grant[i]:
-                    claim[grant_to[i]] = i
-        else:  # no new message: nothing to arbitrate (the common cycle of a busy router)
-            grant = reject = _NO4
-            grant_to = claim = _NONE4
+        h0 = v0 and s0 == IDLE
+        h1 = v1 and s1 == IDLE
+        h2 = v2 and s2 == IDLE
+        h3 = v3 and s3 == IDLE
+        if not (h0 or h1 or h2 or released_any or h3):
+            # The common cycle of a busy router (over half of all router-cycles in the soak):
+            # no new message and nothing released, so routes, busy ports and owners stay, no
+            # backward pulse starts, a finished input (dead, valid low) goes idle, and each
+            # held output forwards its owner's word. Registers are never changed in place,
+            # so the lists that stay are kept as they are.
+            self._grant = self._reject = _NO4
             self.up_bit = None
+            if (
+                (s0 == DEAD and not v0)
+                or (s1 == DEAD and not v1)
+                or ((s2 == DEAD and not v2) or (s3 == DEAD and not v3))
+            ):
+                self.state = [
+                    IDLE if s0 == DEAD and not v0 else s0,
+                    IDLE if s1 == DEAD and not v1 else s1,
+                    IDLE if s2 == DEAD and not v2 else s2,
+                    IDLE if s3 == DEAD and not v3 else s3,
+                ]
+            b0, b1, b2, b3 = busy
+            n_valid, n_data = [0] * 4, [0] * 4
+            if b0 or b1 or b2 or b3:
+                owner = self.owner
+                if b0:
+                    src = owner[0]
+                    if state[src] == FWD and in_valid[src]:
+                        n_valid[0], n_data[0] = 1, in_data[src]
+                if b1:
+                    src = owner[1]
+                    if state[src] == FWD and in_valid[src]:
+                        n_valid[1], n_data[1] = 1, in_data[src]
+                if b2:
+                    src = owner[2]
+                    if state[src] == FWD and in_valid[src]:
+                        n_valid[2], n_data[2] = 1, in_data[src]
+                if b3:
+                    src = owner[3]
+                    if state[src] == FWD and in_valid[src]:
+                        n_valid[3], n_data[3] = 1, in_data[src]
+                self.quiet = False
+            else:  # nothing held: no output, quiet once every input is idle
+                self.quiet = not any(self.state)
+            self.out_valid, self.out_data = n_valid, n_data
+            self.bk_reject, self.bk_ack = [0] * 4, [0] * 4
+            self.cycle += 1
+            return
+        if not (h0 or h1 or h2 or h3):
+            # No new message, but a reject or ack from beyond: it ends the path through the
+            # input that forwards to that port and frees the port (routes and owners stay).
+            self._grant = self._reject = _NO4
+            self.up_bit = None
+            n_state = list(state)
+            n_bk_reject, n_bk_ack = [0] * 4, [0] * 4
+            for i in range(4):
+                s = state[i]
+                if s == FWD:
+                    rel_rej = out_reject[route[i]]
+                    rel_ack = out_ack[route[i]]
+                    if rel_rej or rel_ack:
+                        n_state[i] = DEAD
+                        n_bk_reject[i], n_bk_ack[i] = int(bool(rel_rej)), int(bool(rel_ack))
+                elif s == DEAD and not in_valid[i]:
+                    n_state[i] = IDLE
+            n_busy = [0 if busy[o] and (out_reject[o] or out_ack[o]) else busy[o] for o in range(4)]
+            n_valid, n_data = [0] * 4, [0] * 4
+            owner = self.owner
+            for o in range(4):
+                if n_busy[o]:
+                    src = owner[o]
+                    if state[src] == FWD and in_valid[src]:
+                        n_valid[o], n_data[o] = 1, in_data[src]
+            self.state, self.busy = n_state, n_busy
+            self.out_valid, self.out_data = n_valid, n_data
+            self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
+            self.quiet = not (
+                any(n_busy) or any(n_state) or any(n_valid) or any(n_bk_reject) or any(n_bk_ack)
+            )
+            self.cycle += 1
+            return
+        # A new message: arbitrate (the cycles above need none).
+        t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
+        grant, grant_to, reject = self._arbitrate(h0, h1, h2, h3, t0, t1, t2, t3, busy)
+        g0, g1, g2, g3 = grant
+        claim = [None] * 4
+        if g0:
+            claim[grant_to[0]] = 0
+        if g1:
+            claim[grant_to[1]] = 1
+        if g2:
+            claim[grant_to[2]] = 2
+        if g3:
+            claim[grant_to[3]] = 3
         n_state = list(state)
         n_route = list(route)
-        n_bk_reject = [int(x) for x in reject] if reject is not _NO4 else [0] * 4
+        x0, x1, x2, x3 = reject
+        n_bk_reject = [1 if x0 else 0, 1 if x1 else 0, 1 if x2 else 0, 1 if x3 else 0]
         n_bk_ack = [0] * 4
         for i in range(4):
             if grant[i]:
@@ -216,9 +297,8 @@ class RouterModel:
         self.state, self.route, self.busy, self.owner = n_state, n_route, n_busy, n_owner
         self.out_valid, self.out_data = n_valid, n_data
         self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
-        self.quiet = not (
-            any(n_busy) or any(n_state) or any(n_valid) or any(n_bk_reject) or any(n_bk_ack)
-        )
+        # Every header was granted (forwarding) or rejected (dead): not quiet.
+        self.quiet = False
         self.cycle += 1
 
 
@@ -230,6 +310,9 @@ class InterfaceModel:
         self.width, self.length = width, length
         self.retry = check_retry(retry)
         self.seed = seed
+        self._backoff = self.retry == "backoff"
+        # Where a received word enters the shift buffer (the last word ends up on top).
+        self._top = (length - 1) * width
         self.reset()
 
     def reset(self) -> None:
@@ -329,9 +412,7 @@ class InterfaceModel:
             if self.length == 1:
                 self.buffer = down_data
             else:
-                self.buffer = (self.buffer >> self.width) | (
-                    down_data << ((self.length - 1) * self.width)
-                )
+                self.buffer = (self.buffer >> self.width) | (down_data << self._top)
             if not self.was_valid and full:
                 self.down_reject, self.dead = 1, 1
                 self.rx_rejects += 1
@@ -339,8 +420,8 @@ class InterfaceModel:
             if self.was_valid and not self.dead:
                 self.rx_valid, self.rx_data, self.down_ack = 1, self.buffer, 1
             self.dead = 0
-        self.was_valid = int(bool(down_valid))
-        if self.retry == "backoff":
+        self.was_valid = 1 if down_valid else 0
+        if self._backoff:
             self.lfsr.clock()
 
 
@@ -405,6 +486,11 @@ class CircuitTreeModel:
             else:
                 self._fanout[id(self.routers[peer[1]])].append((peer[2], *inputs[key], p))
         self._ni_router = [(self.routers[key], p) for key, p in self.ni_port.values()]
+        # Per router: its step, its input lists, and where its outputs go.
+        self._step_table = [
+            (r, r.step, lists, self._fanout[id(r)])
+            for r, lists in zip(self._router_list, self._inputs, strict=True)
+        ]
         self._faulty = self._fault_links(tree)
         self.go = 0
         self.cycle = 0
@@ -475,7 +561,7 @@ class CircuitTreeModel:
         if rx_ready is None:
             rx_ready = [1] * self.leaves
         out = TreeOutputs(
-            tx_ready=[ni.tx_ready for ni in nis],
+            tx_ready=[int(ni.state == N_IDLE) for ni in nis],
             tx_done=[ni.tx_done for ni in nis],
             tx_reject=[ni.tx_reject for ni in nis],
             rx_valid=[ni.rx_valid for ni in nis],
@@ -491,20 +577,25 @@ class CircuitTreeModel:
             ni_inputs = [list(x) for x in ni_inputs]
             self._apply_faults(ni_inputs)
         go = self.go
-        self.go = int(not any(ni.busy for ni in nis))
+        self.go = int(not any([ni.state == N_SEND or ni.state == N_WAIT for ni in nis]))
         changed = []
-        for router, inputs in zip(self._router_list, self._inputs, strict=True):
-            was_quiet = router.quiet
-            router.step(*inputs)
-            if not (was_quiet and router.quiet):
-                changed.append(router)
+        for entry in self._step_table:
+            router = entry[0]
+            if router.quiet:
+                entry[1](*entry[2])
+                if router.quiet:
+                    continue
+            else:
+                entry[1](*entry[2])
+            changed.append(entry)
         for n, ni in enumerate(nis):
             ni.step(tx_valid[n], tx_dest[n], tx_data[n], go, *ni_inputs[n], rx_ready[n])
         # Next cycle's router inputs (a quiet router's outputs stay 0: nothing to write).
-        for router in changed:
-            for p, iv, idata, orej, oack, q in self._fanout[id(router)]:
-                iv[q], idata[q] = router.out_valid[p], router.out_data[p]
-                orej[q], oack[q] = router.bk_reject[p], router.bk_ack[p]
+        for router, _, _, fanout in changed:
+            valid, data = router.out_valid, router.out_data
+            reject, ack = router.bk_reject, router.bk_ack
+            for p, iv, idata, orej, oack, q in fanout:
+                iv[q], idata[q], orej[q], oack[q] = valid[p], data[p], reject[p], ack[p]
         for ni, (iv, idata, orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
             iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
             orej[q] = ni.down_reject
