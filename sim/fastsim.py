@@ -150,58 +150,61 @@ def _round_kernel(n, h, src, dst, level, bits, shift, payload, base, span, free_
     # Up paths level by level: messages above level lv are a suffix, and one level's random
     # bits (n / 2 bytes) stay in the second-level cache.
     up = np.zeros(m, np.int32)  # 32-bit copies: half the bytes streamed per claim
-    t = src >> 1
+    s32 = src.astype(np.int32)
+    t = s32 >> 1
     for lv in range(h - 1):
         block = 1 << (lv + 1)
         for i in range(start[lv + 1], m):
-            p = ((bits[lv * half + t[i]] >> shift) & 1) ^ ((src[i] >> lv) & 1)
+            p = ((bits[lv * half + t[i]] >> shift) & 1) ^ ((s32[i] >> lv) & 1)
             up[i] |= p << lv
             t[i] = (t[i] & ~(block - 1)) | (((t[i] << 1) | p) & (block - 1))
     dst = dst.astype(np.int32)
-    alive[:] = True
-    lost_at = np.empty(m, np.int64)
+    # One byte per message: the hop it was rejected at, -1 while it lives (k < 2 lg n).
+    lost_at = np.full(m, -1, np.int8)
+    lvl = level.astype(np.int8)
     for k in range(2 * h - 1):
         now = base + 2 * k
         for lv in range((k + 1) // 2, min(k, h - 1) + 1):
             v = 2 * lv - k
             low = (1 << v) - 1
+            high = ~low
             offset = v * n
             for j in range(start[lv], start[lv + 1]):
-                if not alive[j]:
+                if lost_at[j] >= 0:
                     continue
-                w = offset + (((dst[j] >> v) << v) | (up[j] & low))
+                w = offset + ((dst[j] & high) | (up[j] & low))
                 f = free_at[w]
                 if f <= now:
                     free_at[w] = held + j
                     continue
                 o = f - held
                 if o >= 0:
-                    if not alive[o]:
-                        # Held by a message rejected at hop lost_at[o]: the reject travels
-                        # back one hop per cycle, so the wire of its hop 2 L - v is free
-                        # from cycle 2 lost_at + (lost_at - hop) + 1 (computed here rather
-                        # than written back for every wire of every rejected message).
-                        ko = lost_at[o]
-                        if base + 2 * ko + (ko - (2 * level[o] - v)) + 1 <= now:
+                    ko = lost_at[o]
+                    if ko >= 0:
+                        # Held by a message rejected at hop ko: the reject travels back one
+                        # hop per cycle, so the wire of its hop 2 L - v is free from cycle
+                        # 2 ko + (ko - hop) + 1 (computed here rather than written back for
+                        # every wire of every rejected message).
+                        if base + 2 * ko + (ko - (2 * lvl[o] - v)) + 1 <= now:
                             free_at[w] = held + j
                             continue
-                    elif level[o] == lv:  # claimed in this cycle: turn, then c, then d
+                    elif lvl[o] == lv:  # claimed in this cycle: turn, then c, then d
                         prio = 0 if v == lv else 1 + ((up[j] >> v) & 1)
                         prio_o = 0 if v == lv else 1 + ((up[o] >> v) & 1)
                         if prio < prio_o:
                             free_at[w] = held + j
-                            alive[o] = False
                             lost_at[o] = k
                             continue
-                alive[j] = False
                 lost_at[j] = k
         if payload >= 0 and k % 2 == 0 and k // 2 < h:
             lv = k // 2
             for j in range(start[lv], start[lv + 1]):
-                if alive[j]:  # delivered now: the acknowledge frees one hop per cycle
+                if lost_at[j] < 0:  # delivered now: the acknowledge frees one hop per cycle
                     for vv in range(lv + 1):
                         w = vv * n + (((dst[j] >> vv) << vv) | (up[j] & ((1 << vv) - 1)))
                         free_at[w] = base + 4 * lv + payload + 4 + vv
+    for j in range(m):
+        alive[j] = lost_at[j] < 0
 
 
 def _round(n, src, dst, level, bits, shift, payload, scratch) -> np.ndarray:
