@@ -500,3 +500,154 @@ def test_faults_experiment_on_the_fat_tree():
     leaf = 1 - (2 * 64 * 4095 - 64 * 63) / (4096 * 4095)
     assert rows["leaf stacks", 1] == pytest.approx([leaf] * 6)
     assert all(0 < v < 1 for v in rows["routers", 64])
+
+
+# --- Hardware: the swallow element and a network with swallows, against the models -------
+
+from amaranth import Module  # noqa: E402
+from amaranth.lib import wiring  # noqa: E402
+from amaranth.lib.wiring import In, Out  # noqa: E402
+
+from fattree.hdl.rn1 import channel_signature  # noqa: E402
+from fattree.hdl.rn1_network import wire_network  # noqa: E402
+from fattree.hdl.rn1_swallow import RN1Swallow  # noqa: E402
+from fattree.sim.testbench import simulate  # noqa: E402
+
+
+def test_swallow_rtl_equals_its_model_every_cycle():
+    # Random words on both links, codes and closes among them, so every state and release
+    # path is taken (protocol or not): the element and its model must agree on every word.
+    dut, model = RN1Swallow(), RN1SwallowModel()
+    rng = random.Random(2)
+    states = Counter()
+
+    def rand_word(p_byte):
+        if rng.random() < p_byte:
+            return word(1, rng.getrandbits(8))
+        return word(0, rng.choice([0, 0, 0, TURN, CONNECTED, BLOCKED, rng.getrandbits(8)]))
+
+    async def bench(ctx):
+        p = 0.5
+        for cycle in range(4000):
+            got = (ctx.get(dut.o.fwd.as_value()), ctx.get(dut.i.bk.as_value()))
+            assert got == (model.o_fwd[0], model.i_bk[0]), cycle
+            if cycle % 50 == 0:
+                p = rng.choice([0.1, 0.5, 0.9])  # short and long transmissions
+            f, b = rand_word(p), rand_word(0.3)
+            ctx.set(dut.i.fwd.as_value(), f)
+            ctx.set(dut.o.bk.as_value(), b)
+            model.step([f], [b])
+            states[model.state, model.decisions[0]] += 1
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert {d for _, d in states} == {None, "swallow", "blocked", "release"}
+
+
+class _Chain(wiring.Component):
+    """Eight channels through swallows into router a, its outputs through swallows into
+    router b: the smallest network in which a head byte is used, dropped, and the next byte
+    routes (a swallow on each side of a router, as on a link between two unit trees)."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        channel = channel_signature()
+        super().__init__({"i": In(channel).array(8), "o": Out(channel).array(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        wire_network(m, *self.parts[:4], self.i, self.o, self.parts[4])
+        return m
+
+
+def _chain_parts():
+    routers = {("a",): ("primary", 5), ("b",): ("primary", 9)}
+    swallows = [("sw", "in", k) for k in range(8)] + [("sw", "mid", k) for k in range(8)]
+    links = []
+    for k in range(8):
+        links += [
+            (("x_in", k), ("in", "sw", "in", k, 0)),
+            (("out", "sw", "in", k, 0), ("in", "a", k)),
+            (("out", "a", k), ("in", "sw", "mid", k, 0)),
+            (("out", "sw", "mid", k, 0), ("in", "b", k)),
+            (("out", "b", k), ("x_out", k)),
+        ]
+    inputs, outputs = [("x_in", k) for k in range(8)], [("x_out", k) for k in range(8)]
+    return routers, links, inputs, outputs, swallows
+
+
+@pytest.mark.parametrize("knobs", [Knobs(start=0.4, turn=0.4, busy=0.1), BURST])
+def test_network_with_swallows_rtl_equals_the_model(knobs):
+    parts = _chain_parts()
+    dut, model = _Chain(parts), RN1NetworkModel(*parts)
+    rng = random.Random(8)
+    queues, want = {}, Counter()
+    for c in range(8):
+        for _ in range(6):
+            head_b = rng.getrandbits(8)
+            data = [rng.getrandbits(8) for _ in range(rng.randint(1, 3))]
+            # A used byte for the first swallows, a's head, b's head (a's is dropped by the
+            # swallows between), then the data.
+            queues.setdefault(c, []).append([rng.getrandbits(8), rng.getrandbits(8), head_b] + data)
+            want[head_b & 3, (pass_head(head_b), *data)] += 1
+    senders = {
+        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
+    }
+    receivers = {c: End(False, random.Random(rng.getrandbits(32)), knobs) for c in range(8)}
+    done = {}
+
+    async def bench(ctx):
+        for cycle in range(3000):
+            o_fwd = [ctx.get(dut.o[k].fwd.as_value()) for k in range(8)]
+            i_bk = [ctx.get(dut.i[k].bk.as_value()) for k in range(8)]
+            assert (o_fwd, i_bk) == (model.o_fwd, model.i_bk), cycle
+            i_fwd = [senders[c].step(i_bk[c]) for c in range(8)]
+            o_bk = [receivers[c].step(o_fwd[c]) for c in range(8)]
+            for k in range(8):
+                ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(dut.o[k].bk.as_value(), o_bk[k])
+            model.step(i_fwd, o_bk)
+            await ctx.tick()
+            ends = list(senders.values()) + list(receivers.values())
+            if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
+                done["cycles"] = cycle
+                return
+
+    simulate(dut, bench)
+    assert "cycles" in done
+    got = Counter(
+        (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
+    )
+    assert got == want
+    assert sum(s.blocked for s in senders.values()) > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"stages": 3}, "stages must be between 1 and 2, not 3"),
+        ({"stages": 0}, "stages must be between 1 and 2, not 0"),
+        ({"seed": -1}, "seed must be at least 0, not -1"),
+    ],
+)
+def test_fat_tree_component_parameter_errors(kwargs, message):
+    from fattree.hdl.rn1_fat_tree import RN1FatTree
+
+    with pytest.raises(ValueError) as info:
+        RN1FatTree(**kwargs)
+    assert str(info.value) == message
+
+
+@pytest.mark.slow
+def test_one_stage_component_is_the_unit_tree_wiring():
+    # RN1FatTree(1) elaborates the same routers and links as RN1UnitTree (whose RTL is
+    # checked against the model in tests/test_rn1_unit_tree.py), and no swallow.
+    from amaranth.hdl import Fragment
+
+    from fattree.hdl.rn1_fat_tree import RN1FatTree
+
+    dut = RN1FatTree(1, seed=3)
+    fragment = Fragment.get(dut, None)
+    names = {name for _, name, _ in fragment.subfragments}
+    assert len(names) == 52 and all(n.startswith("r_1_0_") for n in names)
+    assert len(dut.i) == len(dut.o) == 160
