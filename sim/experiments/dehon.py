@@ -6,6 +6,11 @@ stages, all from :mod:`fattree.spec.rn1_tree` (the capacities from the generated
 the same objects the networks' RTL will be elaborated from); docs/dehon.md has the
 derivation and the paper's claims beside them.
 
+``dehon-faults`` counts the pairs of endpoints still connected under faults: dead routers of
+the bidelta network, or dead unit-tree stacks, links and routers of the two-stage fat-tree
+(:meth:`fattree.spec.rn1_tree.FatTreeNetwork.connected`), random against regular wiring.
+``dehon-latency`` counts routers per connection and measures head cycles on the models.
+
 ``dehon-open-probability`` drives the cycle-exact bidelta model
 (:class:`fattree.sim.models.rn1.RN1BideltaModel`, the RTL's reference) with random traffic at
 several loads and measures how often a connection opens on the first try.
@@ -529,7 +534,8 @@ EXPERIMENTS = [
     ),
     Experiment(
         "dehon-faults",
-        "DeHon/Leighton: endpoint pairs still connected with dead routers, random vs regular",
+        "DeHon/Leighton: pairs still connected under faults (bidelta routers; fat-tree stacks, "
+        "links, routers), random vs regular wiring",
         _faults_args,
         _faults_run,
     ),
