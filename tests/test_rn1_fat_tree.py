@@ -651,3 +651,37 @@ def test_one_stage_component_is_the_unit_tree_wiring():
     names = {name for _, name, _ in fragment.subfragments}
     assert len(names) == 52 and all(n.startswith("r_1_0_") for n in names)
     assert len(dut.i) == len(dut.o) == 160
+
+
+def test_rtl_head_cycles_through_swallows():
+    # The latency rule on the hardware: through swallow, router, swallow, router (R = 2,
+    # S = 2) the first word arrives R + 2S cycles after the first byte is sent, and the
+    # status is back 2 (R + S) cycles after the close was sent.
+    parts = _chain_parts()
+    dut = _Chain(parts)
+    words = [word(1, 0x11), word(1, 0x02), word(1, 0x03), word(1, 0x5A), word(0, DROP)]
+    seen = {}
+
+    async def bench(ctx):
+        for cycle in range(40):
+            o_fwd = [ctx.get(dut.o[k].fwd.as_value()) for k in range(8)]
+            status = ctx.get(dut.i[0].bk.as_value())
+            if "arrive" not in seen and any(o_fwd):
+                seen["arrive"] = cycle
+                seen["out"] = next(k for k in range(8) if o_fwd[k])
+            if status:
+                seen["status"] = (cycle, status)
+                return
+            ctx.set(dut.i[0].fwd.as_value(), words[cycle] if cycle < len(words) else 0)
+            out = seen.get("out")
+            if out is not None:
+                # The destination answers in the cycle the close (a word after a byte) comes.
+                close = o_fwd[out] == word(0, DROP) and seen.get("last", 0) >> 8
+                ctx.set(dut.o[out].bk.as_value(), word(0, CONNECTED) if close else 0)
+                seen["last"] = o_fwd[out]
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert seen["arrive"] == 2 + 2 * 2
+    assert seen["out"] // 2 == 3  # b's direction: head 0x03
+    assert seen["status"] == (len(words) - 1 + 2 * (2 + 2), word(0, CONNECTED))
