@@ -23,7 +23,7 @@ import random
 
 from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
-from ...spec.rn1_tree import UNIT_WIDTHS, fat_tree, unit_tree
+from ...spec.rn1_tree import UNIT_WIDTHS, WIRED_STAGES, fat_tree, fat_tree_network, unit_tree
 from ..models.rn1 import RN1BideltaModel
 from . import Experiment, Result, counted, int_list, positive_int
 
@@ -74,6 +74,12 @@ def _run(args, progress=lambda text: None) -> Result:
         )
     for n in counted(progress, args.stages):
         counts = fat_tree(n)
+        if n in WIRED_STAGES:
+            # The counts against the fat-tree as wired (the objects the model and RTL use).
+            wired = fat_tree_network(n, args.seed).counts()
+            want = [{"trees": s.trees, "routers": s.routers, "top": s.top} for s in counts.stages]
+            if [{k: r[k] for k in ("trees", "routers", "top")} for r in wired] != want:
+                raise AssertionError(f"{n} stages: wiring {wired} != counts {want}")
         rows.append(
             [
                 "fat-tree",
@@ -106,7 +112,8 @@ def _run(args, progress=lambda text: None) -> Result:
             "ratio = top capacity / subtree capacity (the paper: 16)",
             "fat-trees: 2-wide unit trees at the processing nodes, 8-wide above; unit trees "
             "per stage leaf first; capacity = links out of one node's top per stage; "
-            "ratio = RN1 per processing node",
+            "ratio = RN1 per processing node; for 1 and 2 stages counted again from the "
+            "wiring (fat_tree_network) and found equal",
         ],
         extra={
             "unit_trees": {
