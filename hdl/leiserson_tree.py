@@ -16,7 +16,9 @@ the delivery cycle and the tree spreads it through d levels of registered copies
 level, per node, per port inside a node, twice; :func:`~fattree.hdl.fat_tree_node.start_copy`), so
 that every copy reaches its consumers in the delivery cycle itself: the tree behaves cycle
 for cycle as with ``start_lead = 0`` and ``start`` d cycles later (the reference model's
-timing, unchanged).
+timing, unchanged). On the command line it is the design parameter ``start_lead``
+(``fattree sim/synth/build leiserson-tree -p start_lead=2``): the check, the soak and the board
+self-test then raise ``start`` d cycles early themselves.
 """
 
 from __future__ import annotations
@@ -128,5 +130,6 @@ class LeisersonFatTree(wiring.Component):
 
 
 def leiserson_tree(leaves: int, w: int = 0, seed: int = 0, start_lead: int = 0) -> LeisersonFatTree:
-    """The command line's ``leiserson-tree`` design: universal capacities, ``w = 0`` means n."""
+    """The command line's ``leiserson-tree`` design: universal capacities, ``w = 0`` means n,
+    ``start`` ``start_lead`` cycles before its delivery cycle."""
     return LeisersonFatTree(leaves, w=w or None, seed=seed, start_lead=start_lead)
