@@ -491,8 +491,7 @@ class FatTreeNetwork:
 
     # -- faults: which processing nodes still reach which --------------------------------
 
-    @staticmethod
-    def owner(item: tuple) -> tuple[int, int]:
+    def owner(self, item: tuple) -> tuple[int, int]:
         """The unit tree ``(stage, tree)`` a router key, swallow key or link (named by its
         source end) belongs to: a swallow and the link out of it to the unit tree it enters,
         a processing node's link to its leaf unit tree, the root's top links to their tree."""
@@ -503,7 +502,7 @@ class FatTreeNetwork:
         if item[0] == "ep_out":
             return 1, item[1] // SUBTREES
         if item[0] == "top_down":
-            return -1, item[1]  # the root stage: filled in by the caller
+            return self.stages, item[1]
         return item[0], item[1]
 
     def _compiled(self, s: int, t: int) -> tuple:
@@ -673,7 +672,7 @@ class FatTreeNetwork:
 
         def add(item, fault):
             s, t = self.owner(item)
-            faults.setdefault((self.stages if s == -1 else s, t), set()).add(fault)
+            faults.setdefault((s, t), set()).add(fault)
 
         for key in dead:
             add(key, ("elem", tuple(key)))
