@@ -579,26 +579,27 @@ class CircuitTreeModel:
         go = self.go
         self.go = int(not any([ni.state == N_SEND or ni.state == N_WAIT for ni in nis]))
         changed = []
-        for entry in self._step_table:
-            router = entry[0]
+        for router, step, inputs, fanout in self._step_table:
             if router.quiet:
-                entry[1](*entry[2])
+                step(*inputs)
                 if router.quiet:
                     continue
             else:
-                entry[1](*entry[2])
-            changed.append(entry)
-        for n, ni in enumerate(nis):
-            ni.step(tx_valid[n], tx_dest[n], tx_data[n], go, *ni_inputs[n], rx_ready[n])
+                step(*inputs)
+            changed.append((router, fanout))
+        # Each interface steps, then its outputs become its leaf router's next inputs.
+        for ni, (iv, idata, orej, oack, q), v, d, x, (reject, ack, valid, data), ready in zip(
+            nis, self._ni_fanout, tx_valid, tx_dest, tx_data, ni_inputs, rx_ready, strict=True
+        ):
+            ni.step(v, d, x, go, reject, ack, valid, data, ready)
+            iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
+            orej[q] = ni.down_reject
         # Next cycle's router inputs (a quiet router's outputs stay 0: nothing to write).
-        for router, _, _, fanout in changed:
+        for router, fanout in changed:
             valid, data = router.out_valid, router.out_data
             reject, ack = router.bk_reject, router.bk_ack
             for p, iv, idata, orej, oack, q in fanout:
                 iv[q], idata[q], orej[q], oack[q] = valid[p], data[p], reject[p], ack[p]
-        for ni, (iv, idata, orej, oack, q) in zip(nis, self._ni_fanout, strict=True):
-            iv[q], idata[q], oack[q] = ni.up_valid, ni.up_data, ni.down_ack
-            orej[q] = ni.down_reject
         if self._faulty:
             self._apply_faults()
         self.cycle += 1
