@@ -156,9 +156,8 @@ class RouterModel:
         k0, k1, k2, k3 = out_ack
         released_any = j0 or j1 or j2 or j3 or k0 or k1 or k2 or k3
         if self.quiet and not (v0 or v1 or v2 or v3 or released_any):
-            # Nothing arrives and nothing is held: every register keeps its idle value.
-            self._grant = self._reject = _NO4
-            self.up_bit = None
+            # Nothing arrives and nothing is held: every register keeps its idle value (and
+            # the last step, which left the router quiet, decided nothing).
             self.cycle += 1
             return
         s0, s1, s2, s3 = state = self.state
@@ -425,7 +424,7 @@ class InterfaceModel:
             self.lfsr.clock()
 
 
-@dataclass
+@dataclass(slots=True)
 class TreeOutputs:
     """Per-node outputs of :class:`CircuitTreeModel` in one cycle."""
 
@@ -561,7 +560,7 @@ class CircuitTreeModel:
         if rx_ready is None:
             rx_ready = [1] * self.leaves
         out = TreeOutputs(
-            tx_ready=[int(ni.state == N_IDLE) for ni in nis],
+            tx_ready=[1 if ni.state == N_IDLE else 0 for ni in nis],
             tx_done=[ni.tx_done for ni in nis],
             tx_reject=[ni.tx_reject for ni in nis],
             rx_valid=[ni.rx_valid for ni in nis],
