@@ -56,7 +56,12 @@ def small_core(*, fault_log2=None, network=None, **options):
         (SMALL, "random", 8),
         ({"endpoints": 4, "seed": 2, "retry": "round", "max_bytes": 8}, "hotspot", 6),
         ({"endpoints": 4, "seed": 3, "retry": "backoff", "max_bytes": 6}, "bit-reversal", 6),
-        ({"endpoints": 16, "seed": 1, "retry": "immediate", "max_bytes": 8}, "random", 2),
+        pytest.param(
+            {"endpoints": 16, "seed": 1, "retry": "immediate", "max_bytes": 8},
+            "random",
+            2,
+            marks=pytest.mark.slow,  # ~10 s alone, 28 s on the loaded machine
+        ),
     ],
 )
 def test_replayed_runs_agree_with_the_model(params, pattern, messages):
@@ -265,10 +270,9 @@ def _wrong(trace, how):
     "how", ["later", "other-endpoint", "other-payload", "one-message-more", "one-retry-more"]
 )
 def test_a_wrong_expected_trace_is_caught(how):
-    # The real network against a trace that is not the model's: the board must say so.
+    # The real network against a trace that is not the model's: the board must say so (with
+    # the right trace it passes: test_build_simulate runs this point).
     harness = RN1Harness(**SMALL)
-    right = run_core(SelfTestCore(RN1Harness(**SMALL), blink_log2=4), harness.run_period + 2)
-    assert right["errors"] == 0
     harness.trace = _wrong(harness.trace, how)
     got = run_core(SelfTestCore(harness, blink_log2=4), harness.run_period + 2)
     assert got["errors"] > 0 and got["error"] == 1
