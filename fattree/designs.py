@@ -193,9 +193,10 @@ DESIGNS: Registry[Design] = Registry(
                 Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
                 Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
                 Param("seed", 0, "seed of the concentrator graphs", lo=0),
+                # 2: +6 % iCE40, +9 % ECP5 Fmax (docs/leiserson.md); users raise start early.
                 Param(
                     "start_lead",
-                    0,
+                    2,
                     "cycles start is raised before its delivery cycle (register tree)",
                     lo=0,
                     hi=4,

@@ -134,7 +134,7 @@ def test_cli_default_path(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "draw", "leiserson-tree", "-p", "leaves=4")
     assert code == 0
-    path = tmp_path / "build/draw/leiserson-tree/leaves4-seed0-start_lead0-w0.svg"
+    path = tmp_path / "build/draw/leiserson-tree/leaves4-seed0-start_lead2-w0.svg"
     assert path.is_file() and str(path.relative_to(tmp_path)) in out
 
 

@@ -265,3 +265,19 @@ def test_cocotb_bench_at_start_lead_2_verilator(tmp_path):
     result = run_bench_at("verilator", 2, tmp_path)
     assert result.passed, result.summary.get("first_mismatch") or result.log
     assert result.summary["mismatches"] == 0 and result.summary["cycles"] == 30
+
+
+def test_the_design_default_is_start_lead_2(capsys):
+    # The command line's tree takes `start` two cycles early (docs/leiserson.md: it pays on
+    # both families); the Python class keeps 0, and the tests above cover both.
+    from fattree.designs import get_design
+    from fattree.scripts.main import main
+
+    assert get_design("leiserson-tree").defaults()["start_lead"] == 2
+    assert main(["verilog", "leiserson-tree", "-p", "leaves=4", "-o", "-"]) == 0
+    verilog = capsys.readouterr().out
+    assert "start_node" not in verilog and "start_in_u_early" in verilog
+    assert (
+        main(["verilog", "leiserson-tree", "-p", "leaves=4", "-p", "start_lead=0", "-o", "-"]) == 0
+    )
+    assert "_early" not in capsys.readouterr().out
