@@ -247,6 +247,7 @@ def test_every_valid_point_builds():
 @example(case=("RN1UnitTreeModel", "width"), value=2.0)  # found: range(2.0) failed
 @example(case=("RN1UnitTreeModel", "seed"), value=0.5)  # found: unchecked, failed deep inside
 @example(case=("RouterModel", "seed"), value=[1, 2])  # found: "unhashable type: 'list'"
+@example(case=("InterfaceModel", "length"), value="")  # found in CI: unchecked
 def test_bad_parameters_raise_a_named_type_or_value_error(case, value):
     name, param = case
     error = build(name, param, value)

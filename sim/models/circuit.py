@@ -305,10 +305,12 @@ class InterfaceModel:
     """Registers of one :class:`~fattree.hdl.network_interface.NetworkInterface`."""
 
     def __init__(self, node, leaves, width=1, length=1, retry="immediate", seed=1):
-        self.node, self.leaves = node, leaves
-        self.width, self.length = width, length
+        self.leaves = check_power_of_two("leaves", leaves, 2)
+        self.node = check_int_range("node", node, 0, leaves - 1)
+        self.width = check_int_range("width", width, 1)
+        self.length = check_int_range("length", length, 1)
         self.retry = check_retry(retry)
-        self.seed = seed
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         self._backoff = self.retry == "backoff"
         # Where a received word enters the shift buffer (the last word ends up on top).
         self._top = (length - 1) * width
