@@ -46,6 +46,7 @@ from ...spec.rn1 import (
     word,
 )
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta
+from ...spec.rn1_hybrid import hybrid_network
 from ...spec.rn1_tree import fat_tree_network, unit_tree
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "RN1UnitTreeModel",
     "RN1SwallowModel",
     "RN1SparseNetworkModel",
+    "RN1HybridModel",
     "RN1FatTreeModel",
 ]
 
@@ -473,4 +475,23 @@ class RN1FatTreeModel(RN1SparseNetworkModel):
         self, stages: int = 2, seed: int | None = None, lfsr_seed: int = 1, dispersed=True
     ):
         self.net = net = fat_tree_network(stages, seed, lfsr_seed, dispersed)
+        super().__init__(net.routers, net.links, net.inputs, net.outputs, net.swallows)
+
+
+class RN1HybridModel(RN1SparseNetworkModel):
+    """The hybrid fat-tree of :func:`fattree.spec.rn1_hybrid.hybrid_network`: bidelta leaf
+    clusters of ``cluster`` nodes (12, 48, 192), alone (``stages=1``) or under one stage of
+    8-wide unit trees (``stages=2``), routers and swallows wired as the definitions say;
+    channels as :attr:`HybridNetwork.inputs` / ``outputs`` order them (node ``e``'s link
+    ``k`` is channel ``2e + k``, then the top links)."""
+
+    def __init__(
+        self,
+        cluster: int = 12,
+        stages: int = 2,
+        seed: int | None = None,
+        lfsr_seed: int = 1,
+        dispersed: bool = True,
+    ):
+        self.net = net = hybrid_network(cluster, stages, seed, lfsr_seed, dispersed)
         super().__init__(net.routers, net.links, net.inputs, net.outputs, net.swallows)

@@ -1,0 +1,473 @@
+"""DeHon's hybrid fat-trees (fattree/spec/rn1_hybrid.py): bidelta leaf clusters against the
+counts derived from the paper's rules, alone and under a stage of 8-wide unit trees; routes
+followed through the wiring; traffic and head cycles on the cycle-exact model; pairs still
+connected under faults against a path search."""
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from fattree.sim.checks.rn1 import BURST, End, Knobs
+from fattree.sim.models.rn1 import RN1HybridModel, RN1NetworkModel, RN1SparseNetworkModel
+from fattree.spec.rn1 import BLOCKED, CONNECTED, DROP, pass_head, word
+from fattree.spec.rn1_hybrid import (
+    CLUSTER_SIZES,
+    hybrid_fat_tree,
+    hybrid_locality,
+    hybrid_network,
+    leaf_cluster,
+)
+from fattree.spec.rn1_tree import UP, unit_tree
+
+NETS = {}
+
+
+def net_of(cluster, stages, seed=None, dispersed=True):
+    """One wiring per parameter set for the module (read-only in the tests)."""
+    key = (cluster, stages, seed, dispersed)
+    if key not in NETS:
+        NETS[key] = hybrid_network(cluster, stages, seed, dispersed=dispersed)
+    return NETS[key]
+
+
+_SINK = {}
+
+
+def sink_of(net):
+    if id(net) not in _SINK:
+        _SINK[id(net)] = (net, dict(net.links))
+    return _SINK[id(net)][1]
+
+
+def deliver(net, start, heads, dead=(), stacks=()):
+    """Every sink the head bytes reach from link source ``start``: a router takes every
+    output of direction ``heads[0] & 3`` (as the random choice may) and passes the byte on
+    rotated; a swallow drops the first byte. Dead elements and stacks pass nothing."""
+    nxt = sink_of(net)
+    frontier, reached, seen = [(start, tuple(heads))], set(), set()
+    while frontier:
+        end, hs = frontier.pop()
+        if (end, hs) in seen:
+            continue
+        seen.add((end, hs))
+        sink = nxt[end]
+        if sink[0] != "in":
+            reached.add((sink, hs))
+            continue
+        key, port = sink[1:-1], sink[-1]
+        stack = (key[1], key[2]) if key[0] == "sw" else key[:2]
+        if key in dead or stack in stacks:
+            continue
+        if key[0] == "sw":
+            frontier.append((("out", *key, 0), hs[1:]))
+            continue
+        mode, d = net.routers[key][0], hs[0] & 3
+        ports = [4 * (port // 4) + d] if mode == "alternate" else [2 * d, 2 * d + 1]
+        frontier += [(("out", *key, p), (pass_head(hs[0]), *hs[1:])) for p in ports]
+    return reached
+
+
+def pair_in(net, cls, rng):
+    """A random (source, destination) pair of distance class ``cls`` (0: one cluster; ``L``:
+    clusters whose lowest common node in the parent unit tree is at level ``L``)."""
+    n = net.cluster
+    while True:
+        a, b = rng.randrange(net.nodes), rng.randrange(net.nodes)
+        if a == b:
+            continue
+        ca, cb = a // n, b // n
+        level = 0 if ca == cb else ((ca ^ cb).bit_length() + 1) // 2
+        if level == cls:
+            return a, b
+
+
+# --- The leaf cluster and the hybrid tree against the derivation ---------------------------
+
+
+@pytest.mark.parametrize("n", CLUSTER_SIZES)
+def test_cluster_counts_follow_the_derivation(n):
+    c = leaf_cluster(n)
+    stages = {12: 2, 48: 3, 192: 4}[n]
+    # n = 3 * 4^(s - 1): the first stage picks a third, every later stage a quarter.
+    assert c.stages == stages and n == 3 * 4 ** (stages - 1)
+    # 8 r = 2n + 2n / 3 first-stage inputs (a quarter from the tree): r = n / 3; later
+    # stages n / 4 routers (the 2n links of a bidelta stage).
+    assert c.layer_counts() == {"s0": n // 3, **{f"s{j}": n // 4 for j in range(1, stages)}}
+    assert len(c.routers) == {12: 7, 48: 40, 192: 208}[n]
+    assert c.top == {12: 8, 48: 32, 192: 128}[n]
+    # The up links fit the unit trees: one 8-wide subtree port, a 2-wide top, an 8-wide top.
+    assert c.top in (8, 16 * unit_tree(2).width, 16 * unit_tree(8).width)
+    modes = Counter((r.layer, r.mode) for r in c.routers.values())
+    assert all(
+        mode == ("alternate" if layer == f"s{stages - 1}" else "primary") for layer, mode in modes
+    )
+
+
+@pytest.mark.parametrize("n, seed", [(12, None), (12, 3), (48, None), (48, 5), (192, 2)])
+def test_cluster_ports_each_wired_once_and_the_quarter_from_the_tree(n, seed):
+    c = leaf_cluster(n, seed)
+    sources = Counter(src for src, _ in c.links)
+    sinks = Counter(dst for _, dst in c.links)
+    assert set(sources.values()) == {1} and set(sinks.values()) == {1}
+    ports = {(name, p) for name in c.routers for p in range(8)}
+    assert {e[1:] for e in sinks if e[0] == "in"} == ports
+    assert {e[1:] for e in sources if e[0] == "out"} == ports
+    assert {e for e in sources if e[0] != "out"} == set(c.inputs())
+    assert {e for e in sinks if e[0] != "in"} == set(c.outputs())
+    into = {dst: src for src, dst in c.links}
+    outof = dict(c.links)
+    for r in range(n // 3):
+        kinds = Counter(into["in", f"s0_{r}", p][0] for p in range(8))
+        assert kinds == {"sub_up": 6, "top_down": 2}  # one quarter from the tree
+        # Direction 3 of the first stage goes to the tree, directions 0..2 to stage 1.
+        assert {outof["out", f"s0_{r}", p][0] for p in (6, 7)} == {"top_up"}
+        assert all(outof["out", f"s0_{r}", p][1].startswith("s1_") for p in range(6))
+    for e in range(n):
+        # A node's two ways in and out use different routers.
+        assert len({outof["sub_up", e, k][1] for k in range(2)}) == 2
+        assert len({into["sub_down", e, k][1] for k in range(2)}) == 2
+
+
+@pytest.mark.parametrize("cluster, stages, seed", [(12, 1, 4), (12, 2, None), (48, 2, 7)])
+def test_hybrid_wiring_matches_the_counts(cluster, stages, seed):
+    net = net_of(cluster, stages, seed)
+    counts = hybrid_fat_tree(cluster, stages)
+    assert len(net.routers) == counts.routers
+    assert (
+        counts.routers
+        == {(12, 1): 7, (12, 2): 64 * 7 + 208, (48, 2): 64 * 40 + 4 * 208}[cluster, stages]
+    )
+    assert [(r["trees"], r["routers"], r["top"]) for r in net.counts()] == [
+        (s.trees, s.routers, s.top) for s in counts.stages
+    ]
+    sources = Counter(src for src, _ in net.links)
+    sinks = Counter(dst for _, dst in net.links)
+    assert set(sources.values()) == {1} and set(sinks.values()) == {1}
+    ports = {(key, p) for key in net.routers for p in range(8)}
+    ports |= {(key, 0) for key in net.swallows}
+    assert {(e[1:-1], e[-1]) for e in sinks if e[0] == "in"} == ports
+    assert {(e[1:-1], e[-1]) for e in sources if e[0] == "out"} == ports
+    assert {e for e in sources if e[0] not in ("in", "out")} == set(net.inputs)
+    assert {e for e in sinks if e[0] not in ("in", "out")} == set(net.outputs)
+    assert len(net.inputs) == len(net.outputs) == 2 * net.nodes + counts.stages[-1].top
+    top = leaf_cluster(cluster).top
+    assert len(net.swallows) == (0 if stages == 1 else 2 * 64 * top)
+
+
+def test_three_stage_counts():
+    # Counts only (two stages are the wired ones): a parent node over 64 nodes whose top is
+    # c links is c / 8 unit trees, with a top 16 times as wide.
+    c12, c48 = hybrid_fat_tree(12, 3), hybrid_fat_tree(48, 3)
+    assert [(s.trees, s.top) for s in c12.stages] == [(4096, 8), (64, 128), (16, 2048)]
+    assert c12.processors == 12 * 4096 and c12.routers == 4096 * 7 + 80 * 208
+    assert [(s.trees, s.top) for s in c48.stages] == [(4096, 32), (256, 512), (64, 8192)]
+    assert c48.routers == 4096 * 40 + 320 * 208
+
+
+@pytest.mark.parametrize("seed", [None, 6])
+def test_dispersion_sends_a_first_stage_routers_up_links_to_different_parent_trees(seed):
+    net = net_of(48, 2, seed)
+    ups = Counter()  # (cluster, first-stage router, parent tree)
+    for src, dst in net.links:
+        if src[:2] == ("out", 1) and dst[:3] == ("in", "sw", 2):
+            ups[src[2], src[3], dst[3]] += 1
+    for t in net.stage_trees(1):
+        mine = Counter({(r, p): k for (x, r, p), k in ups.items() if x == t})
+        assert len(mine) == 32 and set(mine.values()) == {1}  # 16 routers, 2 parents each
+        assert Counter(p for _, p in mine) == {p: 8 for p in range(4)}
+    blocked = net_of(48, 2, None, dispersed=False)
+    pairs = {
+        (src[3], dst[3])
+        for src, dst in blocked.links
+        if src[:3] == ("out", 1, 0) and dst[:2] == ("in", "sw")
+    }
+    assert len(pairs) == 16  # both links of a router into one parent tree
+
+
+# --- Routes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cluster, stages, seed", [(12, 1, 4), (12, 2, None), (48, 2, 7)])
+def test_routes_reach_their_destination_in_every_distance_class(cluster, stages, seed):
+    net = net_of(cluster, stages, seed)
+    rng = random.Random(seed or 0)
+    classes = hybrid_locality(cluster, stages)
+    assert sum(r["endpoints"] for r in classes) == net.nodes - 1
+    for cls, row in enumerate(classes):
+        for _ in range(10):
+            a, b = pair_in(net, cls, rng)
+            route = net.route(a, b)
+            heads = net.heads(a, b, fill=rng.getrandbits(8))
+            assert sum(map(len, route)) == row["routers"]
+            assert len(route) - 1 == row["swallows"]  # one byte per stack crossed
+            for k in range(2):
+                reached = deliver(net, ("ep_out", a, k), heads)
+                assert reached and {s for s, _ in reached} <= {("ep_in", b, 0), ("ep_in", b, 1)}
+                last = heads[-1]
+                for _ in route[-1]:
+                    last = pass_head(last)
+                assert {hs for _, hs in reached} == {(last,)}
+
+
+def test_routes_to_and_from_the_top():
+    net = net_of(12, 2, 3)
+    for b in (0, 100, 767):
+        reached = deliver(net, ("top_down", 0, 77), net.heads(None, b))
+        assert reached and {s for s, _ in reached} <= {("ep_in", b, 0), ("ep_in", b, 1)}
+    reached = deliver(net, ("ep_out", 99, 1), net.heads(99, None))
+    assert reached and {s[0] for s, _ in reached} == {"top_up"}
+    one = net_of(12, 1, 4)
+    assert one.route(5, None) == [[UP]]
+    reached = deliver(one, ("top_down", 0, 3), one.heads(None, 11))
+    assert reached and {s for s, _ in reached} <= {("ep_in", 11, 0), ("ep_in", 11, 1)}
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: leaf_cluster(16), ValueError, "cluster must be 12, 48 or 192, not 16"),
+        (lambda: leaf_cluster(12.0), TypeError, "cluster must be 12, 48 or 192, not 12.0"),
+        (lambda: hybrid_network(12, 3), ValueError, "stages must be between 1 and 2, not 3"),
+        (lambda: hybrid_network(12, 2, -1), ValueError, "seed must be at least 0, not -1"),
+        (
+            lambda: hybrid_network(12, 1, dispersed="no"),
+            TypeError,
+            "dispersed must be True or False, not 'no'",
+        ),
+        (lambda: net_of(12, 2).route(5, 5), ValueError, "a node cannot route to itself (5)"),
+        (
+            lambda: net_of(12, 2).route(0, 768),
+            ValueError,
+            "node must be between 0 and 767, not 768",
+        ),
+    ],
+)
+def test_parameter_errors(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert str(info.value) == message
+
+
+# --- The model: traffic inside clusters and across, head cycles per class ----------------
+
+MODELS = {}
+
+
+def model_of(cluster, stages, seed=None):
+    if (cluster, stages, seed) not in MODELS:
+        MODELS[cluster, stages, seed] = RN1HybridModel(cluster, stages, seed)
+    model = MODELS[cluster, stages, seed]
+    model.reset()
+    return model
+
+
+def run_traffic(model, queues, knobs, rng, limit=4000, shadow=None):
+    """Senders on the channels of ``queues``, receivers on every output channel that gets a
+    word; until every end is quiet. ``shadow``: a second model that must agree every cycle."""
+    senders = {
+        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
+    }
+    receivers = {}
+    n = model.channels
+    for cycle in range(limit):
+        o_fwd, i_bk = model.o_fwd, model.i_bk
+        if shadow is not None:
+            assert (shadow.o_fwd, shadow.i_bk) == (o_fwd, i_bk), f"cycle {cycle}"
+        for c, w in enumerate(o_fwd):
+            if w and c not in receivers:
+                receivers[c] = End(False, random.Random(rng.getrandbits(32)), knobs)
+        i_fwd, o_bk = [0] * n, [0] * n
+        for c, s in senders.items():
+            i_fwd[c] = s.step(i_bk[c])
+        for c, r in receivers.items():
+            o_bk[c] = r.step(o_fwd[c])
+        model.step(i_fwd, o_bk)
+        if shadow is not None:
+            shadow.step(i_fwd, o_bk)
+        ends = list(senders.values()) + list(receivers.values())
+        if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
+            return senders, receivers, cycle
+    raise AssertionError(f"traffic not done in {limit} cycles")
+
+
+def queues_for(net, pairs, rng, extra=3):
+    queues, want = {}, Counter()
+    for a, b in pairs:
+        heads = net.heads(a, b, rng.getrandbits(8))
+        data = [rng.getrandbits(8) for _ in range(rng.randint(1, extra))]
+        queues.setdefault(2 * a + rng.randrange(2), []).append(heads + data)
+        last = heads[-1]
+        for _ in net.route(a, b)[-1]:
+            last = pass_head(last)
+        want[b, (last, *data)] += 1
+    return queues, want
+
+
+def delivered(receivers):
+    return Counter(
+        (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
+    )
+
+
+@pytest.mark.parametrize(
+    "cluster, seed",
+    [(12, None), (12, 5), pytest.param(48, None, marks=pytest.mark.slow), (48, 3)],
+)
+def test_transmissions_inside_and_across_clusters_arrive_with_turns_and_retries(cluster, seed):
+    model = model_of(cluster, 2, seed)
+    rng = random.Random(seed or 1)
+    pairs = [pair_in(model.net, cls, rng) for cls in range(4) for _ in range(10)]
+    queues, want = queues_for(model.net, pairs, rng)
+    senders, receivers, _ = run_traffic(model, queues, Knobs(start=0.3, turn=0.4, busy=0.15), rng)
+    assert delivered(receivers) == want
+    sent = Counter(seg for s in senders.values() for tag, seg in s.sent if tag == "first")
+    assert sum(sent.values()) == len(pairs)  # every status came back CONNECTED once
+    ends = list(senders.values()) + list(receivers.values())
+    turned = Counter(seg for e in ends for tag, seg in e.sent if tag == "turn")
+    assert turned and turned == Counter(
+        seg for e in ends for tag, seg in e.received if tag == "turn"
+    )
+    assert sum(s.blocked for s in senders.values()) > 0
+
+
+def test_hot_spot_from_other_clusters_and_its_own():
+    model = model_of(12, 2)
+    rng = random.Random(4)
+    sources = rng.sample(range(12, 768), 20) + [1, 2, 3, 7]
+    queues, want = queues_for(model.net, [(a, 5) for a in sources], rng)
+    senders, receivers, _ = run_traffic(model, queues, BURST, rng)
+    assert delivered(receivers) == want
+    assert sum(s.blocked for s in senders.values()) > 0
+
+
+@pytest.mark.parametrize("seed", [None, 2])
+def test_sparse_stepping_equals_the_plain_stepping_on_one_cluster(seed):
+    net = net_of(12, 1, seed)
+    parts = (net.routers, net.links, net.inputs, net.outputs, net.swallows)
+    sparse, plain = RN1SparseNetworkModel(*parts), RN1NetworkModel(*parts)
+    rng = random.Random(9)
+    pairs = [tuple(rng.sample(range(12), 2)) for _ in range(30)]
+    queues, want = queues_for(net, pairs, rng)
+    _, receivers, _ = run_traffic(
+        sparse, queues, Knobs(start=0.5, turn=0.3, busy=0.1), rng, shadow=plain
+    )
+    assert delivered(receivers) == want
+
+
+def head_and_status_cycles(model, a, b):
+    """(cycle the first word reaches node ``b``, cycle the CONNECTED status is back at
+    ``a``) for one transmission of the route's head bytes, one data byte and DROP."""
+    words = [word(1, h) for h in model.net.heads(a, b)] + [word(1, 0x5A), word(0, DROP)]
+    arrive = None
+    n = model.channels
+    for cycle in range(80):
+        o_fwd, i_bk = model.o_fwd, model.i_bk
+        if arrive is None and any(o_fwd[2 * b + k] for k in range(2)):
+            arrive = cycle
+        if i_bk[2 * a] == word(0, CONNECTED):
+            return arrive, cycle, len(words)
+        assert i_bk[2 * a] != word(0, BLOCKED)
+        i_fwd, o_bk = [0] * n, [0] * n
+        i_fwd[2 * a] = words[cycle] if cycle < len(words) else 0
+        for k in range(2):
+            if o_fwd[2 * b + k] == word(0, DROP) and arrive is not None:
+                o_bk[2 * b + k] = word(0, CONNECTED)
+        model.step(i_fwd, o_bk)
+    raise AssertionError("no status")
+
+
+@pytest.mark.parametrize("cluster", [12, 48])
+def test_head_cycles_are_the_routers_plus_the_swallows_in_every_class(cluster):
+    rng = random.Random(cluster)
+    for cls, row in enumerate(hybrid_locality(cluster, 2)):
+        model = model_of(cluster, 2)
+        a, b = pair_in(model.net, cls, rng)
+        arrive, status, sent = head_and_status_cycles(model, a, b)
+        r, s = row["routers"], row["swallows"]
+        assert (r, s) == ({12: 2, 48: 3}[cluster] + (0 if cls == 0 else 2 + cls), 2 * (cls > 0))
+        assert arrive == r + 2 * s
+        assert status == sent - 1 + 2 * (r + s)
+
+
+# --- Faults ----------------------------------------------------------------------------------
+
+
+def path_exists(net, a, b, dead=(), links=(), stacks=()):
+    dead, links, stacks = set(dead), set(links), set(stacks)
+    nxt = sink_of(net)
+    frontier = [(("ep_out", a, k), tuple(net.heads(a, b))) for k in range(2)]
+    seen = set()
+    while frontier:
+        end, hs = frontier.pop()
+        if (end, hs) in seen or end in links:
+            continue
+        seen.add((end, hs))
+        sink = nxt[end]
+        if sink[0] != "in":
+            if sink[:2] == ("ep_in", b):
+                return True
+            continue
+        key, port = sink[1:-1], sink[-1]
+        stack = (key[1], key[2]) if key[0] == "sw" else key[:2]
+        if key in dead or stack in stacks:
+            continue
+        if key[0] == "sw":
+            frontier.append((("out", *key, 0), hs[1:]))
+            continue
+        mode, d = net.routers[key][0], hs[0] & 3
+        ports = [4 * (port // 4) + d] if mode == "alternate" else [2 * d, 2 * d + 1]
+        frontier += [(("out", *key, p), (pass_head(hs[0]), *hs[1:])) for p in ports]
+    return False
+
+
+@pytest.mark.parametrize("cluster, seed", [(12, 7), (48, 2)])
+def test_connected_agrees_with_a_path_search(cluster, seed):
+    net = net_of(cluster, 2, seed)
+    rng = random.Random(5)
+    everyone = np.ones((net.nodes, net.nodes), dtype=bool)
+    np.fill_diagonal(everyone, False)
+    assert (net.connected() == everyone).all()
+    # Faults packed into clusters 0..3 and parent tree 0, so pairs among those clusters lose
+    # some of their paths and some all of them.
+    near = {(1, 0), (1, 1), (1, 2), (1, 3), (2, 0)}
+    mine = [
+        src
+        for src, _ in net.links
+        if src[0] == "out" and (src[1:3] in near or src[1] == "sw" and src[2:4] in near)
+    ]
+    links = rng.sample(mine, len(mine) // 4)
+    dead = rng.sample(sorted(k for k in net.routers if k[:2] in {(1, 0), (1, 2), (2, 0)}), 10)
+    dead += rng.sample(sorted(k for k in net.swallows if k[1:3] in {(1, 1), (2, 0)}), 10)
+    got = net.connected(dead=dead, links=links)
+    cases = Counter()
+    span = 4 * cluster
+    for _ in range(150):
+        a, b = rng.sample(range(span), 2)
+        want = path_exists(net, a, b, dead, links)
+        assert got[a, b] == want, (a, b)
+        cases[want, a // cluster == b // cluster] += 1
+    assert len(cases) == 4  # connected and cut pairs, inside a cluster and across
+    got = net.connected(stacks=[(1, 2), (2, 1)])
+    for _ in range(60):
+        a, b = rng.sample(range(span), 2)
+        assert got[a, b] == path_exists(net, a, b, stacks=[(1, 2), (2, 1)]), (a, b)
+
+
+def test_stacks_that_can_go():
+    # 48-node clusters: four parent unit trees; dispersed, any one can go (as in the
+    # fat-tree); a cluster stack cuts exactly its own nodes. 12-node clusters have one
+    # parent tree: it is a single point of failure for traffic between clusters.
+    net = net_of(48, 2, 3)
+    n = net.nodes
+    everyone = np.ones((n, n), dtype=bool)
+    np.fill_diagonal(everyone, False)
+    for p in net.stage_trees(2):
+        assert (net.connected(stacks=[(2, p)]) == everyone).all(), p
+    cut = everyone.copy()
+    cut[48 * 9 : 48 * 10, :] = cut[:, 48 * 9 : 48 * 10] = False
+    assert (net.connected(stacks=[(1, 9)]) == cut).all()
+    small = net_of(12, 2, 3)
+    same = np.equal.outer(np.arange(768) // 12, np.arange(768) // 12)
+    assert (small.connected(stacks=[(2, 0)]) == (same & ~np.eye(768, dtype=bool))).all()
