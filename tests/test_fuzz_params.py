@@ -180,6 +180,11 @@ TARGETS = [
     ("RN1BideltaStreamModel", _model("rn1_endpoint", "RN1BideltaStreamModel"), _EP),
     ("RN1UnitTreeModel", _model("rn1", "RN1UnitTreeModel"), {"width": 2, "seed": 1}),
     (
+        "RN1HybridModel",
+        _model("rn1", "RN1HybridModel"),
+        {"cluster": 12, "stages": 1, "seed": 1, "lfsr_seed": 1, "dispersed": True},
+    ),
+    (
         "SchedulerModel",
         lambda **kw: _model("scheduler", "SchedulerModel")(tree=_tree(), **kw),
         {"algorithm": "level-wise", "failure_mode": "keep", "seed": 0},
@@ -187,6 +192,13 @@ TARGETS = [
     # definitions
     ("FatTree", _spec("topology", "FatTree"), {"levels": 2, "w": 2}),
     ("TreeLayout", _spec("capacities", "TreeLayout"), {"leaves": 4, "capacities": (2, 2, 2)}),
+    ("leaf_cluster", _spec("rn1_hybrid", "leaf_cluster"), {"nodes": 12, "seed": 1}),
+    (
+        "hybrid_network",
+        _spec("rn1_hybrid", "hybrid_network"),
+        {"cluster": 12, "stages": 1, "seed": 1, "lfsr_seed": 1, "dispersed": True},
+    ),
+    ("hybrid_fat_tree", _spec("rn1_hybrid", "hybrid_fat_tree"), {"cluster": 12, "stages": 2}),
     (
         "LFSRModel",
         _spec("lfsr", "LFSRModel"),

@@ -227,8 +227,9 @@ def test_routes_to_and_from_the_top():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: leaf_cluster(16), ValueError, "cluster must be 12, 48 or 192, not 16"),
-        (lambda: leaf_cluster(12.0), TypeError, "cluster must be 12, 48 or 192, not 12.0"),
+        (lambda: leaf_cluster(16), ValueError, "nodes must be 12, 48 or 192, not 16"),
+        (lambda: leaf_cluster(12.0), TypeError, "nodes must be 12, 48 or 192, not 12.0"),
+        (lambda: hybrid_fat_tree(24, 2), ValueError, "cluster must be 12, 48 or 192, not 24"),
         (lambda: hybrid_network(12, 3), ValueError, "stages must be between 1 and 2, not 3"),
         (lambda: hybrid_network(12, 2, -1), ValueError, "seed must be at least 0, not -1"),
         (

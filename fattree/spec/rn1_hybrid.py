@@ -80,11 +80,12 @@ HYBRID_STAGES = (1, 2)
 TREE_INPUTS = CHANNELS // 4
 
 
-def check_cluster(cluster) -> int:
+def check_cluster(cluster, name: str = "cluster") -> int:
+    """A leaf cluster size (12, 48, 192), or an error naming the parameter ``name``."""
     if isinstance(cluster, bool) or not isinstance(cluster, int):
-        raise TypeError(f"cluster must be 12, 48 or 192, not {cluster!r}")
+        raise TypeError(f"{name} must be 12, 48 or 192, not {cluster!r}")
     if cluster not in CLUSTER_SIZES:
-        raise ValueError(f"cluster must be 12, 48 or 192, not {cluster!r}")
+        raise ValueError(f"{name} must be 12, 48 or 192, not {cluster!r}")
     return cluster
 
 
@@ -186,7 +187,7 @@ def leaf_cluster(nodes: int, seed: int | None = None) -> LeafCluster:
     """The bidelta leaf cluster of ``nodes`` (12, 48 or 192) processing nodes; ``seed``
     shuffles the node links within their halves and every group's links between stages
     (None: regular)."""
-    n = check_cluster(nodes)
+    n = check_cluster(nodes, "nodes")
     if seed is not None:
         check_int_range("seed", seed, 0)
     rng = random.Random(seed) if seed is not None else None
@@ -276,7 +277,7 @@ def hybrid_fat_tree(cluster: int, stages: int) -> FatTreeCounts:
     """Counts of the hybrid fat-tree of ``stages`` stages (1: one cluster, then 8-wide unit
     trees): as :func:`fattree.spec.rn1_tree.fat_tree`, with the leaf cluster's routers and
     up links at stage 1. Stage 1's ``width`` is the nodes' 2 links."""
-    leaf = leaf_cluster(cluster)
+    leaf = leaf_cluster(check_cluster(cluster))
     check_int_range("stages", stages, 1, 6)
     per_tree = _unit_routers()
     result, child_top = [], None
@@ -299,7 +300,7 @@ def hybrid_locality(cluster: int, stages: int) -> list[dict]:
     first router up, one up router per stage ``2 .. c - 1``, ``1 + L`` in the stage-``c``
     unit tree, three per stage ``c - 1 .. 2`` down, the cluster's stages; a swallow on each
     of the ``2 (c - 1)`` links between stacks."""
-    leaf = leaf_cluster(cluster)
+    leaf = leaf_cluster(check_cluster(cluster))
     check_int_range("stages", stages, 1, 6)
     rows = [
         {
