@@ -472,3 +472,53 @@ def test_stacks_that_can_go():
     small = net_of(12, 2, 3)
     same = np.equal.outer(np.arange(768) // 12, np.arange(768) // 12)
     assert (small.connected(stacks=[(2, 0)]) == (same & ~np.eye(768, dtype=bool))).all()
+
+
+# --- The experiments -----------------------------------------------------------------------
+
+
+def test_components_experiment_has_the_clusters_and_hybrid_trees():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    result = registry()["dehon-components"].run(argparse.Namespace(stages=[1, 2, 3], seed=None))
+    rows = {(r[0], r[1]): r for r in result.rows}
+    assert rows["leaf cluster 12", "-"][2:7] == [12, 1, 7, "4/3", "2/8"]
+    assert rows["leaf cluster 48", "-"][4:7] == [40, "16/12/12", "2/32"]
+    assert rows["leaf cluster 192", "-"][4:7] == [208, "64/48/48/48", "2/128"]
+    assert rows["hybrid fat-tree 12", 2][2:7] == [768, "64/1", 656, "-", "8/128"]
+    assert rows["hybrid fat-tree 48", 2][2:7] == [3072, "64/4", 3392, "-", "32/512"]
+    assert rows["hybrid fat-tree 48", 3][2:5] == [196608, "4096/256/64", 230400]
+
+
+def test_latency_experiment_measures_the_hybrid_classes():
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    result = registry()["dehon-latency"].run(argparse.Namespace(stages=[1, 2]))
+    rows = {(r[0], r[1], r[3]): r for r in result.rows}
+    # Inside a cluster: its stages; across: up 1, the parent tree 1 + L, the cluster's
+    # stages, two swallows of two cycles each (measured on RN1HybridModel).
+    assert [rows["hybrid 12", 2, c][4:] for c in ("cluster", 1, 2, 3)] == [
+        [11, 2, None, 2],
+        [36, 5, None, 9],
+        [144, 6, None, 10],
+        [576, 7, None, 11],
+    ]
+    assert [rows["hybrid 48", 2, c][5:] for c in ("cluster", 1, 2, 3)] == [
+        [3, None, 3],
+        [6, None, 10],
+        [7, None, 11],
+        [8, None, 12],
+    ]
+    assert rows["hybrid 192", 1, "cluster"][4:] == [191, 4, None, 4]
+    # Bidelta networks of the hybrids' sizes (the next power of four): log4 N stages.
+    assert [r[2::3] for r in result.rows if r[0] == "bidelta (counted)"] == [
+        [1024, 5],
+        [4096, 6],
+        [16384, 7],
+    ]
+    assert result.extra["locality"]["hybrid 48 3072"] == [[3, 47], [6, 191], [7, 767], [8, 3071]]
+    assert result.extra["locality"]["fat-tree 4096"][:3] == [[2, 3], [3, 15], [4, 63]]

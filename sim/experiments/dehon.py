@@ -3,8 +3,10 @@
 ``dehon-components`` counts RN1 routers per layer and channel capacities per level of the
 2-wide and 8-wide unit trees, and the unit trees and RN1 of fat-trees of 1.. unit-tree
 stages, all from :mod:`fattree.spec.rn1_tree` (the capacities from the generated wiring,
-the same objects the networks' RTL will be elaborated from); docs/dehon.md has the
-derivation and the paper's claims beside them.
+the same objects the networks' RTL will be elaborated from); then the bidelta leaf clusters
+(12, 48, 192 nodes) and the hybrid fat-trees built on them, from
+:mod:`fattree.spec.rn1_hybrid`; docs/dehon.md has the derivations and the paper's claims
+beside them.
 
 The other DeHon experiments live beside this one: ``dehon-faults`` (dehon_faults.py),
 ``dehon-latency`` (dehon_latency.py), ``dehon-open-probability`` (dehon_open.py) and
@@ -15,6 +17,13 @@ from __future__ import annotations
 
 import argparse
 
+from ...spec.rn1_hybrid import (
+    CLUSTER_SIZES,
+    HYBRID_STAGES,
+    hybrid_fat_tree,
+    hybrid_network,
+    leaf_cluster,
+)
 from ...spec.rn1_tree import UNIT_WIDTHS, WIRED_STAGES, fat_tree, fat_tree_network, unit_tree
 from . import Experiment, Result, counted, int_list
 
@@ -84,6 +93,7 @@ def _run(args, progress=lambda text: None) -> Result:
                 round(counts.routers / counts.processors, 4),
             ]
         )
+    rows += _hybrid_rows(args, progress)
     return Result(
         "dehon-components",
         {"stages": args.stages, "seed": args.seed},
@@ -106,6 +116,13 @@ def _run(args, progress=lambda text: None) -> Result:
             "per stage leaf first; capacity = links out of one node's top per stage; "
             "ratio = RN1 per processing node; for 1 and 2 stages counted again from the "
             "wiring (fat_tree_network) and found equal",
+            "leaf clusters: RN1 per layer = per stage, first first; capacity = links each way "
+            "of one node / of the cluster to the tree; ratio = the up links over the cluster's "
+            "node links (a quarter of the first stage's inputs come from the tree: 1/3)",
+            "hybrid fat-trees: the leaf clusters at stage 1, 8-wide unit trees above; unit "
+            "trees = stacks per stage (clusters first); capacity = links out of one node's "
+            "top per stage; ratio = RN1 per processing node; stages 1 and 2 counted again "
+            "from the wiring (hybrid_network) and found equal",
         ],
         extra={
             "unit_trees": {
@@ -114,6 +131,50 @@ def _run(args, progress=lambda text: None) -> Result:
             }
         },
     )
+
+
+def _hybrid_rows(args, progress) -> list[list]:
+    """Rows of the bidelta leaf clusters and of the hybrid fat-trees over ``args.stages``
+    (stage 1: one cluster alone)."""
+    rows = []
+    for n in CLUSTER_SIZES:
+        c = leaf_cluster(n, args.seed)
+        layers = c.layer_counts()
+        rows.append(
+            [
+                f"leaf cluster {n}",
+                "-",
+                n,
+                1,
+                len(c.routers),
+                "/".join(str(v) for v in layers.values()),
+                f"2/{c.top}",
+                round(c.top / (2 * n), 4),
+            ]
+        )
+    for cluster in counted(progress, CLUSTER_SIZES):
+        for n in args.stages:
+            counts = hybrid_fat_tree(cluster, n)
+            if n in HYBRID_STAGES:
+                wired = hybrid_network(cluster, n, args.seed).counts()
+                want = [
+                    {"trees": s.trees, "routers": s.routers, "top": s.top} for s in counts.stages
+                ]
+                if [{k: r[k] for k in ("trees", "routers", "top")} for r in wired] != want:
+                    raise AssertionError(f"hybrid {cluster} x {n}: {wired} != counts {want}")
+            rows.append(
+                [
+                    f"hybrid fat-tree {cluster}",
+                    n,
+                    counts.processors,
+                    "/".join(str(s.trees) for s in counts.stages),
+                    counts.routers,
+                    "-",
+                    "/".join(str(s.top) for s in counts.stages),
+                    round(counts.routers / counts.processors, 4),
+                ]
+            )
+    return rows
 
 
 EXPERIMENTS = [
