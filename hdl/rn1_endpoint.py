@@ -6,7 +6,8 @@ two inputs and two outputs to the network"), and the bidelta network with one pe
 
 * **Send**, one message at a time: the ``tx`` beats (one byte each, ``dest`` on the first,
   ``last`` on the last) are collected into a buffer of ``max_bytes``; then the endpoint opens
-  a connection on one of its two network outputs (head byte for ``dest``), sends the bytes,
+  a connection on one of its two network outputs (head byte for ``dest`` by the network's
+  route rule, ``route``: a constant function of ``dest`` in hardware), sends the bytes,
   closes with DROP and waits for the status the routers carry back end to end. CONNECTED:
   the message is done (``sent`` counts it). BLOCKED: ``retries`` counts it and the message
   is sent again, per ``retry``: ``immediate`` (the next cycle), ``round`` (when ``go`` is
@@ -41,8 +42,10 @@ from ..spec.rn1_endpoint import (
     LFSR_WIDTH,
     check_max_bytes,
     check_retry,
+    check_route,
     endpoint_seed,
     head_bits,
+    route_heads,
     rx_fields,
     tx_fields,
 )
@@ -56,6 +59,8 @@ __all__ = [
     "rx_signature",
     "RN1Endpoint",
     "RN1BideltaStream",
+    "stream_members",
+    "attach_endpoints",
 ]
 
 # Send states.
@@ -82,18 +87,24 @@ def _saturating_add(m, counter, inc):
 
 
 class RN1Endpoint(wiring.Component):
-    """One endpoint of an RN1 bidelta network of ``endpoints`` endpoints.
+    """One endpoint of an RN1 network of ``endpoints`` endpoints.
 
     Parameters
     ----------
     endpoints : int
-        Endpoints of the network (4, 16, 64, 256): the head byte is the bidelta's.
+        Endpoints of the network (4, 16, 64, 256; 64 for ``route="unit-tree"``).
     retry : str or int
         ``"immediate"`` (0), ``"round"`` (1) or ``"backoff"`` (2).
     seed : int
         Seed of the back-off LFSR, ``1 .. 65535``.
     max_bytes : int
         Payload bytes per message at most, ``1 .. 64`` (the send and receive buffers).
+    route : str
+        The network's route rule (:data:`fattree.spec.rn1_endpoint.ROUTES`): ``"bidelta"``
+        (the head a permutation of ``dest``'s bits, the same from every endpoint) or
+        ``"unit-tree"`` (the one-stage fat-tree: the head depends on ``node`` too).
+    node : int
+        This endpoint's number, ``0 .. endpoints - 1`` (the bidelta's heads do not use it).
 
     Attributes
     ----------
@@ -115,11 +126,16 @@ class RN1Endpoint(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, endpoints=16, retry="immediate", seed=1, max_bytes=8):
+    def __init__(
+        self, endpoints=16, retry="immediate", seed=1, max_bytes=8, route="bidelta", node=0
+    ):
         self.endpoints = check_endpoints(endpoints)
         self.retry = check_retry(retry)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         self.max_bytes = check_max_bytes(max_bytes)
+        self.route = check_route(route)
+        self.node = check_int_range("node", node, 0, self.endpoints - 1)
+        self.heads = route_heads(self.route, self.endpoints, self.node)
         channel = channel_signature()
         super().__init__(
             {
@@ -157,9 +173,17 @@ class RN1Endpoint(wiring.Component):
 
         m.d.comb += [tx.ready.eq(state == LOAD), self.busy.eq((state == SEND) | (state == WAIT))]
         head = Signal(8)
-        for bit, src in enumerate(head_bits(self.endpoints)):
-            if src is not None:
-                m.d.comb += head[bit].eq(dest[src])
+        if self.route == "bidelta":
+            # A permutation of dest's bits: wiring.
+            for bit, src in enumerate(head_bits(self.endpoints)):
+                if src is not None:
+                    m.d.comb += head[bit].eq(dest[src])
+        else:
+            # This node's constant table, one entry per destination (a few LUTs).
+            with m.Switch(dest):
+                for d, h in enumerate(self.heads):
+                    with m.Case(d):
+                        m.d.comb += head.eq(h)
 
         # The forward links carry 0 (idle, and the DROP close after the last byte) unless
         # this cycle sends a word.
@@ -337,39 +361,53 @@ class RN1BideltaStream(wiring.Component):
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
         self.max_bytes = check_max_bytes(max_bytes)
-        n = endpoints
-        super().__init__(
-            {
-                "tx": In(tx_signature(n)).array(n),
-                "rx": Out(rx_signature()).array(n),
-                "sent": Out(COUNTER_BITS).array(n),
-                "retries": Out(COUNTER_BITS).array(n),
-                "received": Out(COUNTER_BITS).array(n),
-                "dropped": Out(COUNTER_BITS).array(n),
-            }
-        )
+        super().__init__(stream_members(endpoints))
 
     def elaborate(self, platform):
         m = Module()
         n = self.endpoints
         m.submodules.net = net = RN1Bidelta(n, self.seed)
-        go = Signal()
-        in_flight = Const(0)
-        for e in range(n):
-            ep = RN1Endpoint(n, self.retry, endpoint_seed(self.seed, e), self.max_bytes)
-            m.submodules[f"ep_{e}"] = ep
-            for k in range(ENDPOINT_LINKS):
-                connect(m, ep.o[k], net.i[ENDPOINT_LINKS * e + k])
-                connect(m, net.o[ENDPOINT_LINKS * e + k], ep.i[k])
-            connect(m, flipped(self.tx[e]), ep.tx)
-            connect(m, ep.rx, flipped(self.rx[e]))
-            m.d.comb += [
-                ep.go.eq(go),
-                self.sent[e].eq(ep.sent),
-                self.retries[e].eq(ep.retries),
-                self.received[e].eq(ep.received),
-                self.dropped[e].eq(ep.dropped),
-            ]
-            in_flight = in_flight | ep.busy
-        m.d.sync += go.eq(~in_flight)
+        endpoints = [
+            RN1Endpoint(n, self.retry, endpoint_seed(self.seed, e), self.max_bytes)
+            for e in range(n)
+        ]
+        attach_endpoints(m, self, net, endpoints)
         return m
+
+
+def stream_members(endpoints: int) -> dict:
+    """The members of a network with an endpoint per node: ``tx``, ``rx`` and the counters,
+    one per endpoint."""
+    n = endpoints
+    return {
+        "tx": In(tx_signature(n)).array(n),
+        "rx": Out(rx_signature()).array(n),
+        "sent": Out(COUNTER_BITS).array(n),
+        "retries": Out(COUNTER_BITS).array(n),
+        "received": Out(COUNTER_BITS).array(n),
+        "dropped": Out(COUNTER_BITS).array(n),
+    }
+
+
+def attach_endpoints(m, top, net, endpoints) -> None:
+    """Endpoint ``e`` of ``endpoints`` on ``net``'s channels ``2e``, ``2e + 1`` (its ``i`` and
+    ``o``), its streams and counters on ``top``'s (:func:`stream_members`), and the rounds'
+    ``go``: high one cycle after a cycle in which no endpoint had a transmission under way."""
+    go = Signal()
+    in_flight = Const(0)
+    for e, ep in enumerate(endpoints):
+        m.submodules[f"ep_{e}"] = ep
+        for k in range(ENDPOINT_LINKS):
+            connect(m, ep.o[k], net.i[ENDPOINT_LINKS * e + k])
+            connect(m, net.o[ENDPOINT_LINKS * e + k], ep.i[k])
+        connect(m, flipped(top.tx[e]), ep.tx)
+        connect(m, ep.rx, flipped(top.rx[e]))
+        m.d.comb += [
+            ep.go.eq(go),
+            top.sent[e].eq(ep.sent),
+            top.retries[e].eq(ep.retries),
+            top.received[e].eq(ep.received),
+            top.dropped[e].eq(ep.dropped),
+        ]
+        in_flight = in_flight | ep.busy
+    m.d.sync += go.eq(~in_flight)

@@ -10,6 +10,10 @@ link ``k`` is channel ``2e + k``, then the root unit trees' top links. ``i[c]`` 
 the network (``fwd`` in, ``bk`` out), ``o[c]`` comes out of it. The reference is
 :class:`fattree.sim.models.rn1.RN1FatTreeModel`. One stage is the 2-wide unit tree
 (``rn1-unit-tree``, 52 routers); two stages are 4160 routers and 4096 swallows.
+
+:class:`RN1FatTreeStream` (``rn1-fat-tree``) is the one-stage fat-tree with an
+:class:`fattree.hdl.rn1_endpoint.RN1Endpoint` of route rule ``"unit-tree"`` on every node:
+message streams in and out (docs/dehon.md, section "The 64-node fat-tree with endpoints").
 """
 
 from amaranth import Module
@@ -17,12 +21,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_int_range
-from ..spec.rn1_tree import WIRED_STAGES, fat_tree_network
+from ..spec.rn1_endpoint import check_max_bytes, check_retry, endpoint_seed
+from ..spec.rn1_tree import SUBTREES, WIRED_STAGES, fat_tree_network
 from ._validation import validates_parameters
 from .rn1 import channel_signature
+from .rn1_endpoint import RN1Endpoint, attach_endpoints, stream_members
 from .rn1_network import wire_network
 
-__all__ = ["RN1FatTree"]
+__all__ = ["RN1FatTree", "RN1FatTreeStream"]
 
 
 class RN1FatTree(wiring.Component):
@@ -59,4 +65,61 @@ class RN1FatTree(wiring.Component):
         wire_network(
             m, net.routers, net.links, net.inputs, net.outputs, self.i, self.o, net.swallows
         )
+        return m
+
+
+class RN1FatTreeStream(wiring.Component):
+    """DeHon's 64-node fat-tree (one unit-tree stage: the 2-wide unit tree, 52 RN1) with an
+    :class:`RN1Endpoint` on every processing node's two links: streams of messages in and
+    out.
+
+    Each endpoint makes its head bytes by the route rule ``"unit-tree"`` from its own number
+    and the destination (:func:`fattree.spec.rn1_endpoint.unit_tree_head`). The root's 32
+    top links each way are tied off idle: every route between two of the 64 nodes turns
+    within the unit tree (no head names the up direction at an up router), so nothing ever
+    goes out of the top or comes in from it; a second stage above needs the swallows and
+    two-byte heads of :class:`RN1FatTree` of two stages instead.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the routers' LFSRs and the endpoints' (``>= 0``); the wiring is the regular,
+        dispersed one.
+    retry : str or int
+        The endpoints' retry strategy (``"immediate"``, ``"round"``, ``"backoff"``).
+    max_bytes : int
+        Payload bytes per message at most, ``1 .. 64``.
+
+    Attributes
+    ----------
+    tx : In(tx_signature(64)).array(64)
+    rx : Out(rx_signature()).array(64)
+    sent, retries, received, dropped : Out(16).array(64)
+        Each endpoint's counters (:class:`RN1Endpoint`).
+
+    For ``retry="round"``, every endpoint's ``go`` rises one cycle after a cycle in which no
+    endpoint had a transmission under way.
+    """
+
+    #: Processing nodes.
+    endpoints = SUBTREES
+
+    @validates_parameters
+    def __init__(self, seed=1, retry="immediate", max_bytes=8):
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.max_bytes = check_max_bytes(max_bytes)
+        super().__init__(stream_members(self.endpoints))
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.endpoints
+        # Unconnected, the top links' inputs stay 0: idle forward words into the top,
+        # no status back from above.
+        m.submodules.net = net = RN1FatTree(1, self.seed)
+        endpoints = [
+            RN1Endpoint(n, self.retry, endpoint_seed(self.seed, e), self.max_bytes, "unit-tree", e)
+            for e in range(n)
+        ]
+        attach_endpoints(m, self, net, endpoints)
         return m

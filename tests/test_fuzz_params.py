@@ -96,6 +96,9 @@ def _tree():
 
 
 _EP = {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 2}
+#: An endpoint of the 64-node fat-tree (its head depends on its own number).
+_EP_NODE = {**_EP, "endpoints": 64, "route": "unit-tree", "node": 5}
+_FT = {"seed": 1, "retry": "immediate", "max_bytes": 2}
 
 #: (name, constructor, a small valid point, parameters fixed to an object rather than fuzzed)
 TARGETS = [
@@ -144,8 +147,11 @@ TARGETS = [
     ),
     ("RN1Router", _hdl("rn1", "RN1Router"), {"mode": "primary", "seed": 1}),
     ("RN1Bidelta", _hdl("rn1_bidelta", "RN1Bidelta"), {"endpoints": 4, "seed": 1}),
-    ("RN1Endpoint", _hdl("rn1_endpoint", "RN1Endpoint"), _EP),
+    ("RN1Endpoint", _hdl("rn1_endpoint", "RN1Endpoint"), _EP_NODE),
     ("RN1BideltaStream", _hdl("rn1_endpoint", "RN1BideltaStream"), _EP),
+    # Builds the one-stage wiring (fast); elaborating it is what is slow.
+    ("RN1FatTree", _hdl("rn1_fat_tree", "RN1FatTree"), {"stages": 1, "seed": 1}),
+    ("RN1FatTreeStream", _hdl("rn1_fat_tree", "RN1FatTreeStream"), _FT),
     (
         "LevelWiseScheduler",
         _hdl("scheduler", "LevelWiseScheduler"),
@@ -176,9 +182,15 @@ TARGETS = [
     ),
     ("RN1Model", _model("rn1", "RN1Model"), {"mode": "primary", "seed": 1}),
     ("RN1BideltaModel", _model("rn1", "RN1BideltaModel"), {"endpoints": 4, "seed": 1}),
-    ("RN1EndpointModel", _model("rn1_endpoint", "RN1EndpointModel"), _EP),
+    ("RN1EndpointModel", _model("rn1_endpoint", "RN1EndpointModel"), _EP_NODE),
     ("RN1BideltaStreamModel", _model("rn1_endpoint", "RN1BideltaStreamModel"), _EP),
+    ("RN1FatTreeStreamModel", _model("rn1_endpoint", "RN1FatTreeStreamModel"), _FT),
     ("RN1UnitTreeModel", _model("rn1", "RN1UnitTreeModel"), {"width": 2, "seed": 1}),
+    (
+        "RN1FatTreeModel",
+        _model("rn1", "RN1FatTreeModel"),
+        {"stages": 1, "seed": None, "lfsr_seed": 1, "dispersed": True},
+    ),
     (
         "RN1HybridModel",
         _model("rn1", "RN1HybridModel"),
@@ -260,6 +272,8 @@ def test_every_valid_point_builds():
 @example(case=("RN1UnitTreeModel", "seed"), value=0.5)  # found: unchecked, failed deep inside
 @example(case=("RouterModel", "seed"), value=[1, 2])  # found: "unhashable type: 'list'"
 @example(case=("InterfaceModel", "length"), value="")  # found in CI: unchecked
+@example(case=("RN1Endpoint", "route"), value=["unit-tree"])  # a list is not a rule
+@example(case=("RN1EndpointModel", "node"), value=64)
 def test_bad_parameters_raise_a_named_type_or_value_error(case, value):
     name, param = case
     error = build(name, param, value)

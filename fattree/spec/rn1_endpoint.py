@@ -5,8 +5,15 @@ its reference model :class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel` ag
   bits, low), ``dest`` (the destination endpoint, read on a frame's first beat), ``last``; a
   receive beat is ``data``, ``last`` (:func:`tx_fields`, :func:`rx_fields`; packed low bits
   first as :func:`fattree.spec.bits.pack_fields` does).
-* The head byte for a destination: the bidelta network's (:meth:`Bidelta.head`, unused stage
-  bits 0), a fixed permutation of the destination's bits (:func:`head_bits`).
+* The head byte for a destination, by the network's **route rule** (:data:`ROUTES`, given at
+  construction; :func:`route_heads` tabulates it per destination):
+
+  - ``"bidelta"``: the bidelta network's (:meth:`Bidelta.head`, unused stage bits 0), a fixed
+    permutation of the destination's bits (:func:`head_bits`), the same from every endpoint;
+  - ``"unit-tree"``: the one-stage fat-tree of DeHon's 2-wide unit tree (64 processing
+    nodes), where the head depends on the sender too (:func:`unit_tree_head`): the up
+    router's crossover ``L - 1`` for the level ``L`` of the lowest node holding both, then the
+    destination's base-4 digits ``L - 1 .. 0`` (:meth:`UnitTree.route`).
 * The retry strategies and the back-off of the circuit tree's network interface
   (:data:`fattree.spec.circuit.RETRY`, ``BACKOFF_SLOT``, ``BACKOFF_CAP``): after the ``k``-th
   BLOCKED in a row, ``BACKOFF_SLOT * (x mod 2^min(k, BACKOFF_CAP))`` cycles, ``x`` the low
@@ -23,7 +30,9 @@ from __future__ import annotations
 from ..params import check_int_range
 from .circuit import BACKOFF_CAP, BACKOFF_SLOT, RETRY, check_retry
 from .lfsr import derive_seed
+from .rn1 import head_for
 from .rn1_bidelta import Bidelta, check_endpoints
+from .rn1_tree import SUBTREES, UnitTree
 
 __all__ = [
     "RETRY",
@@ -32,13 +41,17 @@ __all__ = [
     "COUNTER_BITS",
     "LFSR_WIDTH",
     "MAX_BYTES",
+    "ROUTES",
     "check_retry",
+    "check_route",
     "check_max_bytes",
     "tx_fields",
     "rx_fields",
     "dest_bits",
     "head",
     "head_bits",
+    "unit_tree_head",
+    "route_heads",
     "endpoint_seed",
     "backoff_cycles",
 ]
@@ -49,12 +62,20 @@ COUNTER_BITS = 16
 LFSR_WIDTH = 16
 #: Largest ``max_bytes`` (payload bytes per message) the definitions accept.
 MAX_BYTES = 64
+#: Route rules: how an endpoint makes the head byte for a destination.
+ROUTES = ("bidelta", "unit-tree")
 #: First part of an endpoint's seed path: routers use ``(stage, index)`` with small stages.
 _SEED_TAG = 0xE9
 
 
 def check_max_bytes(max_bytes) -> int:
     return check_int_range("max_bytes", max_bytes, 1, MAX_BYTES)
+
+
+def check_route(route) -> str:
+    if not isinstance(route, str) or route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(ROUTES)}, not {route!r}")
+    return route
 
 
 def dest_bits(endpoints: int) -> int:
@@ -94,6 +115,31 @@ def head_bits(endpoints: int) -> list[int | None]:
             raise AssertionError(f"head of destination bit {b} is {h:#x}, not one bit")
         bits[h.bit_length() - 1] = b
     return bits
+
+
+def unit_tree_head(node: int, dest: int) -> int:
+    """The head byte from processing node ``node`` to ``dest`` in the one-stage fat-tree (the
+    2-wide unit tree, 64 nodes): :meth:`UnitTree.route`'s directions, stages not used 0. To
+    itself (which :meth:`UnitTree.route` does not take): out through its up router's level-1
+    crossover and back down, ``[0, dest mod 4]``, as to a sibling of the same level-1 node."""
+    check_int_range("node", node, 0, SUBTREES - 1)
+    check_int_range("dest", dest, 0, SUBTREES - 1)
+    directions = [0, dest & 3] if node == dest else UnitTree.route(node, dest)
+    return head_for(directions)
+
+
+def route_heads(route: str, endpoints: int, node: int = 0) -> list[int]:
+    """The head byte endpoint ``node`` sends for each destination ``0 .. endpoints - 1`` under
+    the route rule ``route`` (:data:`ROUTES`); ``"unit-tree"`` takes 64 endpoints only."""
+    route = check_route(route)
+    n = check_endpoints(endpoints)
+    check_int_range("node", node, 0, n - 1)
+    if route == "bidelta":
+        net = _net(n)
+        return [net.head(d) for d in range(n)]
+    if n != SUBTREES:
+        raise ValueError(f"endpoints must be {SUBTREES} for route 'unit-tree', not {n}")
+    return [unit_tree_head(node, d) for d in range(n)]
 
 
 def endpoint_seed(seed: int, endpoint: int) -> int:

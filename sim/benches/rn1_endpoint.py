@@ -1,5 +1,7 @@
-"""cocotb bench of :class:`fattree.hdl.rn1_endpoint.RN1BideltaStream` (``rn1-bidelta-stream``):
-the bidelta network with an endpoint interface on every node, driven through its streams.
+"""cocotb bench of the RN1 networks with an endpoint interface on every node, driven through
+their streams: :class:`fattree.hdl.rn1_endpoint.RN1BideltaStream` (``rn1-bidelta-stream``)
+and :class:`fattree.hdl.rn1_fat_tree.RN1FatTreeStream` (``rn1-fat-tree``, 64 nodes); the
+design's name picks the model (:data:`MODELS`).
 
 Per endpoint ``e``: a stream user on ``tx__<e>__*`` that offers frames (one beat per byte,
 ``dest`` on the first, ``last`` on the last; a valid beat held until taken, idle cycles at
@@ -10,7 +12,7 @@ endpoint 0). :class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both chec
 
 * cycle by cycle, every output (``tx__e__ready``, ``rx__e__valid``, the ``rx`` beat while
   valid, the counters ``sent``, ``retries``, ``received``, ``dropped``) against
-  :class:`RN1BideltaStreamModel` (the bidelta model with the endpoint models, same seeds);
+  the design's model (the network's model with the endpoint models, same seeds);
 * message by message: each delivered exactly once, to its destination, with its bytes; the
   counters at the end against the traffic.
 
@@ -27,12 +29,20 @@ from cocotb.triggers import FallingEdge
 
 from fattree.sim.checks.rn1_endpoint import CHECKS, StreamCheck, Traffic, messages
 from fattree.sim.cocotb_runner import ChangedInputs, bench_config, clock_and_reset, write_summary
-from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel
+from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.bits import pack_fields
 from fattree.spec.rn1_endpoint import tx_fields
 
 COUNTERS = ("sent", "retries", "received", "dropped")
+
+#: The model of each design this bench runs, built from the design's parameters.
+MODELS = {
+    "rn1-bidelta-stream": lambda p: RN1BideltaStreamModel(
+        p["endpoints"], p["seed"], p["retry"], p["max_bytes"]
+    ),
+    "rn1-fat-tree": lambda p: RN1FatTreeStreamModel(p["seed"], p["retry"], p["max_bytes"]),
+}
 
 
 class Ports:
@@ -76,10 +86,10 @@ class Ports:
 async def traffic_phases(dut):
     config = bench_config()
     p, knobs = config["params"], config["bench"]
-    n, mb = p["endpoints"], p["max_bytes"]
+    model = MODELS[config["design"]](p)
+    n, mb = len(model.endpoints), p["max_bytes"]
     frames = knobs.get("frames", 200)
     rng = random.Random(config["seed"])
-    model = RN1BideltaStreamModel(n, p["seed"], p["retry"], mb)
     ports = Ports(dut, n)
     scoreboard = Scoreboard(CHECKS, mutate=knobs.get("mutation", False))
     traffic = Traffic(backpressure=knobs.get("backpressure", 20))

@@ -1,6 +1,6 @@
 """The RN1 endpoint interface against its cycle-exact model, in lock step: one endpoint alone
-(the network played by random, protocol-following stand-ins), and the bidelta network with an
-endpoint on every node (``rn1-bidelta-stream``) driven through its streams.
+(the network played by random, protocol-following stand-ins), and a network with an endpoint
+on every node (``rn1-bidelta-stream``, ``rn1-fat-tree``) driven through its streams.
 
 Checks (scoreboard keys):
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS
-from ..models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel
+from ..models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel, RN1FatTreeStreamModel
 from ..scoreboard import Scoreboard
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "simulate_stream",
     "simulate_endpoint",
     "run_model",
+    "run_stream_model",
     "stream_ports",
 ]
 
@@ -133,15 +134,15 @@ class _Source:
 
 class StreamCheck:
     """Drives phases of messages into the network with endpoints and checks it against
-    ``model`` (:class:`RN1BideltaStreamModel`). :attr:`cycle` counts every phase's cycles;
-    :attr:`stats` gathers what the bench reports."""
+    ``model`` (:class:`RN1BideltaStreamModel`, :class:`RN1FatTreeStreamModel`).
+    :attr:`cycle` counts every phase's cycles; :attr:`stats` gathers what the bench reports."""
 
     #: Once a check has failed, cycles without a delivered message after which a phase ends.
     patience = 2000
 
     def __init__(
         self,
-        model: RN1BideltaStreamModel,
+        model: RN1BideltaStreamModel | RN1FatTreeStreamModel,
         scoreboard: Scoreboard,
         read: Callable[[], dict[str, list[int]]],
         drive: Callable[[dict[str, list]], None],
@@ -351,7 +352,8 @@ class EndpointCheck:
 
 
 def stream_ports(ctx, dut, n):
-    """``read`` and ``drive`` of an :class:`RN1BideltaStream` of ``n`` endpoints in
+    """``read`` and ``drive`` of an :class:`RN1BideltaStream` or ``RN1FatTreeStream`` of
+    ``n`` endpoints in
     amaranth.sim (``ctx``), as :class:`StreamCheck` calls them."""
 
     def read():
@@ -382,7 +384,7 @@ def stream_ports(ctx, dut, n):
 
 def simulate_stream(
     dut,
-    model: RN1BideltaStreamModel,
+    model: RN1BideltaStreamModel | RN1FatTreeStreamModel,
     phases,
     seed: int,
     *,
@@ -391,8 +393,8 @@ def simulate_stream(
     mutate: bool = False,
 ):
     """Run ``phases`` (``(name, count per endpoint)``) of messages through ``dut`` (an
-    :class:`RN1BideltaStream`) in amaranth.sim against ``model``; returns the scoreboard
-    and the check."""
+    :class:`RN1BideltaStream` or ``RN1FatTreeStream``) in amaranth.sim against ``model``;
+    returns the scoreboard and the check."""
     from ..testbench import simulate
 
     n = len(model.endpoints)
@@ -479,13 +481,29 @@ def run_model(
     max_bytes: int = 8,
     traffic: Traffic | None = None,
 ):
-    """The :class:`StreamCheck` loop on the model alone (its outputs read back as the
-    design's): what the network with endpoints does with ``phases`` of traffic, for the
-    experiments and the policy comparisons. Returns the check (``stats``,
-    ``blocked_per_message``, ``cycle``) and the model."""
+    """The :class:`StreamCheck` loop on the model of ``rn1-bidelta-stream`` alone
+    (:func:`run_stream_model`); returns the check and the model."""
+    model = RN1BideltaStreamModel(endpoints, seed, retry, max_bytes)
+    check = run_stream_model(model, phases, traffic_seed, max_bytes=max_bytes, traffic=traffic)
+    return check, model
+
+
+def run_stream_model(
+    model: RN1BideltaStreamModel | RN1FatTreeStreamModel,
+    phases,
+    traffic_seed: int = 1,
+    *,
+    max_bytes: int = 8,
+    traffic: Traffic | None = None,
+) -> StreamCheck:
+    """The :class:`StreamCheck` loop on ``model`` alone (its outputs read back as the
+    design's): what the network with endpoints does with ``phases`` (``(pattern, count per
+    endpoint)``, or ``(name, queues)`` with the queues of :func:`messages`' form) of traffic,
+    for the experiments and the policy comparisons. Returns the check (``stats``,
+    ``blocked_per_message``, ``cycle``); AssertionError if a message went astray."""
     import asyncio
 
-    model = RN1BideltaStreamModel(endpoints, seed, retry, max_bytes)
+    endpoints = len(model.endpoints)
     rng = random.Random(traffic_seed)
     traffic = traffic or Traffic(overlong=0.0)
 
@@ -505,11 +523,14 @@ def run_model(
 
     async def main():
         for name, count in phases:
-            await check.phase(
-                name, messages(name, endpoints, count, max_bytes, rng, traffic.overlong)
+            queues = (
+                count
+                if isinstance(count, list)
+                else messages(name, endpoints, count, max_bytes, rng, traffic.overlong)
             )
+            await check.phase(name, queues)
 
     asyncio.run(main())
     if check.scoreboard.mismatches:
         raise AssertionError(check.scoreboard.first_mismatch)
-    return check, model
+    return check

@@ -44,12 +44,13 @@ from ...spec.rn1_endpoint import (
     backoff_cycles,
     check_max_bytes,
     check_retry,
+    check_route,
     endpoint_seed,
-    head,
+    route_heads,
 )
-from .rn1 import RN1BideltaModel
+from .rn1 import RN1BideltaModel, RN1FatTreeModel
 
-__all__ = ["RN1EndpointModel", "RN1BideltaStreamModel"]
+__all__ = ["RN1EndpointModel", "RN1BideltaStreamModel", "RN1FatTreeStreamModel"]
 
 LOAD, PEND, SEND, WAIT = range(4)
 R_IDLE, R_RECV, R_DISCARD = range(3)
@@ -57,13 +58,19 @@ _TOP = (1 << COUNTER_BITS) - 1
 
 
 class RN1EndpointModel:
-    """Registers of one :class:`~fattree.hdl.rn1_endpoint.RN1Endpoint` (same parameters)."""
+    """Registers of one :class:`~fattree.hdl.rn1_endpoint.RN1Endpoint` (same parameters; the
+    head bytes from the route rule of the definitions, :func:`route_heads`)."""
 
-    def __init__(self, endpoints=16, retry="immediate", seed=1, max_bytes=8):
+    def __init__(
+        self, endpoints=16, retry="immediate", seed=1, max_bytes=8, route="bidelta", node=0
+    ):
         self.endpoints = check_endpoints(endpoints)
         self.retry = check_retry(retry)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         self.max_bytes = check_max_bytes(max_bytes)
+        self.route = check_route(route)
+        self.node = check_int_range("node", node, 0, self.endpoints - 1)
+        self.heads = route_heads(self.route, self.endpoints, self.node)
         self.reset()
 
     def reset(self) -> None:
@@ -151,7 +158,7 @@ class RN1EndpointModel:
                 if self.wait:
                     self.wait -= 1
             if start:
-                n_o_fwd[self.port] = word(1, head(self.endpoints, self.dest))
+                n_o_fwd[self.port] = word(1, self.heads[self.dest])
                 self.pos = 0
                 self.state = SEND
         elif state == SEND:
@@ -226,21 +233,18 @@ class RN1EndpointModel:
         self.cycle += 1
 
 
-class RN1BideltaStreamModel:
-    """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
-    from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), and the rounds' ``go`` register:
-    high one cycle after a cycle in which no endpoint was busy.
+class _StreamModel:
+    """A network model ``net`` with an :class:`RN1EndpointModel` per processing node on its
+    first ``2 * len(endpoints)`` channels (node ``e``'s link ``k`` is channel ``2e + k``;
+    any further channel, such as the fat-tree root's top links, idle both ways), and the
+    rounds' ``go`` register: high one cycle after a cycle in which no endpoint was busy.
 
     :meth:`step` takes, per endpoint, the ``tx`` beat offered (``(valid, data, dest,
     last)``) and ``rx_ready``; :attr:`endpoints` holds the endpoint models, whose attributes
     are the outputs."""
 
-    def __init__(self, endpoints=16, seed=1, retry="immediate", max_bytes=8):
-        self.net = RN1BideltaModel(endpoints, seed)
-        self.endpoints = [
-            RN1EndpointModel(endpoints, retry, endpoint_seed(seed, e), max_bytes)
-            for e in range(endpoints)
-        ]
+    def __init__(self, net, endpoints: list[RN1EndpointModel]):
+        self.net, self.endpoints = net, endpoints
         self.go = 0
 
     def reset(self) -> None:
@@ -252,8 +256,8 @@ class RN1BideltaStreamModel:
     def step(self, tx, rx_ready) -> None:
         net, eps = self.net, self.endpoints
         n_fwd, n_bk = net.o_fwd, net.i_bk  # what the network shows this cycle
-        i_fwd = [0] * (ENDPOINT_LINKS * len(eps))
-        o_bk = [0] * (ENDPOINT_LINKS * len(eps))
+        i_fwd = [0] * net.channels
+        o_bk = [0] * net.channels
         for e, ep in enumerate(eps):
             for k in range(ENDPOINT_LINKS):
                 i_fwd[ENDPOINT_LINKS * e + k] = ep.o_fwd[k]
@@ -270,3 +274,37 @@ class RN1BideltaStreamModel:
                 go,
             )
         net.step(i_fwd, o_bk)
+
+
+class RN1BideltaStreamModel(_StreamModel):
+    """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
+    from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), as
+    :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream` (same parameters)."""
+
+    def __init__(self, endpoints=16, seed=1, retry="immediate", max_bytes=8):
+        super().__init__(
+            RN1BideltaModel(endpoints, seed),
+            [
+                RN1EndpointModel(endpoints, retry, endpoint_seed(seed, e), max_bytes)
+                for e in range(endpoints)
+            ],
+        )
+
+
+class RN1FatTreeStreamModel(_StreamModel):
+    """The one-stage fat-tree (:class:`RN1FatTreeModel` of one stage: the 2-wide unit tree,
+    64 processing nodes) with an :class:`RN1EndpointModel` of route rule ``"unit-tree"`` on
+    every node, as :class:`~fattree.hdl.rn1_fat_tree.RN1FatTreeStream` (same parameters);
+    the root's top links idle both ways."""
+
+    def __init__(self, seed=1, retry="immediate", max_bytes=8):
+        seed = check_int_range("seed", seed, 0)
+        net = RN1FatTreeModel(1, None, seed)
+        n = net.net.nodes
+        super().__init__(
+            net,
+            [
+                RN1EndpointModel(n, retry, endpoint_seed(seed, e), max_bytes, "unit-tree", e)
+                for e in range(n)
+            ],
+        )
