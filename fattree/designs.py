@@ -276,6 +276,24 @@ DESIGNS: Registry[Design] = Registry(
             bench="fattree.sim.benches.rn1_unit_tree",
         ),
         Design(
+            name="rn1-fat-tree",
+            summary="DeHon's 64-node fat-tree (2-wide unit tree, 52 RN1) with an endpoint per node",
+            component="fattree.hdl.rn1_fat_tree:RN1FatTreeStream",
+            params=(
+                Param("seed", 1, "seed of the routers' and endpoints' LFSRs", lo=0),
+                Param(
+                    "retry",
+                    "immediate",
+                    "after BLOCKED: immediate, round (all at once when none is in flight) or "
+                    "backoff (random exponential)",
+                    choices=("immediate", "round", "backoff"),
+                ),
+                Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=64),
+            ),
+            bench="fattree.sim.benches.rn1_endpoint",
+            bench_params=(backpressure(20),),
+        ),
+        Design(
             name="hypercube",
             summary="the Connection Machine hypercube: route, buffer, refer, deliver; 2^dim nodes",
             component="fattree.hdl.hypercube:hypercube",
