@@ -147,6 +147,7 @@ TARGETS = [
     ),
     ("RN1Router", _hdl("rn1", "RN1Router"), {"mode": "primary", "seed": 1}),
     ("RN1Bidelta", _hdl("rn1_bidelta", "RN1Bidelta"), {"endpoints": 4, "seed": 1}),
+    ("RN1Hybrid", _hdl("rn1_hybrid", "RN1Hybrid"), {"cluster": 12, "stages": 1, "seed": 1}),
     ("RN1Endpoint", _hdl("rn1_endpoint", "RN1Endpoint"), _EP_NODE),
     ("RN1BideltaStream", _hdl("rn1_endpoint", "RN1BideltaStream"), _EP),
     # Builds the one-stage wiring (fast); elaborating it is what is slow.

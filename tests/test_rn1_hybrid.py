@@ -522,3 +522,87 @@ def test_latency_experiment_measures_the_hybrid_classes():
     ]
     assert result.extra["locality"]["hybrid 48 3072"] == [[3, 47], [6, 191], [7, 767], [8, 3071]]
     assert result.extra["locality"]["fat-tree 4096"][:3] == [[2, 3], [3, 15], [4, 63]]
+
+
+# --- Hardware: the 12-node leaf cluster against the model, every cycle ----------------------
+
+
+def _cluster_traffic(net, rng, count):
+    """Transmissions on every channel of one cluster: node to node, node up to the tree,
+    tree down to a node (``count`` per input channel); returns (queues, expected arrivals
+    keyed by (where, bytes as they arrive))."""
+    nodes = net.nodes
+    queues, want = {}, Counter()
+    for c in range(len(net.inputs)):
+        src = c // 2 if c < 2 * nodes else None
+        for _ in range(count):
+            dest = rng.choice([b for b in range(nodes) if b != src] + [None] * (src is not None))
+            heads = net.heads(src, dest, rng.getrandbits(8))
+            data = [rng.getrandbits(8) for _ in range(rng.randint(1, 3))]
+            queues.setdefault(c, []).append(heads + data)
+            last = heads[-1]
+            for _ in net.route(src, dest)[-1]:
+                last = pass_head(last)
+            want["top" if dest is None else dest, (last, *data)] += 1
+    return queues, want
+
+
+@pytest.mark.parametrize("seed, knobs", [(1, Knobs(start=0.4, turn=0.4, busy=0.1)), (6, BURST)])
+def test_cluster_rtl_equals_the_model_every_cycle(seed, knobs):
+    from fattree.hdl.rn1_hybrid import RN1Hybrid
+    from fattree.sim.testbench import simulate
+
+    dut, model = RN1Hybrid(12, 1, seed), RN1HybridModel(12, 1, None, seed)
+    net = model.net
+    n = len(net.inputs)
+    rng = random.Random(seed)
+    queues, want = _cluster_traffic(net, rng, 3)
+    senders = {
+        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
+    }
+    receivers = {c: End(False, random.Random(rng.getrandbits(32)), knobs) for c in range(n)}
+    done = {}
+
+    async def bench(ctx):
+        for cycle in range(4000):
+            o_fwd = [ctx.get(dut.o[k].fwd.as_value()) for k in range(n)]
+            i_bk = [ctx.get(dut.i[k].bk.as_value()) for k in range(n)]
+            assert (o_fwd, i_bk) == (model.o_fwd, model.i_bk), cycle
+            i_fwd = [senders[c].step(i_bk[c]) for c in range(n)]
+            o_bk = [receivers[c].step(o_fwd[c]) for c in range(n)]
+            for k in range(n):
+                ctx.set(dut.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(dut.o[k].bk.as_value(), o_bk[k])
+            model.step(i_fwd, o_bk)
+            await ctx.tick()
+            ends = list(senders.values()) + list(receivers.values())
+            if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
+                done["cycles"] = cycle
+                return
+
+    simulate(dut, bench)
+    assert "cycles" in done
+    got = Counter(
+        ("top" if c >= 24 else c // 2, seg)
+        for c, r in receivers.items()
+        for tag, seg in r.received
+        if tag == "first"
+    )
+    assert got == want
+    assert sum(s.blocked for s in senders.values()) > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"cluster": 16}, ValueError, "cluster must be 12, 48 or 192, not 16"),
+        ({"stages": 3}, ValueError, "stages must be between 1 and 2, not 3"),
+        ({"seed": -1}, ValueError, "seed must be at least 0, not -1"),
+    ],
+)
+def test_component_parameter_errors(kwargs, error, message):
+    from fattree.hdl.rn1_hybrid import RN1Hybrid
+
+    with pytest.raises(error) as info:
+        RN1Hybrid(**kwargs)
+    assert str(info.value) == message

@@ -1,0 +1,63 @@
+"""DeHon's hybrid fat-tree (DeHon 1993, "Hybrid fat-trees"), wired from
+:func:`fattree.spec.rn1_hybrid.hybrid_network`: bidelta leaf clusters of 12, 48 or 192
+processing nodes, alone (``stages=1``: one cluster, its links to the tree as channels of
+their own) or under one stage of 8-wide unit trees (``stages=2``), with a swallow element
+(:class:`fattree.hdl.rn1_swallow.RN1Swallow`) on every link between stacks.
+
+Channels, in order (:attr:`HybridNetwork.inputs` / ``outputs``): node ``e``'s link ``k`` is
+channel ``2e + k``, then the top links (of the cluster, or of the root's unit trees).
+``i[c]`` goes into the network, ``o[c]`` comes out of it. Routes:
+:meth:`HybridNetwork.heads`. The reference is :class:`fattree.sim.models.rn1.RN1HybridModel`.
+The 12-node cluster is 7 routers; one stage above it, 656 routers and 1024 swallows.
+"""
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..params import check_int_range
+from ..spec.rn1_hybrid import HYBRID_STAGES, check_cluster, hybrid_network
+from ._validation import validates_parameters
+from .rn1 import channel_signature
+from .rn1_network import wire_network
+
+__all__ = ["RN1Hybrid"]
+
+
+class RN1Hybrid(wiring.Component):
+    """The hybrid fat-tree.
+
+    Parameters
+    ----------
+    cluster : int
+        Processing nodes per leaf cluster: 12 (7 routers), 48 (40) or 192 (208).
+    stages : int
+        1: one leaf cluster; 2: 64 clusters under one node of 8-wide unit trees.
+    seed : int
+        Seed of the routers' LFSRs (``>= 0``); the wiring is the regular, dispersed one.
+
+    Attributes
+    ----------
+    i : In(channel_signature()).array(N)
+        Into the network: the nodes' links, then the top links.
+    o : Out(channel_signature()).array(N)
+        Out of the network, in the same order.
+    """
+
+    @validates_parameters
+    def __init__(self, cluster: int = 12, stages: int = 1, seed: int = 1):
+        self.cluster = check_cluster(cluster)
+        self.stages = check_int_range("stages", stages, min(HYBRID_STAGES), max(HYBRID_STAGES))
+        self.seed = check_int_range("seed", seed, 0)
+        self.net = hybrid_network(cluster, stages, None, seed)
+        channel = channel_signature()
+        n = len(self.net.inputs)
+        super().__init__({"i": In(channel).array(n), "o": Out(channel).array(n)})
+
+    def elaborate(self, platform):
+        m = Module()
+        net = self.net
+        wire_network(
+            m, net.routers, net.links, net.inputs, net.outputs, self.i, self.o, net.swallows
+        )
+        return m
