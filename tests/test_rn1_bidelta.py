@@ -162,7 +162,8 @@ def test_open_probability_experiment():
     assert light[1] / light[0] > 0.8 > heavy[1] / heavy[0]
     args = argparse.Namespace(endpoints=16, loads=[0.05], cycles=300, length=4, seed=1)
     result = registry()["dehon-open-probability"].run(args)
-    assert result.rows[0][0] == 0.05 and 0 < result.rows[0][2] <= 1
+    assert result.rows[0][:2] == ["bidelta", 16] and result.rows[0][4] == 0.05
+    assert 0 < result.rows[0][6] <= 1
 
 
 @pytest.mark.parametrize("key", NETS)

@@ -1,7 +1,11 @@
 """DeHon (1993): the probability of opening a connection on the first try (section lost with
-its figures): ``dehon-open-probability`` drives the cycle-exact bidelta model
-(:class:`fattree.sim.models.rn1.RN1BideltaModel`, the RTL's reference) with random traffic at
-several loads.
+its figures): ``dehon-open-probability`` drives the cycle-exact models of the bidelta network
+(:class:`fattree.sim.models.rn1.RN1BideltaModel`, the RTL's reference) and of the fat-tree of
+unit trees (:class:`fattree.sim.models.rn1.RN1FatTreeModel`, 1 or 2 stages) with random
+traffic at several loads, uniform or local (destinations inside the sender's level-``L``
+subtree with some probability, the locality the paper says a fat-tree is built for).
+
+:func:`make_network` and :func:`answer_closes` are shared with ``dehon-faults --delivery``.
 """
 
 from __future__ import annotations
@@ -11,77 +15,152 @@ import random
 
 from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
-from ..models.rn1 import RN1BideltaModel
+from ...spec.rn1_tree import WIRED_STAGES
+from ..models.rn1 import RN1BideltaModel, RN1FatTreeModel
 from . import Experiment, Result, counted, positive_int
 
-__all__ = ["EXPERIMENTS"]
+__all__ = ["EXPERIMENTS", "make_network", "answer_closes", "measure_open", "open_probability"]
+
+#: Networks of the experiment; "both": the fat-tree and the bidelta network of as many nodes.
+NETWORKS = ("bidelta", "fat-tree", "both")
+#: Cycles a run may take after its last start for every status to come back (a circuit
+#: holds for a few tens of cycles; more means a sender would wait for ever: a model bug).
+DRAIN = 10_000
 
 
-def _loads(text: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a comma list of numbers, not {text!r}"
-        ) from None
-    if not values or any(not 0 < v <= 1 for v in values):
-        raise argparse.ArgumentTypeError(f"loads must be in (0, 1], not {text!r}")
-    return values
+def _fractions(what: str):
+    def parse(text: str) -> list[float]:
+        try:
+            values = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma list of numbers, not {text!r}"
+            ) from None
+        low_ok = what == "local"  # a probability of local traffic may be 0; a load may not
+        if not values or any(not (0 <= v <= 1 if low_ok else 0 < v <= 1) for v in values):
+            span = "[0, 1]" if low_ok else "(0, 1]"
+            raise argparse.ArgumentTypeError(f"{what} must be in {span}, not {text!r}")
+        return values
+
+    return parse
 
 
-def _open_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--endpoints", type=int, choices=SIZES[1:3], default=16, help="bidelta size"
-    )
-    parser.add_argument(
-        "--loads",
-        type=_loads,
-        default=[0.01, 0.02, 0.05, 0.1, 0.2, 0.5],
-        help="probability per cycle that an idle input starts a transmission",
-    )
-    parser.add_argument("--cycles", type=positive_int, default=2000, help="cycles per load")
-    parser.add_argument("--length", type=positive_int, default=8, help="bytes per transmission")
-    parser.add_argument("--seed", type=int, default=1, help="network and traffic seed")
+_loads = _fractions("loads")
 
 
-def open_probability(endpoints, load, cycles, length, seed):
-    """Drive :class:`RN1BideltaModel` for ``cycles`` with senders on every network input
-    (an idle one starts a transmission of ``length`` bytes to a random other endpoint with
-    probability ``load`` per cycle, closes it with DROP and waits for the status; a blocked
-    one is sent again after 0..3 idle cycles) and receivers that answer CONNECTED the cycle
-    they see the close. Returns ``(first tries, first tries opened, tries, tries opened)``."""
-    model = RN1BideltaModel(endpoints, seed)
-    net = model.net
+def make_network(
+    network: str, endpoints: int, stages: int, seed: int, random_wiring=True, dead=(), links=()
+):
+    """``(model, nodes, heads)``: the cycle-exact model of ``network`` (``"bidelta"`` of
+    ``endpoints``, or ``"fat-tree"`` of ``stages`` unit-tree stages, wired with ``seed`` or
+    regularly), configured around the ``dead`` routers and ``links``; ``heads(src, dest,
+    fill)`` gives the head bytes of a route (one for the bidelta network, one per unit tree
+    crossed on the fat-tree). Processing node ``e``'s links are channels ``2e``, ``2e + 1``."""
+    if network == "bidelta":
+        model = RN1BideltaModel(endpoints, seed, random_wiring, dead, links)
+        net = model.net
+        return model, endpoints, lambda src, dest, fill: [net.head(dest, fill)]
+    wiring = seed if random_wiring else None
+    model = RN1FatTreeModel(stages, wiring, seed, True, dead, links)
+    return model, model.net.nodes, model.net.heads
+
+
+def answer_closes(o_fwd, prev_out) -> list[int]:
+    """Receivers that are always ready: CONNECTED on the backward link in the cycle a
+    transmission's close (``ctrl`` falling) arrives."""
+    return [
+        word(0, CONNECTED) if not ctrl_of(w) and ctrl_of(p) else 0
+        for w, p in zip(o_fwd, prev_out, strict=True)
+    ]
+
+
+def pick_destination(rng, src: int, nodes: int, local: float, level: int) -> int:
+    """A random node other than ``src``: with probability ``local`` inside ``src``'s
+    level-``level`` subtree (the ``4^level`` nodes numbered alike but for the low ``2 level``
+    bits), otherwise any."""
+    size = 4**level if local and rng.random() < local else nodes
+    base = src // size * size
+    d = base + rng.randrange(size - 1)
+    return d if d < src else d + 1
+
+
+def measure_open(
+    network: str,
+    endpoints: int,
+    load: float,
+    cycles: int,
+    length: int,
+    seed: int,
+    stages: int = 1,
+    local: float = 0.0,
+    level: int = 1,
+    active: int | None = None,
+    count_decisions: bool = False,
+) -> dict:
+    """Drive the model for ``cycles`` with senders on every link of ``active`` nodes (all by
+    default; else a seeded random sample of that many): an idle one starts a transmission
+    (the head bytes, then ``length - 1`` data bytes) to a destination of
+    :func:`pick_destination` with probability ``load`` per cycle, closes it with DROP and
+    waits for the status; a blocked one is sent again after 0..3 idle cycles. Receivers
+    answer CONNECTED at the close. After ``cycles`` no transmission starts and the run goes
+    on until every status is back, so every try started is counted.
+
+    Returns counts: ``first``, ``first_ok`` (first tries, and those that opened), ``tries``,
+    ``ok``, ``cycles`` (run), and with ``count_decisions`` the model's own events:
+    ``heads_in`` (heads the routers behind the senders' links decided) and ``blocked``
+    (heads any router blocked)."""
+    model, nodes, heads = make_network(network, endpoints, stages, seed)
+    if not 1 <= level or 4**level > nodes:
+        raise ValueError(f"level must be 1..{(nodes.bit_length() - 1) // 2}, not {level}")
     rng = random.Random(seed)
-    n = ENDPOINT_LINKS * endpoints
-    # Per sender: queued words, waiting flag, retry words, whether the try is a first one.
-    words = [[] for _ in range(n)]
-    waiting = [False] * n
-    retry = [None] * n
-    gap = [0] * n
-    first = [True] * n
+    if active is None or active >= nodes:
+        senders = list(range(ENDPOINT_LINKS * nodes))
+    else:
+        chosen = sorted(rng.sample(range(nodes), active))
+        senders = [ENDPOINT_LINKS * e + k for e in chosen for k in range(ENDPOINT_LINKS)]
+    n = model.channels
+    words = {c: [] for c in senders}
+    waiting = dict.fromkeys(senders, False)
+    retry = dict.fromkeys(senders)
+    gap = dict.fromkeys(senders, 0)
+    first = dict.fromkeys(senders, True)
     prev_out = [0] * n
-    counts = [0, 0, 0, 0]
-    for _ in range(cycles):
+    counts = dict.fromkeys(("first", "first_ok", "tries", "ok"), 0)
+    if count_decisions:
+        # The router input each sender's link enters (the bidelta and unit-tree links go
+        # straight into routers).
+        entry = {
+            a: (b, pb)
+            for (kind, a, _), (dkind, b, pb) in model._links
+            if kind == "edge" and dkind == "router" and a in words
+        }
+        counts["heads_in"] = counts["blocked"] = 0
+    cycle = 0
+    while cycle < cycles or any(waiting.values()):
+        if cycle >= cycles + DRAIN:
+            raise RuntimeError(f"statuses still missing {DRAIN} cycles after the last start")
+        starting = cycle < cycles
         o_fwd, i_bk = model.o_fwd, model.i_bk
         i_fwd = [0] * n
-        for c in range(n):
+        for c in senders:
             if waiting[c]:
                 w = i_bk[c]
                 if not ctrl_of(w) and data_of(w) in STATUS:
                     waiting[c] = False
                     opened = data_of(w) == CONNECTED
-                    counts[2] += 1
-                    counts[3] += opened
+                    counts["tries"] += 1
+                    counts["ok"] += opened
                     if first[c]:
-                        counts[0] += 1
-                        counts[1] += opened
+                        counts["first"] += 1
+                        counts["first_ok"] += opened
                     if data_of(w) == BLOCKED:
                         first[c], gap[c] = False, rng.randint(0, 3)
                     else:
                         retry[c], first[c] = None, True
                 continue
             if not words[c]:
+                if not starting:
+                    continue
                 if gap[c]:
                     gap[c] -= 1
                     continue
@@ -89,59 +168,219 @@ def open_probability(endpoints, load, cycles, length, seed):
                     if rng.random() >= load:
                         continue
                     own = c // ENDPOINT_LINKS
-                    dest = rng.choice([e for e in range(endpoints) if e != own])
+                    dest = pick_destination(rng, own, nodes, local, level)
+                    fill = rng.getrandbits(8)
                     data = [rng.getrandbits(8) for _ in range(length - 1)]
-                    retry[c] = [word(1, net.head(dest, rng.getrandbits(8)))] + [
+                    retry[c] = [word(1, h) for h in heads(own, dest, fill)] + [
                         word(1, b) for b in data
                     ]
                 words[c] = retry[c] + [word(0, DROP)]
             i_fwd[c] = words[c].pop(0)
             if not words[c]:
                 waiting[c] = True
-        # Receivers: CONNECTED in the cycle a transmission's close arrives.
-        o_bk = [
-            word(0, CONNECTED) if not ctrl_of(o_fwd[c]) and ctrl_of(prev_out[c]) else 0
-            for c in range(n)
-        ]
+        o_bk = answer_closes(o_fwd, prev_out)
         prev_out = o_fwd
         model.step(i_fwd, o_bk)
-    return tuple(counts)
+        if count_decisions:
+            counts["blocked"] += sum(d == "blocked" for d in model.decisions)
+            counts["heads_in"] += sum(
+                router.decisions[port] in ("blocked",) or isinstance(router.decisions[port], tuple)
+                for router, port in entry.values()
+            )
+        cycle += 1
+    counts["cycles"] = cycle
+    return counts
+
+
+def open_probability(endpoints, load, cycles, length, seed):
+    """:func:`measure_open` on the bidelta network: ``(first tries, first tries opened,
+    tries, tries opened)``."""
+    c = measure_open("bidelta", endpoints, load, cycles, length, seed)
+    return c["first"], c["first_ok"], c["tries"], c["ok"]
+
+
+def _open_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--network",
+        choices=NETWORKS,
+        default="bidelta",
+        help="bidelta, fat-tree (of --stages unit-tree stages), or both (the fat-tree and "
+        "the bidelta network of as many nodes, 64)",
+    )
+    parser.add_argument(
+        "--endpoints",
+        type=int,
+        choices=SIZES[1:3],
+        default=None,
+        help="bidelta size (default 16; the fat-tree's is 64 per stage)",
+    )
+    parser.add_argument(
+        "--stages",
+        type=int,
+        choices=WIRED_STAGES,
+        default=1,
+        help="fat-tree unit-tree stages: 1 (64 nodes) or 2 (4096)",
+    )
+    parser.add_argument(
+        "--loads",
+        type=_loads,
+        default=[0.01, 0.02, 0.05, 0.1, 0.2, 0.5],
+        help="probability per cycle that an idle input starts a transmission",
+    )
+    parser.add_argument(
+        "--local",
+        type=_fractions("local"),
+        default=[0.0],
+        help="probabilities that a destination lies in the sender's level-LEVEL subtree "
+        "(comma list, a row each; default 0: uniform)",
+    )
+    parser.add_argument(
+        "--level",
+        type=positive_int,
+        default=1,
+        help="subtree level of local traffic (4^LEVEL nodes; 1 .. 3 per stage)",
+    )
+    parser.add_argument("--cycles", type=positive_int, default=2000, help="cycles per load")
+    parser.add_argument(
+        "--active",
+        type=positive_int,
+        default=None,
+        help="nodes with senders (a seeded random sample; default all)",
+    )
+    parser.add_argument("--length", type=positive_int, default=8, help="bytes per transmission")
+    parser.add_argument("--seed", type=int, default=1, help="network and traffic seed")
+
+
+def _networks(args) -> list[tuple[str, int, int]]:
+    """``(network, nodes, stages)`` rows the options ask for (an inconsistent pair: a
+    ValueError naming the options)."""
+    network = getattr(args, "network", "bidelta")
+    stages = getattr(args, "stages", 1)
+    endpoints = args.endpoints
+    if network == "bidelta":
+        if stages != 1:
+            raise ValueError("--stages is the fat-tree's: not with --network bidelta")
+        return [("bidelta", endpoints or 16, 1)]
+    nodes = 64**stages
+    if endpoints is not None and endpoints != nodes:
+        raise ValueError(f"--endpoints: the {stages}-stage fat-tree has {nodes} nodes")
+    if network == "both":
+        if nodes not in SIZES:
+            raise ValueError(f"--network both: no bidelta network of {nodes} nodes")
+        return [("fat-tree", nodes, stages), ("bidelta", nodes, 1)]
+    return [("fat-tree", nodes, stages)]
 
 
 def _open_run(args, progress=lambda text: None) -> Result:
+    nets = _networks(args)
+    local_list = getattr(args, "local", [0.0])
+    level = getattr(args, "level", 1)
+    active = getattr(args, "active", None)
+    for _, nodes, _ in nets:
+        if 4**level > nodes:
+            raise ValueError(f"--level must be 1..{(nodes.bit_length() - 1) // 2}, not {level}")
+        if active is not None and active > nodes:
+            raise ValueError(f"--active must be 1..{nodes}, not {active}")
     rows = []
-    for load in counted(progress, args.loads):
-        first, first_ok, tries, ok = open_probability(
-            args.endpoints, load, args.cycles, args.length, args.seed
+    points = [(n, q, p) for n in nets for q in local_list for p in args.loads]
+    for (network, nodes, stages), local, load in counted(progress, points):
+        c = measure_open(
+            network, nodes, load, args.cycles, args.length, args.seed, stages, local, level, active
         )
+        links = ENDPOINT_LINKS * (active if active is not None else nodes)
         rows.append(
             [
+                network,
+                nodes,
+                stages if network == "fat-tree" else None,
+                local,
                 load,
-                first,
-                first_ok / first if first else None,
-                tries,
-                ok / tries if tries else None,
-                ok / (args.cycles * ENDPOINT_LINKS * args.endpoints),
+                c["first"],
+                c["first_ok"] / c["first"] if c["first"] else None,
+                c["tries"],
+                c["ok"] / c["tries"] if c["tries"] else None,
+                c["ok"] / (args.cycles * links),
             ]
         )
+    keys = ("endpoints", "loads", "cycles", "length", "seed")
+    params = {k: getattr(args, k) for k in keys}
+    params.update(
+        network=getattr(args, "network", "bidelta"),
+        stages=getattr(args, "stages", 1),
+        local=local_list,
+        level=level,
+        active=active,
+    )
+    notes = [
+        "cycle-exact models (the RTL's reference): senders on both links of every node "
+        "(or of --active nodes), DROP-closed transmissions, blocked ones sent again after "
+        "0..3 cycles, receivers always ready; after --cycles no transmission starts and "
+        "every status still under way is waited for and counted",
+        f"local: probability that a destination lies in the sender's level-{level} subtree "
+        f"({4**level} nodes, numbered alike but for the low {2 * level} bits; on the bidelta "
+        "network the same nodes, which are no closer there)",
+    ]
+    if active is not None:
+        notes.append(f"senders on {active} nodes only (a random sample, seed {args.seed})")
     return Result(
         "dehon-open-probability",
-        {k: getattr(args, k) for k in ("endpoints", "loads", "cycles", "length", "seed")},
-        ["load", "first tries", "P(open, first try)", "tries", "P(open)", "opened/input/cycle"],
-        rows,
-        notes=[
-            "cycle-exact bidelta model (the RTL's reference): random destinations, DROP-closed "
-            "transmissions, blocked ones sent again after 0..3 cycles; a try counts when its "
-            "status arrives",
+        params,
+        [
+            "network",
+            "nodes",
+            "stages",
+            "local",
+            "load",
+            "first tries",
+            "P(open, first try)",
+            "tries",
+            "P(open)",
+            "opened/link/cycle",
         ],
+        rows,
+        notes=notes,
     )
+
+
+def _open_plot(result: Result, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    col = {c: i for i, c in enumerate(result.columns)}
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    series = dict.fromkeys(
+        (r[col["network"]], r[col["nodes"]], r[col["stages"]], r[col["local"]]) for r in result.rows
+    )
+    for k, key in enumerate(series):
+        network, nodes, stages, local = key
+        pts = [r for r in result.rows if (r[0], r[1], r[2], r[3]) == key]
+        label = f"{network} {nodes}" + (f" ({stages} st.)" if stages else "")
+        label += f", local {local:g}" if local else ", uniform"
+        style = "o-" if network == "fat-tree" else "s--"
+        x = [r[col["load"]] for r in pts]
+        y = [r[col["P(open, first try)"]] for r in pts]
+        ax.plot(x, y, style, color=f"C{k % 10}", ms=4, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("load (starts per idle link per cycle)")
+    ax.set_ylabel("P(open, first try)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("DeHon: opening a connection (cycle-exact models)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 EXPERIMENTS = [
     Experiment(
         "dehon-open-probability",
-        "DeHon: probability that a connection opens on the first try (bidelta model)",
+        "DeHon: probability that a connection opens on the first try (bidelta and fat-tree "
+        "models; uniform or local traffic)",
         _open_args,
         _open_run,
+        _open_plot,
     ),
 ]

@@ -54,6 +54,7 @@ __all__ = [
     "OPEN",
     "DISCARD",
     "RN1Model",
+    "RN1PortsModel",
     "RN1NetworkModel",
     "RN1BideltaModel",
     "RN1UnitTreeModel",
@@ -180,6 +181,100 @@ class RN1Model:
         self.lfsr.clock()
 
 
+class RN1PortsModel(RN1Model):
+    """:class:`RN1Model` with some ports disabled, as RN1's configuration can disable them
+    once a fault is found ([DKM90]; docs/dehon.md, "Faults"): a disabled output is never
+    granted (the random choice takes the other output of its direction; a head with no
+    enabled output of its direction is blocked and answered BLOCKED, as when both are busy),
+    and a disabled input or output reads its link as idle. A dead router is one with every
+    port disabled: it neither takes nor sends anything. With no port disabled it is
+    :class:`RN1Model`."""
+
+    def __init__(
+        self, mode: str = "primary", seed: int = 1, disabled_inputs=(), disabled_outputs=()
+    ):
+        super().__init__(mode, seed)
+        self.disabled_inputs = _check_ports("disabled_inputs", disabled_inputs)
+        self.disabled_outputs = _check_ports("disabled_outputs", disabled_outputs)
+
+    def _arbitrate(self, header: list[bool], heads: list[int]) -> dict[int, int]:
+        if not self.disabled_outputs:
+            return super()._arbitrate(header, heads)
+        busy = self.busy  # a disabled output is arbitrated as a busy one
+        self.busy = [b or o in self.disabled_outputs for o, b in enumerate(busy)]
+        try:
+            return super()._arbitrate(header, heads)
+        finally:
+            self.busy = busy
+
+    def step(self, i_fwd, o_bk) -> None:
+        off_in, off_out = self.disabled_inputs, self.disabled_outputs
+        if off_in:
+            i_fwd = [0 if i in off_in else w for i, w in enumerate(i_fwd)]
+        if off_out:
+            o_bk = [0 if o in off_out else w for o, w in enumerate(o_bk)]
+        super().step(i_fwd, o_bk)
+
+
+def _check_ports(name: str, ports) -> frozenset[int]:
+    if isinstance(ports, str | bytes) or not hasattr(ports, "__iter__"):
+        raise TypeError(f"{name} must be a collection of port numbers, not {ports!r}")
+    return frozenset(check_int_range(name, p, 0, CHANNELS - 1) for p in ports)
+
+
+def _check_keys(name: str, items, known) -> set[tuple]:
+    """``items`` as a set of tuples, each one of ``known`` (router keys or link ends)."""
+    if isinstance(items, str | bytes) or not hasattr(items, "__iter__"):
+        raise TypeError(f"{name} must be a collection of router keys or link ends, not {items!r}")
+    out = set()
+    for item in items:
+        key = tuple(item) if isinstance(item, list | tuple) else item
+        try:
+            ok = key in known
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{name}: {item!r} is not one of this network's")
+        out.add(key)
+    return out
+
+
+def _disabled_ports(routers: dict, links, swallows, dead, dead_links):
+    """Which ports the network's configuration disables for ``dead`` routers and
+    ``dead_links`` (named by their source end: a router output or an edge input channel):
+    ``({router: inputs}, {router: outputs}, {dead edge sources})``. A link through a swallow
+    element is one channel: it is disabled at the router output before the swallow (and
+    the router input after it) when the router at either end is dead or the link is."""
+    sink_of = dict(links)
+    swallow_ends = {("in", *key, 0) for key in swallows}
+    off_in: dict[tuple, set] = {}
+    off_out: dict[tuple, set] = {}
+    dead_edges = set()
+
+    def router_of(end):
+        if end[0] in ("in", "out") and end[1:-1] in routers:
+            return end[1:-1]
+        return None
+
+    for src, dst in links:
+        if src[0] == "out" and src[1] == "sw":
+            continue  # the second half of a channel through a swallow: taken with the first
+        last = dst
+        while last in swallow_ends:
+            last = sink_of[("out", *last[1:-1], 0)]
+        a, b = router_of(src), router_of(last)
+        if src in dead_links or a in dead or b in dead:
+            if a is not None:
+                off_out.setdefault(a, set()).add(src[-1])
+            elif src[0] not in ("in", "out"):
+                dead_edges.add(src)
+            if b is not None:
+                off_in.setdefault(b, set()).add(last[-1])
+    for key in dead:
+        off_in[key] = off_out[key] = set(range(CHANNELS))
+    return off_in, off_out, dead_edges
+
+
 class RN1SwallowModel:
     """Registers of a swallow element (:class:`~fattree.hdl.rn1_swallow.RN1Swallow`): one
     channel in, one out, in front of every link that enters a unit tree from another unit
@@ -251,15 +346,33 @@ class RN1NetworkModel:
 
     :attr:`o_fwd` and :attr:`i_bk` (outputs) and the arguments of :meth:`step` (inputs) are
     lists of words, one per channel.
+
+    ``dead`` (router keys) and ``dead_links`` (links named by their source end: a router
+    output, or an edge input channel; a link through a swallow element is named by the
+    router output before it) are faults the network is configured around: the routers at
+    their ends are :class:`RN1PortsModel` with the ports facing them disabled
+    (docs/dehon.md, "Faults"). With none, every router is an :class:`RN1Model`.
     """
 
-    def __init__(self, routers: dict, links, inputs, outputs, swallows=()):
-        self.routers = {key: RN1Model(mode, seed) for key, (mode, seed) in routers.items()}
+    def __init__(self, routers: dict, links, inputs, outputs, swallows=(), dead=(), dead_links=()):
+        dead = _check_keys("dead", dead, routers)
+        link_sources = {src for src, _ in links if not (src[0] == "out" and src[1] == "sw")}
+        dead_links = _check_keys("dead_links", dead_links, link_sources)
+        off_in, off_out, dead_edges = _disabled_ports(routers, links, swallows, dead, dead_links)
+        self.routers = {
+            key: RN1PortsModel(mode, seed, off_in.get(key, ()), off_out.get(key, ()))
+            if key in off_in or key in off_out
+            else RN1Model(mode, seed)
+            for key, (mode, seed) in routers.items()
+        }
         self.swallows = {key: RN1SwallowModel() for key in swallows}
         self.elements = {**self.routers, **self.swallows}
         self.channels = len(inputs)
         if len(outputs) != self.channels:
             raise ValueError(f"{len(inputs)} input channels but {len(outputs)} output channels")
+        #: Input channels whose link is disabled (dead, or into a dead router): a sender
+        #: must not use them (what it sends there is ignored and never answered).
+        self.dead_channels = sorted(c for c, end in enumerate(inputs) if end in dead_edges)
         in_index = {end: c for c, end in enumerate(inputs)}
         out_index = {end: c for c, end in enumerate(outputs)}
 
@@ -313,10 +426,21 @@ class RN1NetworkModel:
 class RN1BideltaModel(RN1NetworkModel):
     """The bidelta network of :mod:`fattree.spec.rn1_bidelta`: one :class:`RN1Model` per
     router (seeds from :func:`fattree.spec.rn1.router_seed`), wired as the hardware is.
-    Network channel ``2e + k`` is endpoint ``e``'s link ``k``."""
+    Network channel ``2e + k`` is endpoint ``e``'s link ``k``; ``random_wiring=False``: the
+    regular wiring of the same parts; ``dead``, ``dead_links``: faults, as
+    :class:`RN1NetworkModel` takes them."""
 
-    def __init__(self, endpoints: int = 16, seed: int = 1):
-        self.net = net = bidelta(endpoints, seed)
+    def __init__(
+        self,
+        endpoints: int = 16,
+        seed: int = 1,
+        random_wiring: bool = True,
+        dead=(),
+        dead_links=(),
+    ):
+        if not isinstance(random_wiring, bool):
+            raise TypeError(f"random_wiring must be True or False, not {random_wiring!r}")
+        self.net = net = bidelta(endpoints, seed, random_wiring)
         routers = {
             (j, r): (net.mode(j), router_seed(seed, j, r))
             for j in range(net.stages)
@@ -324,7 +448,7 @@ class RN1BideltaModel(RN1NetworkModel):
         }
         inputs = [("ep_out", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
         outputs = [("ep_in", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
-        super().__init__(routers, net.links, inputs, outputs)
+        super().__init__(routers, net.links, inputs, outputs, dead=dead, dead_links=dead_links)
 
 
 class RN1UnitTreeModel(RN1NetworkModel):
@@ -371,8 +495,8 @@ class RN1SparseNetworkModel(RN1NetworkModel):
     with idle inputs only clocks its LFSR, which is caught up when it next wakes
     (``tests/test_rn1_fat_tree.py`` checks it against the plain stepping)."""
 
-    def __init__(self, routers: dict, links, inputs, outputs, swallows=()):
-        super().__init__(routers, links, inputs, outputs, swallows)
+    def __init__(self, routers: dict, links, inputs, outputs, swallows=(), dead=(), dead_links=()):
+        super().__init__(routers, links, inputs, outputs, swallows, dead, dead_links)
         elems = list(self.elements.values())
         index = {id(e): n for n, e in enumerate(elems)}
         self._elems = elems
@@ -469,13 +593,25 @@ class RN1FatTreeModel(RN1SparseNetworkModel):
     """The fat-tree of unit-tree stages of :func:`fattree.spec.rn1_tree.fat_tree_network`
     (``stages`` 1 or 2), routers and swallow elements wired as the definitions say;
     channels as :attr:`FatTreeNetwork.inputs` / ``outputs`` order them (processing node
-    ``e``'s link ``k`` is channel ``2e + k``, then the root's top links)."""
+    ``e``'s link ``k`` is channel ``2e + k``, then the root's top links); ``dead`` and
+    ``dead_links`` as :class:`RN1NetworkModel` takes them (the names
+    :meth:`FatTreeNetwork.connected` takes)."""
 
     def __init__(
-        self, stages: int = 2, seed: int | None = None, lfsr_seed: int = 1, dispersed=True
+        self,
+        stages: int = 2,
+        seed: int | None = None,
+        lfsr_seed: int = 1,
+        dispersed=True,
+        dead=(),
+        dead_links=(),
     ):
+        if not isinstance(dispersed, bool):
+            raise TypeError(f"dispersed must be True or False, not {dispersed!r}")
         self.net = net = fat_tree_network(stages, seed, lfsr_seed, dispersed)
-        super().__init__(net.routers, net.links, net.inputs, net.outputs, net.swallows)
+        super().__init__(
+            net.routers, net.links, net.inputs, net.outputs, net.swallows, dead, dead_links
+        )
 
 
 class RN1HybridModel(RN1SparseNetworkModel):
