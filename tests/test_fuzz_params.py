@@ -182,7 +182,21 @@ TARGETS = [
         {"data_bits": 8},
     ),
     ("RN1Model", _model("rn1", "RN1Model"), {"mode": "primary", "seed": 1}),
-    ("RN1BideltaModel", _model("rn1", "RN1BideltaModel"), {"endpoints": 4, "seed": 1}),
+    (
+        "RN1BideltaModel",
+        _model("rn1", "RN1BideltaModel"),
+        {"endpoints": 4, "seed": 1, "random_wiring": True, "dead": (), "dead_links": ()},
+    ),
+    (
+        "RN1PortsModel",
+        _model("rn1", "RN1PortsModel"),
+        {"mode": "primary", "seed": 1, "disabled_inputs": (), "disabled_outputs": ()},
+    ),
+    (
+        "RN1FatTreeModel",
+        _model("rn1", "RN1FatTreeModel"),
+        {"stages": 1, "seed": 1, "lfsr_seed": 1, "dispersed": True, "dead": (), "dead_links": ()},
+    ),
     ("RN1EndpointModel", _model("rn1_endpoint", "RN1EndpointModel"), _EP_NODE),
     ("RN1BideltaStreamModel", _model("rn1_endpoint", "RN1BideltaStreamModel"), _EP),
     ("RN1FatTreeStreamModel", _model("rn1_endpoint", "RN1FatTreeStreamModel"), _FT),
