@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections import Counter
 
-from ...spec.rn1_bidelta import SIZES
-from ...spec.rn1_tree import fat_tree_network
+from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
+from ...spec.rn1_hybrid import CLUSTER_SIZES
+from ...spec.rn1_tree import WIRED_STAGES, fat_tree_network
 from . import Experiment, Result, counted, int_list, positive_int
+from .dehon_open import DRAIN, answer_closes, make_network
 
 __all__ = ["EXPERIMENTS"]
 
@@ -19,10 +23,11 @@ __all__ = ["EXPERIMENTS"]
 def _faults_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--network",
-        choices=("bidelta", "fat-tree"),
+        choices=("bidelta", "fat-tree", "hybrid"),
         default="bidelta",
         help="bidelta (dead routers) or the 2-stage fat-tree of unit trees (dead unit-tree "
-        "stacks, links and routers; random, regular and non-dispersed wiring)",
+        "stacks, links and routers; random, regular and non-dispersed wiring); with "
+        "--delivery also the fat-tree of --stages 1 and the hybrid fat-tree (--cluster)",
     )
     parser.add_argument("--endpoints", type=int, choices=SIZES[1:3], default=64)
     parser.add_argument(
@@ -39,11 +44,75 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
         help="random fault sets per point (default 20; fat-tree 5)",
     )
     parser.add_argument("--seed", type=int, default=1, help="wiring and fault seed")
+    parser.add_argument(
+        "--delivery",
+        action="store_true",
+        help="run traffic on the cycle-exact model around the faults until every message is "
+        "delivered or given up (bidelta, or the fat-tree of --stages 1|2)",
+    )
+    parser.add_argument(
+        "--stages",
+        type=int,
+        choices=WIRED_STAGES,
+        default=None,
+        help="with --delivery: fat-tree unit-tree stages (default 1; 2 is 4096 nodes, slow)",
+    )
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        choices=CLUSTER_SIZES,
+        default=None,
+        help="with --delivery --network hybrid: leaf cluster nodes (default 12)",
+    )
+    parser.add_argument(
+        "--kind",
+        choices=("routers", "links"),
+        default="routers",
+        help="with --delivery: dead routers, or dead links (fat-tree)",
+    )
+    parser.add_argument(
+        "--pattern",
+        type=_patterns,
+        default=list(PATTERNS),
+        help="with --delivery: random, permutation or both (comma list)",
+    )
+    parser.add_argument(
+        "--messages",
+        type=positive_int,
+        default=2,
+        help="with --delivery: messages per sending node (random destinations, or that many "
+        "random permutations one after the other)",
+    )
+    parser.add_argument(
+        "--give-up",
+        type=positive_int,
+        default=64,
+        help="with --delivery: tries after which a message is given up and reported",
+    )
+    parser.add_argument(
+        "--length",
+        type=positive_int,
+        default=4,
+        help="with --delivery: bytes per transmission after the head bytes, plus one",
+    )
+    parser.add_argument(
+        "--senders",
+        type=positive_int,
+        default=None,
+        help="with --delivery: nodes that send (a seeded random sample; default all)",
+    )
 
 
 def _faults_run(args, progress=lambda text: None) -> Result:
     from ...spec.rn1_bidelta import bidelta
 
+    if getattr(args, "delivery", False):
+        return _delivery_run(args, progress)
+    for option in ("stages", "senders", "cluster"):  # options of --delivery only
+        if getattr(args, option, None) is not None:
+            raise ValueError(f"--{option} goes with --delivery")
+    if getattr(args, "network", "bidelta") == "hybrid":
+        raise ValueError("--network hybrid goes with --delivery (its connectivity alone: not here)")
     if getattr(args, "network", "bidelta") == "fat-tree":
         return _fat_tree_faults(args, progress)
     faults_list = args.faults or [1, 2, 4, 8, 16]
@@ -168,6 +237,322 @@ def _fat_tree_faults(args, progress) -> Result:
             "the paper: with proper dispersion any unit-tree stack but a leaf one can go and "
             "the fat-tree stays functionally complete; a leaf stack takes its own 64 nodes "
             "(1 - (2 * 64 * 4095 - 64 * 63) / (4096 * 4095) = 0.96890 of the pairs left)",
+        ],
+    )
+
+
+# -- delivery under faults: the cycle-exact models configured around dead parts -----------
+
+#: Traffic of ``--delivery``.
+PATTERNS = ("random", "permutation")
+
+
+def _patterns(text: str) -> list[str]:
+    values = text.split(",")
+    if not text or any(v not in PATTERNS for v in values):
+        raise argparse.ArgumentTypeError(
+            f"patterns are {', '.join(PATTERNS)} (comma list), not {text!r}"
+        )
+    return list(dict.fromkeys(values))
+
+
+def traffic(pattern: str, senders: list[int], nodes: int, messages: int, rng) -> dict:
+    """Per sending node, its destinations in order: ``messages`` uniform random other nodes,
+    or its image under ``messages`` random permutations drawn one after the other (without
+    fixed points, so no node sends to itself; with fewer senders than nodes, distinct
+    destinations drawn from all nodes)."""
+    if pattern == "random":
+        return {
+            e: [d + (d >= e) for d in (rng.randrange(nodes - 1) for _ in range(messages))]
+            for e in senders
+        }
+    out = {e: [] for e in senders}
+    for _ in range(messages):
+        images = rng.sample(range(nodes), len(senders))
+        while any(d == e for e, d in zip(senders, images, strict=True)):
+            rng.shuffle(images)
+        for e, d in zip(senders, images, strict=True):
+            out[e].append(d)
+    return out
+
+
+def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, seed: int) -> dict:
+    """Run ``plan`` (node -> destinations) on ``model`` (of ``nodes`` processing nodes)
+    until every message is delivered or given up. A node sends one message at a time, as
+    the endpoints do: the head bytes, ``length - 1`` data bytes (the first three name the
+    message) and DROP on one of its links, then waits for the status; CONNECTED: the next
+    message; BLOCKED: sent again the next cycle on its other link (every try takes the link
+    the last one did not, skipping a link the network disabled); after ``give_up`` tries
+    the message is given up. A node with both links disabled gives up its messages unsent.
+    Receivers answer CONNECTED at the close.
+
+    Returns ``delivered`` and ``given_up`` (lists of ``(src, dest)``), ``tries`` (of the
+    delivered messages), ``latency`` (their cycles from first head to CONNECTED, summed),
+    ``last`` (the cycle the last CONNECTED came back; 0 if none), ``cycles`` (the run) and
+    ``wrong``: transmissions that reached a node but were not confirmed, or confirmed but
+    did not arrive there with their bytes (0 unless the model is wrong)."""
+    rng = random.Random(seed)
+    dead = set(model.dead_channels)
+    n = model.channels
+    links = {
+        e: [k for k in range(ENDPOINT_LINKS) if ENDPOINT_LINKS * e + k not in dead] for e in plan
+    }
+    queue = {e: list(reversed(plan[e])) for e in plan}
+    out = {"delivered": [], "given_up": [], "tries": 0, "latency": 0, "last": 0}
+    for e in plan:
+        if not links[e]:
+            out["given_up"] += [(e, d) for d in plan[e]]
+            queue[e] = []
+    turn = dict.fromkeys(plan, 0)  # which usable link the next try takes
+    started = dict.fromkeys(plan, 0)  # cycle of the message's first head
+    current = dict.fromkeys(plan)  # (dest, words, tries) of the message under way
+    sending = {e: [] for e in plan}
+    waiting = dict.fromkeys(plan)  # channel whose status the node waits for
+    prev_out = [0] * n
+    receiving: dict[int, list] = {}
+    arrivals: list[tuple] = []
+    sent_payloads: list[tuple] = []
+    cycle = 0
+    bound = None
+    while any(queue.values()) or any(c is not None for c in current.values()):
+        o_fwd, i_bk = model.o_fwd, model.i_bk
+        i_fwd = [0] * n
+        for e in plan:
+            if waiting[e] is not None:
+                w = i_bk[waiting[e]]
+                if ctrl_of(w) or data_of(w) not in STATUS:
+                    continue
+                dest, words, tries = current[e]
+                waiting[e] = None
+                if data_of(w) == CONNECTED:
+                    out["delivered"].append((e, dest))
+                    sent_payloads.append((dest, tuple(data_of(x) for x in words[-length:-1])))
+                    out["tries"] += tries
+                    out["latency"] += cycle - started[e]
+                    out["last"] = cycle
+                    current[e] = None
+                elif data_of(w) == BLOCKED and tries >= give_up:
+                    out["given_up"].append((e, dest))
+                    current[e] = None
+                else:
+                    current[e] = (dest, words, tries)
+                    sending[e] = list(words)
+            if current[e] is None:
+                if not queue[e]:
+                    continue
+                dest = queue[e].pop()
+                fill = rng.getrandbits(8)
+                words = [word(1, h) for h in heads(e, dest, fill)]
+                # The data names the message (source, its number), so the arrivals can be
+                # matched to the messages confirmed.
+                tag = [e >> 8, e & 255, len(plan[e]) - len(queue[e]) - 1]
+                tag += [rng.getrandbits(8) for _ in range(length - 1)]
+                words += [word(1, b & 255) for b in tag[: length - 1]]
+                words.append(word(0, DROP))
+                current[e] = (dest, words, 0)
+                sending[e] = list(words)
+                started[e] = cycle
+            if sending[e]:
+                use = links[e][turn[e] % len(links[e])]
+                c = ENDPOINT_LINKS * e + use
+                i_fwd[c] = sending[e].pop(0)
+                if not sending[e]:
+                    dest, words, tries = current[e]
+                    current[e] = (dest, words, tries + 1)
+                    waiting[e] = c
+                    turn[e] += 1
+            # (a node's bytes of one try go out on one link: turn moves after the close)
+        for c in range(ENDPOINT_LINKS * nodes):  # what reaches the nodes' links
+            w, p = o_fwd[c], prev_out[c]
+            if ctrl_of(w) and not ctrl_of(p):
+                receiving[c] = []  # the last head byte: it only routes
+            elif ctrl_of(w):
+                receiving[c].append(data_of(w))
+            elif ctrl_of(p):
+                arrivals.append((c // ENDPOINT_LINKS, tuple(receiving[c])))
+        o_bk = answer_closes(o_fwd, prev_out)
+        prev_out = o_fwd
+        model.step(i_fwd, o_bk)
+        cycle += 1
+        if bound is None:
+            # Every message needs at most give_up tries of a few tens of cycles each.
+            bound = (max(map(len, plan.values()), default=0) * give_up + 1) * DRAIN // 100
+        if cycle > bound:
+            raise RuntimeError(f"messages still under way after {bound} cycles")
+    out["cycles"] = cycle
+    # Every message confirmed arrived once, at its destination, with its bytes, and nothing
+    # else arrived (a blocked transmission is discarded before it reaches anyone).
+    got, want = Counter(arrivals), Counter(sent_payloads)
+    out["wrong"] = (got - want).total() + (want - got).total()
+    return out
+
+
+def _fault_names(network: str, model, kind: str) -> list:
+    """What ``--kind`` may kill in ``model``: router keys, or links named by their source
+    end (router outputs and node links; not the root's open top links, which connect no
+    pair)."""
+    if kind == "routers":
+        return sorted(model.routers)
+    if network == "bidelta":
+        raise ValueError(
+            "--kind links: the bidelta rows kill routers only (use --network fat-tree)"
+        )
+    net = model.net
+    return sorted(
+        src
+        for src, dst in net.links
+        if src[:2] != ("out", "sw") and src[0] != "top_down" and dst[0] != "top_up"
+    )
+
+
+def _reachable(network: str, model, dead, links):
+    """``[src][dst]`` of the definitions' path search for the same faults (independent of
+    the model: :meth:`Bidelta.connected`, :meth:`FatTreeNetwork.connected`)."""
+    if network == "bidelta":
+        return model.net.connected(set(dead))
+    return model.net.connected(dead=dead, links=links)
+
+
+def _delivery_run(args, progress) -> Result:
+    network = getattr(args, "network", "bidelta")
+    stages = args.stages
+    kind = args.kind
+    cluster = getattr(args, "cluster", None)
+    if cluster is not None and network != "hybrid":
+        raise ValueError("--cluster is the hybrid fat-tree's: with --network hybrid")
+    cluster = cluster or 12
+    if network == "bidelta":
+        if stages is not None:
+            raise ValueError("--stages is the trees': not with --network bidelta")
+        endpoints = args.endpoints
+    else:
+        stages = stages or 1
+        endpoints = 64**stages if network == "fat-tree" else cluster * 64 ** (stages - 1)
+    faults_list = [0] + (args.faults or [1, 2, 4, 8])
+    trials = args.trials or 2
+    wirings = ("random", "regular")
+    probe, nodes, _ = make_network(network, endpoints, stages or 1, args.seed, cluster=cluster)
+    names = _fault_names(network, probe, kind)
+    if args.senders is not None and args.senders > nodes:
+        raise ValueError(f"--senders must be 1..{nodes}, not {args.senders}")
+    points = [(f, t) for f in faults_list for t in range(1 if f == 0 else trials)]
+    sums: dict[tuple, list] = {}
+    for faults, trial in counted(progress, points):
+        rng = random.Random(args.seed * 1000 + faults * 7919 + trial)
+        chosen = rng.sample(names, min(faults, len(names)))
+        dead = chosen if kind == "routers" else []
+        cut = chosen if kind == "links" else []
+        senders = sorted(rng.sample(range(nodes), args.senders or nodes))
+        plans = {p: traffic(p, senders, nodes, args.messages, rng) for p in args.pattern}
+        for wiring in wirings:
+            model, _, heads = make_network(
+                network, endpoints, stages or 1, args.seed, wiring == "random", dead, cut, cluster
+            )
+            reach = _reachable(network, model, dead, cut)
+            for pattern, plan in plans.items():
+                model.reset()
+                res = deliver(
+                    model, nodes, heads, plan, args.length, args.give_up, args.seed + trial
+                )
+                if res["wrong"]:
+                    raise RuntimeError(f"{res['wrong']} transmissions delivered wrongly")
+                no_path = sum(1 for s, d in res["given_up"] if not reach[s][d])
+                got = [
+                    1,
+                    sum(map(len, plan.values())),
+                    len(res["delivered"]),
+                    sum(1 for s in plan for d in plan[s] if not reach[s][d]),
+                    no_path,
+                    len(res["given_up"]) - no_path,
+                    res["last"],
+                    res["cycles"],
+                    res["tries"],
+                    res["latency"],
+                ]
+                key = (faults, wiring, pattern)
+                sums[key] = [a + b for a, b in zip(sums.get(key, [0] * len(got)), got, strict=True)]
+    rows = []
+    for (faults, wiring, pattern), (
+        k,
+        sent,
+        ok,
+        unreached,
+        no_path,
+        lost,
+        last,
+        cyc,
+        tries,
+        latency,
+    ) in sums.items():
+        rows.append(
+            [
+                faults,
+                wiring,
+                pattern,
+                k,
+                sent,
+                ok,
+                unreached,
+                no_path,
+                lost,
+                last / k,
+                cyc / k,
+                tries / ok if ok else None,
+                latency / ok if ok else None,
+            ]
+        )
+    if network == "bidelta":
+        label = f"bidelta {endpoints}"
+    elif network == "fat-tree":
+        label = f"fat-tree, {stages} stage{'s' if stages > 1 else ''}"
+    else:
+        label = f"hybrid fat-tree, {cluster}-node clusters, {stages} stage{'s' * (stages > 1)}"
+    return Result(
+        "dehon-faults",
+        {
+            "delivery": True,
+            "network": network,
+            "endpoints": endpoints,
+            "stages": stages,
+            "cluster": cluster if network == "hybrid" else None,
+            "kind": kind,
+            "faults": faults_list,
+            "trials": trials,
+            "pattern": args.pattern,
+            "messages": args.messages,
+            "give_up": args.give_up,
+            "senders": args.senders,
+            "length": args.length,
+            "seed": args.seed,
+        },
+        [
+            f"dead {kind}",
+            "wiring",
+            "pattern",
+            "sets",
+            "messages",
+            "delivered",
+            "no path",
+            "given up: no path",
+            "given up: with a path",
+            "cycles to deliver",
+            "cycles to finish",
+            "tries per delivered",
+            "latency per delivered",
+        ],
+        rows,
+        notes=[
+            f"{label} ({nodes} nodes), cycle-exact model configured around the faults: the "
+            "ports facing a dead router or link are disabled (a head finds no enabled output "
+            "of its direction: BLOCKED, and the sender retries); "
+            f"{args.senders or nodes} sending nodes, {args.messages} messages each, one at a "
+            f"time, every try on the other link, given up after {args.give_up} tries",
+            "no path: messages whose pair the definitions' path search (connected()) finds cut "
+            "off; given up: no path must equal it, given up: with a path should be 0; cycles "
+            "to deliver: when the last CONNECTED came back; to finish: the run, give-ups "
+            "included (means over the sets); latency: cycles from a delivered message's first "
+            "head to its CONNECTED; messages and the counts after it: totals over "
+            "the sets; the same fault sets and traffic for both wirings",
         ],
     )
 

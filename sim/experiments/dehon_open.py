@@ -15,14 +15,15 @@ import random
 
 from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
+from ...spec.rn1_hybrid import CLUSTER_SIZES, hybrid_network
 from ...spec.rn1_tree import WIRED_STAGES
-from ..models.rn1 import RN1BideltaModel, RN1FatTreeModel
+from ..models.rn1 import RN1BideltaModel, RN1FatTreeModel, RN1SparseNetworkModel
 from . import Experiment, Result, counted, positive_int
 
 __all__ = ["EXPERIMENTS", "make_network", "answer_closes", "measure_open", "open_probability"]
 
-#: Networks of the experiment; "both": the fat-tree and the bidelta network of as many nodes.
-NETWORKS = ("bidelta", "fat-tree", "both")
+#: Networks of the experiments (the hybrid fat-tree: bidelta leaf clusters under unit trees).
+NETWORKS = ("bidelta", "fat-tree", "hybrid")
 #: Cycles a run may take after its last start for every status to come back (a circuit
 #: holds for a few tens of cycles; more means a sender would wait for ever: a model bug).
 DRAIN = 10_000
@@ -49,18 +50,36 @@ _loads = _fractions("loads")
 
 
 def make_network(
-    network: str, endpoints: int, stages: int, seed: int, random_wiring=True, dead=(), links=()
+    network: str,
+    endpoints: int,
+    stages: int,
+    seed: int,
+    random_wiring=True,
+    dead=(),
+    links=(),
+    cluster: int = 12,
 ):
     """``(model, nodes, heads)``: the cycle-exact model of ``network`` (``"bidelta"`` of
-    ``endpoints``, or ``"fat-tree"`` of ``stages`` unit-tree stages, wired with ``seed`` or
+    ``endpoints``; ``"fat-tree"`` of ``stages`` unit-tree stages; ``"hybrid"``: leaf clusters
+    of ``cluster`` nodes, alone or under a stage of unit trees; wired with ``seed`` or
     regularly), configured around the ``dead`` routers and ``links``; ``heads(src, dest,
-    fill)`` gives the head bytes of a route (one for the bidelta network, one per unit tree
-    crossed on the fat-tree). Processing node ``e``'s links are channels ``2e``, ``2e + 1``."""
+    fill)`` gives the head bytes of a route (one for the bidelta network, one per stack
+    crossed on the trees). Processing node ``e``'s links are channels ``2e``, ``2e + 1``."""
     if network == "bidelta":
         model = RN1BideltaModel(endpoints, seed, random_wiring, dead, links)
         net = model.net
         return model, endpoints, lambda src, dest, fill: [net.head(dest, fill)]
     wiring = seed if random_wiring else None
+    if network == "hybrid":
+        # RN1HybridModel's wiring, with the faults (the network model's addition) given.
+        net = hybrid_network(cluster, stages, wiring, seed, True)
+        model = RN1SparseNetworkModel(
+            net.routers, net.links, net.inputs, net.outputs, net.swallows, dead, links
+        )
+        model.net = net
+        return model, net.nodes, net.heads
+    if network != "fat-tree":
+        raise ValueError(f"network must be one of {', '.join(NETWORKS)}, not {network!r}")
     model = RN1FatTreeModel(stages, wiring, seed, True, dead, links)
     return model, model.net.nodes, model.net.heads
 
@@ -96,6 +115,7 @@ def measure_open(
     level: int = 1,
     active: int | None = None,
     count_decisions: bool = False,
+    cluster: int = 12,
 ) -> dict:
     """Drive the model for ``cycles`` with senders on every link of ``active`` nodes (all by
     default; else a seeded random sample of that many): an idle one starts a transmission
@@ -109,9 +129,9 @@ def measure_open(
     ``ok``, ``cycles`` (run), and with ``count_decisions`` the model's own events:
     ``heads_in`` (heads the routers behind the senders' links decided) and ``blocked``
     (heads any router blocked)."""
-    model, nodes, heads = make_network(network, endpoints, stages, seed)
+    model, nodes, heads = make_network(network, endpoints, stages, seed, cluster=cluster)
     if not 1 <= level or 4**level > nodes:
-        raise ValueError(f"level must be 1..{(nodes.bit_length() - 1) // 2}, not {level}")
+        raise ValueError(f"level must be 1..{_max_level(nodes)}, not {level}")
     rng = random.Random(seed)
     if active is None or active >= nodes:
         senders = list(range(ENDPOINT_LINKS * nodes))
@@ -199,27 +219,45 @@ def open_probability(endpoints, load, cycles, length, seed):
     return c["first"], c["first_ok"], c["tries"], c["ok"]
 
 
+def network_list(text: str) -> list[str]:
+    """``--network``: a comma list of :data:`NETWORKS` (a row set each)."""
+    values = text.split(",")
+    if not text or any(v not in NETWORKS for v in values):
+        raise argparse.ArgumentTypeError(
+            f"networks are {', '.join(NETWORKS)} (comma list), not {text!r}"
+        )
+    return list(dict.fromkeys(values))
+
+
 def _open_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--network",
-        choices=NETWORKS,
-        default="bidelta",
-        help="bidelta, fat-tree (of --stages unit-tree stages), or both (the fat-tree and "
-        "the bidelta network of as many nodes, 64)",
+        type=network_list,
+        default=["bidelta"],
+        help="comma list of bidelta, fat-tree (of --stages unit-tree stages) and hybrid "
+        "(leaf clusters of --cluster nodes, alone or under --stages 2)",
     )
     parser.add_argument(
         "--endpoints",
         type=int,
         choices=SIZES[1:3],
         default=None,
-        help="bidelta size (default 16; the fat-tree's is 64 per stage)",
+        help="bidelta size (default 16 alone, 64 beside a tree)",
     )
     parser.add_argument(
         "--stages",
         type=int,
         choices=WIRED_STAGES,
         default=1,
-        help="fat-tree unit-tree stages: 1 (64 nodes) or 2 (4096)",
+        help="fat-tree unit-tree stages, 1 (64 nodes) or 2 (4096); hybrid: 1 (one cluster) "
+        "or 2 (64 clusters under unit trees)",
+    )
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        choices=CLUSTER_SIZES,
+        default=12,
+        help="hybrid leaf cluster nodes",
     )
     parser.add_argument(
         "--loads",
@@ -251,48 +289,63 @@ def _open_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="network and traffic seed")
 
 
-def _networks(args) -> list[tuple[str, int, int]]:
-    """``(network, nodes, stages)`` rows the options ask for (an inconsistent pair: a
-    ValueError naming the options)."""
-    network = getattr(args, "network", "bidelta")
-    stages = getattr(args, "stages", 1)
+def networks_asked(args) -> list[tuple[str, int, int]]:
+    """``(network, nodes, stages)`` of every network the options name, in their order (an
+    option that does not fit them: a ValueError naming it)."""
+    names = getattr(args, "network", ["bidelta"])
+    names = [names] if isinstance(names, str) else names
+    stages = getattr(args, "stages", None)
+    cluster = getattr(args, "cluster", 12)
     endpoints = args.endpoints
-    if network == "bidelta":
-        if stages != 1:
-            raise ValueError("--stages is the fat-tree's: not with --network bidelta")
-        return [("bidelta", endpoints or 16, 1)]
-    nodes = 64**stages
-    if endpoints is not None and endpoints != nodes:
-        raise ValueError(f"--endpoints: the {stages}-stage fat-tree has {nodes} nodes")
-    if network == "both":
-        if nodes not in SIZES:
-            raise ValueError(f"--network both: no bidelta network of {nodes} nodes")
-        return [("fat-tree", nodes, stages), ("bidelta", nodes, 1)]
-    return [("fat-tree", nodes, stages)]
+    if endpoints is not None and "bidelta" not in names:
+        raise ValueError("--endpoints is the bidelta network's: add bidelta to --network")
+    if names == ["bidelta"] and stages not in (None, 1):
+        raise ValueError("--stages is the trees': not with --network bidelta alone")
+    stages = stages or 1
+    out = []
+    for name in names:
+        if name == "bidelta":
+            out.append(("bidelta", endpoints or (64 if len(names) > 1 else 16), 1))
+        elif name == "fat-tree":
+            out.append(("fat-tree", 64**stages, stages))
+        else:
+            out.append(("hybrid", cluster * 64 ** (stages - 1), stages))
+    return out
 
 
 def _open_run(args, progress=lambda text: None) -> Result:
-    nets = _networks(args)
+    nets = networks_asked(args)
     local_list = getattr(args, "local", [0.0])
     level = getattr(args, "level", 1)
     active = getattr(args, "active", None)
+    cluster = getattr(args, "cluster", 12)
     for _, nodes, _ in nets:
         if 4**level > nodes:
-            raise ValueError(f"--level must be 1..{(nodes.bit_length() - 1) // 2}, not {level}")
+            raise ValueError(f"--level must be 1..{_max_level(nodes)}, not {level}")
         if active is not None and active > nodes:
             raise ValueError(f"--active must be 1..{nodes}, not {active}")
     rows = []
     points = [(n, q, p) for n in nets for q in local_list for p in args.loads]
     for (network, nodes, stages), local, load in counted(progress, points):
         c = measure_open(
-            network, nodes, load, args.cycles, args.length, args.seed, stages, local, level, active
+            network,
+            nodes,
+            load,
+            args.cycles,
+            args.length,
+            args.seed,
+            stages,
+            local,
+            level,
+            active,
+            cluster=cluster,
         )
         links = ENDPOINT_LINKS * (active if active is not None else nodes)
         rows.append(
             [
                 network,
                 nodes,
-                stages if network == "fat-tree" else None,
+                stages if network != "bidelta" else None,
                 local,
                 load,
                 c["first"],
@@ -305,8 +358,9 @@ def _open_run(args, progress=lambda text: None) -> Result:
     keys = ("endpoints", "loads", "cycles", "length", "seed")
     params = {k: getattr(args, k) for k in keys}
     params.update(
-        network=getattr(args, "network", "bidelta"),
+        network=[n for n, _, _ in nets],
         stages=getattr(args, "stages", 1),
+        cluster=cluster,
         local=local_list,
         level=level,
         active=active,
@@ -342,6 +396,13 @@ def _open_run(args, progress=lambda text: None) -> Result:
     )
 
 
+def _max_level(nodes: int) -> int:
+    level = 0
+    while 4 ** (level + 1) <= nodes:
+        level += 1
+    return level
+
+
 def _open_plot(result: Result, path: str) -> None:
     import matplotlib
 
@@ -358,7 +419,7 @@ def _open_plot(result: Result, path: str) -> None:
         pts = [r for r in result.rows if (r[0], r[1], r[2], r[3]) == key]
         label = f"{network} {nodes}" + (f" ({stages} st.)" if stages else "")
         label += f", local {local:g}" if local else ", uniform"
-        style = "o-" if network == "fat-tree" else "s--"
+        style = {"fat-tree": "o-", "hybrid": "^-."}.get(network, "s--")
         x = [r[col["load"]] for r in pts]
         y = [r[col["P(open, first try)"]] for r in pts]
         ax.plot(x, y, style, color=f"C{k % 10}", ms=4, label=label)
@@ -377,8 +438,8 @@ def _open_plot(result: Result, path: str) -> None:
 EXPERIMENTS = [
     Experiment(
         "dehon-open-probability",
-        "DeHon: probability that a connection opens on the first try (bidelta and fat-tree "
-        "models; uniform or local traffic)",
+        "DeHon: probability that a connection opens on the first try (bidelta, fat-tree and "
+        "hybrid models; uniform or local traffic)",
         _open_args,
         _open_run,
         _open_plot,
