@@ -314,7 +314,7 @@ def delivered(receivers):
 
 @pytest.mark.parametrize(
     "cluster, seed",
-    [(12, None), (12, 5), pytest.param(48, None, marks=pytest.mark.slow), (48, 3)],
+    [(12, None), (12, 5), (48, None), (48, 3)],
 )
 def test_transmissions_inside_and_across_clusters_arrive_with_turns_and_retries(cluster, seed):
     model = model_of(cluster, 2, seed)
@@ -457,21 +457,47 @@ def test_connected_agrees_with_a_path_search(cluster, seed):
 
 
 def test_stacks_that_can_go():
-    # 48-node clusters: four parent unit trees; dispersed, any one can go (as in the
-    # fat-tree); a cluster stack cuts exactly its own nodes. 12-node clusters have one
-    # parent tree: it is a single point of failure for traffic between clusters.
+    # 48-node clusters: four parent unit trees. Dispersed by halves, any three of them can
+    # go and every pair is still connected (every node's two first-stage routers reach all
+    # four); wired in blocks, two can cut half the pairs. A cluster stack cuts exactly its own
+    # nodes. 12-node clusters have one parent tree: traffic between clusters needs it.
+    import itertools
+
     net = net_of(48, 2, 3)
     n = net.nodes
     everyone = np.ones((n, n), dtype=bool)
     np.fill_diagonal(everyone, False)
-    for p in net.stage_trees(2):
-        assert (net.connected(stacks=[(2, p)]) == everyone).all(), p
+    for gone in itertools.combinations(net.stage_trees(2), 3):
+        assert (net.connected(stacks=[(2, p) for p in gone]) == everyone).all(), gone
+    same = np.equal.outer(np.arange(n) // 48, np.arange(n) // 48) & everyone
+    assert (net.connected(stacks=[(2, p) for p in range(4)]) == same).all()
+    blocks = net_of(48, 2, None, dispersed=False)
+    assert (blocks.connected(stacks=[(2, 0)]) == everyone).all()
+    # Blocks of 8 links: trees 0 and 2 take both up links of routers e mod 8 < 4 and 8 + e
+    # mod 8, both of a node e's routers for half the nodes.
+    assert blocks.connected(stacks=[(2, 0), (2, 2)]).sum() < 0.51 * everyone.sum()
     cut = everyone.copy()
     cut[48 * 9 : 48 * 10, :] = cut[:, 48 * 9 : 48 * 10] = False
     assert (net.connected(stacks=[(1, 9)]) == cut).all()
     small = net_of(12, 2, 3)
     same = np.equal.outer(np.arange(768) // 12, np.arange(768) // 12)
     assert (small.connected(stacks=[(2, 0)]) == (same & ~np.eye(768, dtype=bool))).all()
+
+
+@pytest.mark.parametrize("cluster, seed", [(48, None), (48, 4), (192, 1)])
+def test_every_node_reaches_four_parent_trees(cluster, seed):
+    # Dispersion by halves: a node's two links enter one first-stage router of each half,
+    # and the halves feed disjoint halves of the parent trees, two trees per router.
+    net = net_of(cluster, 2, seed)
+    sink = sink_of(net)
+    for x in (0, 17, 63):
+        for e in range(cluster):
+            parents = set()
+            for k in range(2):
+                router = sink["ep_out", x * cluster + e, k][3]
+                for p in (6, 7):
+                    parents.add(sink["out", 1, x, router, 2 * UP + p - 6][3])
+            assert len(parents) == 4, (x, e)
 
 
 # --- The experiments -----------------------------------------------------------------------

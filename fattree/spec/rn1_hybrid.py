@@ -33,8 +33,13 @@ wiring, as :func:`fattree.spec.rn1_bidelta.bidelta`); the last stage is in the d
 mode, group ``g`` on crossbar 0 of chip ``g`` and crossbar 1 of chip ``g + 1`` (mod the
 chips: a ring, since 3 groups do not pair), so a node's two links in come from two chips;
 up link ``k`` leaves first-stage router ``k // 2`` (as a unit tree's top link ``k`` leaves up
-router ``k // 2``), so :func:`fattree.spec.rn1_tree.disperse` sends a router's two up links
-to two different parent trees.
+router ``k // 2``). Over the parent trees the up links are dispersed by **halves**
+(:func:`cluster_disperse`): the first half of the first stage feeds the first half of the
+parent trees, the second half the second, each router's two links to two different trees;
+since a node's two links enter one router of each half, every node reaches four parent trees
+(all of them when there are four), so any three of four parent trees can go.
+:func:`fattree.spec.rn1_tree.disperse`'s round-robin would send both of a node's routers to
+the same two trees (its routers ``e mod 8`` and ``8 + e mod 8`` have the same parity).
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ __all__ = [
     "leaf_cluster",
     "hybrid_fat_tree",
     "hybrid_locality",
+    "cluster_disperse",
     "HybridNetwork",
     "hybrid_network",
 ]
@@ -485,6 +491,32 @@ def _bits(masks: list[int], width: int):
     return out
 
 
+def cluster_disperse(
+    top: int, parent_trees: int, rng: random.Random | None = None
+) -> list[tuple[int, int, int]]:
+    """Wiring of one leaf cluster's ``top`` up links into its parent node's
+    ``parent_trees`` unit trees, as :func:`fattree.spec.rn1_tree.disperse` gives it (``(0,
+    link, parent tree)``), 8 links into each tree, by halves: up link ``k`` leaves
+    first-stage router ``r = k // 2``; the routers of the first half of the first stage
+    (which every node's link 0 enters) go to the first half of the parent trees, the second
+    half (links 1) to the second, round-robin within the half, so a router's two links reach
+    two trees and a node's two routers four different ones. With ``rng`` each round over a
+    half's trees is in a random order (random wiring that keeps this)."""
+    if top != parent_trees * CHANNELS:
+        raise ValueError(f"{top} up links do not fill {parent_trees} parent trees' ports")
+    if parent_trees == 1:
+        return [(0, k, 0) for k in range(top)]
+    span = parent_trees // 2
+    order = [list(range(span)), list(range(span, parent_trees))]
+    wiring = []
+    for k in range(top):
+        h, m = divmod(k, top // 2)  # the half of the first stage, the link within it
+        if rng is not None and m % span == 0:
+            rng.shuffle(order[h])
+        wiring.append((0, k, order[h][m % span]))
+    return wiring
+
+
 def hybrid_network(
     cluster: int = 12,
     stages: int = 2,
@@ -495,8 +527,9 @@ def hybrid_network(
     """The hybrid fat-tree of ``cluster``-node leaf clusters (12, 48, 192) as wiring:
     ``stages`` 1 is one cluster with its up links as edge channels; 2 is 64 clusters under
     one node of 8-wide unit trees (1, 4 or 16 of them: a cluster's 8, 32 or 128 up links
-    over 8-link subtree ports), the links between them dispersed over the parent trees as
-    :func:`fattree.spec.rn1_tree.fat_tree_network` does (``dispersed=False``: in blocks).
+    over 8-link subtree ports), a cluster's up links dispersed over the parent trees by
+    :func:`cluster_disperse` (``dispersed=False``: in blocks, links ``0 .. 7`` to the first
+    parent tree, ..., as :func:`fattree.spec.rn1_tree.fat_tree_network` has it).
 
     ``seed``: None wires regularly; a seed shuffles each stack's wiring and the dispersion's
     order. LFSR seeds: router ``k`` (by name) of stack ``t`` of stage ``s`` gets
@@ -528,8 +561,10 @@ def hybrid_network(
     for below, above in zip(counts.stages, counts.stages[1:], strict=False):
         child_top = below.top
         for node in range(below.nodes):
-            if dispersed:
-                wiring = disperse(1, child_top, above.trees_per_node, rng)
+            if dispersed and below.stage == 1:
+                wiring = cluster_disperse(child_top, above.trees_per_node, rng)
+            elif dispersed:
+                wiring = disperse(below.trees_per_node, child_top, above.trees_per_node, rng)
             else:
                 wiring = [(0, k, k // CHANNELS) for k in range(child_top)]
             slots = Counter()
