@@ -37,6 +37,7 @@ __all__ = [
     "nextpnr_figures",
     "build_bitstream",
     "BuildFailed",
+    "NEXTPNR_ROUTERS",
 ]
 
 
@@ -139,7 +140,7 @@ def _slug(module: str, cls: str) -> str:
     m = module.replace("_", "").lower()
     v = cls.removesuffix("Platform").replace("_", "").lower()
     if v.startswith(m):
-        return f"{base}-{v[len(m):]}" if v != m else base
+        return f"{base}-{v[len(m) :]}" if v != m else base
     return f"{base}-{v}"
 
 
@@ -211,6 +212,11 @@ def blink_log2_for(clock_hz: float, blink_hz: float = 1.0) -> int:
     return max(1, round(math.log2(clock_hz / (2 * blink_hz))))
 
 
+#: nextpnr's routers (``--router``). router2 routes congested ECP5 designs that router1 does
+#: not finish (the 64-leaf circuit tree: docs/boards.md).
+NEXTPNR_ROUTERS = ("router1", "router2")
+
+
 class BuildFailed(RuntimeError):
     """A tool of the build plan failed; the message names the log to read."""
 
@@ -242,20 +248,30 @@ def nextpnr_figures(text: str, family: str) -> dict:
     }
 
 
-def build_bitstream(top, board: Board, build_dir: Path, name: str) -> dict:
+def build_bitstream(
+    top, board: Board, build_dir: Path, name: str, *, nextpnr_router: str | None = None
+) -> dict:
     """Synthesise, place, route and pack ``top`` for ``board`` in ``build_dir``.
 
     Returns the bitstream path and size, the parsed utilisation and Fmax, and the build time
     (elaboration included). The tools' own output goes to ``build_dir/build.log``. Raises
-    :class:`BuildFailed` naming the log to read if a tool fails.
+    :class:`BuildFailed` naming the log to read if a tool fails. ``nextpnr_router``
+    (``router1``, ``router2``) is passed to nextpnr as ``--router``; None leaves nextpnr's
+    default (router1).
     """
     from .. import toolchain
 
+    overrides = {}
+    if nextpnr_router is not None:
+        if nextpnr_router not in NEXTPNR_ROUTERS:
+            known = ", ".join(NEXTPNR_ROUTERS)
+            raise ValueError(f"nextpnr_router must be one of {known}, not {nextpnr_router!r}")
+        overrides["nextpnr_opts"] = f"--router {nextpnr_router}"
     toolchain.setup_environment()
     platform = board.make_platform()
     build_dir = Path(build_dir)
     started = time.monotonic()
-    plan = platform.build(top, name=name, do_build=False)
+    plan = platform.build(top, name=name, do_build=False, **overrides)
     plan.extract(str(build_dir))
     root = build_dir
     console = root / "build.log"

@@ -20,6 +20,7 @@ from .. import toolchain
 from ..boards import SELFTESTS, get_selftest
 from ..boards.platforms import (
     BOARDS,
+    NEXTPNR_ROUTERS,
     BuildFailed,
     blink_log2_for,
     build_bitstream,
@@ -107,6 +108,13 @@ def add_arguments(parser) -> None:
         "lower until timing is met (default: the board's oscillator, no PLL)",
     )
     parser.add_argument(
+        "--nextpnr-router",
+        choices=NEXTPNR_ROUTERS,
+        default=None,
+        help="nextpnr's router (--router; default nextpnr's own, router1); router2 routes "
+        "large ECP5 points that router1 does not finish",
+    )
+    parser.add_argument(
         "--simulate",
         type=int,
         default=None,
@@ -172,6 +180,8 @@ def _build(args, board, design, selftest, params, options, clock_mhz) -> dict:
     suffix = "".join(f"-{k.replace('_', '')}{v}" for k, v in sorted(options.items()))
     suffix += f"-{clock_mhz:g}mhz" if clock_mhz else ""
     suffix += ("-fault" if args.inject_fault else "") + ("-nouart" if args.no_uart else "")
+    router = args.nextpnr_router
+    suffix += f"-{router}" if router else ""
     if suffix:
         out = out.with_name(param_slug(params) + suffix)
     writable_dir(out)  # before the core exists: an error leaves no unelaborated core behind
@@ -201,7 +211,9 @@ def _build(args, board, design, selftest, params, options, clock_mhz) -> dict:
         with progress_display(args.json) as show:
             show(f"building {name} for {board.name} ({board.device}) in {out} ...")
             top = BoardTop(core, board, uart=not args.no_uart, pll=pll)
-            result = build_bitstream(top, board, out, name)
+            # Only a chosen router is passed on: the default build is today's, unchanged.
+            extra = {"nextpnr_router": router} if router else {}
+            result = build_bitstream(top, board, out, name, **extra)
     except BuildFailed as exc:
         raise CliError(str(exc), code=1) from None
 
@@ -215,6 +227,7 @@ def _build(args, board, design, selftest, params, options, clock_mhz) -> dict:
         "clock_mhz": clock_hz / 1e6,
         "oscillator_mhz": oscillator_hz / 1e6,
         "pll": dict(pll.params) if pll else None,
+        "nextpnr_router": router,
         "build_dir": str(out),
         "leds": {
             role: board.led_notes.get(role, f"{r} {n}") for role, (r, n) in board.leds.items()

@@ -461,3 +461,85 @@ def test_build_program(capsys, tmp_path, monkeypatch):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert json.loads(out)["programmed"] and record.read_text().strip() == str(bitstream)
+
+
+# --- nextpnr's router ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("router", [None, "router2"])
+def test_nextpnr_router_reaches_the_build_script(tmp_path, monkeypatch, router):
+    # The plan's script runs nextpnr with --router only when one is chosen (the tools stand in:
+    # the script is read, not run, and the failed "run" is one BuildFailed naming the log).
+    import subprocess
+
+    from fattree.boards import platforms
+    from fattree.boards.selector_selftest import selftest
+    from fattree.boards.top import BoardTop
+
+    board = platforms.get_board("ulx3s-85f")
+    top = BoardTop(selftest({"width": 1}, blink_log2=4), board)
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: 1)
+    extra = {"nextpnr_router": router} if router else {}
+    with pytest.raises(platforms.BuildFailed, match="build.log$"):
+        platforms.build_bitstream(top, board, tmp_path, "top", **extra)
+    script = (tmp_path / "build_top.sh").read_text()
+    nextpnr = [line for line in script.splitlines() if line.startswith('"$NEXTPNR_ECP5"')]
+    assert len(nextpnr) == 1 and "--lpf top.lpf" in nextpnr[0]
+    assert ("--router router2" in nextpnr[0]) == (router == "router2")
+    assert "--router" not in script.replace("--router router2", "")
+
+
+def test_nextpnr_router_bad_value(capsys, tmp_path):
+    from fattree.boards import platforms
+
+    with pytest.raises(
+        ValueError, match="^nextpnr_router must be one of router1, router2, not 'r3'$"
+    ):
+        platforms.build_bitstream(None, None, tmp_path, "top", nextpnr_router="r3")
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "circuit-tree", "--board", "ulx3s-85f", "--nextpnr-router", "r3"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "fattree build: error: argument --nextpnr-router: invalid choice: 'r3' "
+        "(choose from 'router1', 'router2')"
+    )
+
+
+def test_nextpnr_router_option(capsys, tmp_path, monkeypatch):
+    # --nextpnr-router reaches build_bitstream, names the build folder and the report; without
+    # it build_bitstream is called as before (no router argument).
+    from amaranth.hdl import Fragment
+
+    from fattree.scripts import build
+
+    calls = []
+
+    def fake_build(top, board_, out, name, **extra):
+        Fragment.get(top.core, None)
+        top._MustUse__silence = True
+        calls.append((out, extra))
+        return {
+            "bitstream": str(out / "x.bit"),
+            "bytes": 1,
+            "seconds": 0.1,
+            "luts": 5,
+            "ffs": 6,
+            "lut_capacity": 10,
+            "cells": {},
+            "fmax_mhz": 40.0,
+            "target_mhz": 25.0,
+            "timing_pass": True,
+            "nextpnr_log": "log",
+        }
+
+    monkeypatch.setattr(build, "build_bitstream", fake_build)
+    argv = ["build", "selector", "-b", "ulx3s-85f", "-p", "width=2", "--build-root", str(tmp_path)]
+    for more, folder, extra in [
+        ([], "width2", {}),
+        (["--nextpnr-router", "router2"], "width2-router2", {"nextpnr_router": "router2"}),
+    ]:
+        code = main([*argv, *more, "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert calls[-1][0].name == folder and calls[-1][1] == extra
+        assert json.loads(out)["nextpnr_router"] == extra.get("nextpnr_router")
