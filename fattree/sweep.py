@@ -77,6 +77,8 @@ class Job:
     seed: int | None
     family: str | None = None
     freq_mhz: float | None = None
+    #: nextpnr's router (``--router``), None for nextpnr's default.
+    router: str | None = None
 
     def label(self) -> str:
         params = " ".join(k if v is None else f"{k}={v}" for k, v in self.params)
@@ -87,6 +89,7 @@ class Job:
             ""
             if self.seed is None
             else ("nextpnr " * (self.kind == "synth")) + f"seed {self.seed}",
+            self.router or "",
         ]
         return " ".join(p for p in parts if p)
 
@@ -98,6 +101,8 @@ class Job:
             "seed": self.seed,
             "family": self.family,
             "freq_mhz": self.freq_mhz,
+            # Only when set, so the cache keys of jobs without it stay as they were.
+            **({"router": self.router} if self.router else {}),
         }
 
 
@@ -161,6 +166,7 @@ def synth_grid(
     families: list[str],
     seeds: list[int],
     freq_mhz: float | None = None,
+    router: str | None = None,
 ) -> list[Job]:
     """Every job of designs x parameter values x families x seeds, each point checked.
 
@@ -215,7 +221,15 @@ def synth_grid(
             for family in fams:
                 for seed in seeds:
                     jobs.append(
-                        Job("synth", design.name, tuple(point.items()), seed, family, freq_mhz)
+                        Job(
+                            "synth",
+                            design.name,
+                            tuple(point.items()),
+                            seed,
+                            family,
+                            freq_mhz,
+                            router,
+                        )
                     )
     return jobs
 
@@ -475,6 +489,7 @@ def _run_synth(job: Job, out: Path) -> dict:
         root=out,
         seed=job.seed,
         freq_mhz=job.freq_mhz,
+        router=job.router,
     )
     return result.as_dict()
 

@@ -18,7 +18,7 @@ import sys
 
 from .. import sweep
 from ..designs import DESIGNS
-from ..synthesis import FAMILIES
+from ..synthesis import FAMILIES, NEXTPNR_ROUTERS
 from .common import CliError, progress, progress_display, writable_dir, writable_file
 
 NAME = "sweep"
@@ -98,6 +98,12 @@ def add_arguments(parser) -> None:
     )
     p.add_argument("--freq", type=float, default=None, metavar="MHZ", help="nextpnr target")
     p.add_argument(
+        "--nextpnr-router",
+        choices=NEXTPNR_ROUTERS,
+        default=None,
+        help="nextpnr's router (default nextpnr's own, router1; router2 for large ECP5 points)",
+    )
+    p.add_argument(
         "--plot",
         metavar="DIR",
         help="write DIR/<design>.png: Fmax and LUTs against size per family (median, min-max)",
@@ -134,7 +140,9 @@ def _grid(args) -> list:
         if args.freq is not None and not (math.isfinite(args.freq) and args.freq > 0):
             raise CliError(f"--freq must be a positive number of MHz, not {args.freq:g}")
         families = [f.strip() for f in args.family.split(",")]
-        jobs = sweep.synth_grid(args.designs, args.param, families, seeds or [1], args.freq)
+        jobs = sweep.synth_grid(
+            args.designs, args.param, families, seeds or [1], args.freq, args.nextpnr_router
+        )
         for job in jobs:  # before any run, not after the sweep
             if args.x is not None and args.x not in dict(job.params):
                 raise CliError(f"--x {args.x}: {job.name} has no parameter {args.x!r}")

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from ..designs import DESIGNS, build_dir
-from ..synthesis import FAMILIES, SynthError, get_family, synthesise
+from ..synthesis import FAMILIES, NEXTPNR_ROUTERS, SynthError, get_family, synthesise
 from .common import (
     CliError,
     add_design_arguments,
@@ -46,6 +46,13 @@ def add_arguments(parser) -> None:
         + "); Fmax is reported whether or not it is met",
     )
     parser.add_argument(
+        "--nextpnr-router",
+        choices=NEXTPNR_ROUTERS,
+        default=None,
+        help="nextpnr's router (default nextpnr's own, router1); router2 routes large ECP5 "
+        "netlists router1 does not finish (the 64-leaf circuit tree: 78 s against over an hour)",
+    )
+    parser.add_argument(
         "--build-root",
         default="build/synth",
         metavar="DIR",
@@ -64,7 +71,8 @@ def _summary(data: dict) -> str:
     )
     lines = [
         f"{data['design']} ({params}) on {data['device']}-{data['package']} "
-        f"({data['board']}), nextpnr seed {data['seed']}",
+        f"({data['board']}), nextpnr seed {data['seed']}"
+        + (f", {data['nextpnr_router']}" if data.get("nextpnr_router") else ""),
         f"  resources of the component: {r['luts']} LUTs, {r['ffs']} FFs, "
         f"{r['carries']} carries, {r['brams']} block RAMs, {r['lutrams']} LUT RAMs, "
         f"{r['dsps']} DSPs",
@@ -114,6 +122,7 @@ def run(args) -> int:
                 seed=args.seed,
                 freq_mhz=args.freq,
                 progress=show,
+                router=args.nextpnr_router,
             )
     except SynthError as exc:
         raise CliError(str(exc), code=1) from None

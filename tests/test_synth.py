@@ -347,6 +347,34 @@ def test_cli_json(capsys, tmp_path):
 
 
 @pytest.mark.synthesis
+def test_cli_nextpnr_router_reaches_nextpnr(capsys, tmp_path):
+    argv = ["synth", "selector", "-p", "width=2", "-f", "ecp5", "--json"]
+    code = main([*argv, "--nextpnr-router", "router2", "--build-root", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["nextpnr_router"] == "router2" and data["fmax_mhz"] > 0
+    log = Path(data["files"]["nextpnr_log"]).read_text()
+    assert "Running router2" in log
+
+
+def test_unknown_router_is_one_line(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        main(["synth", "selector", "--nextpnr-router", "router3", "--build-root", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    line = err.strip().splitlines()[-1]  # after argparse's usage line
+    # argparse quotes the choices or not, by Python version.
+    assert line.startswith("fattree synth: error: argument --nextpnr-router: invalid choice:")
+    assert "router1" in line and "router2" in line
+
+
+def test_synthesise_refuses_an_unknown_router(tmp_path):
+    with pytest.raises(ValueError, match="router must be one of router1, router2"):
+        synthesise(DESIGNS["selector"], {"width": 1}, "ecp5", root=tmp_path, router="fast")
+
+
+@pytest.mark.synthesis
 def test_cli_text_names_the_device_and_reports(capsys, tmp_path):
     code = main(["synth", "selector", "-p", "width=2", "-f", "ecp5", "--build-root", str(tmp_path)])
     out, err = capsys.readouterr()

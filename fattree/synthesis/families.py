@@ -11,7 +11,10 @@ from dataclasses import dataclass
 
 from ..registry import Registry
 
-__all__ = ["Family", "FAMILIES", "get_family"]
+__all__ = ["Family", "FAMILIES", "NEXTPNR_ROUTERS", "get_family"]
+
+#: nextpnr's routers (its ``--router``), for every family; nextpnr's default is router1.
+NEXTPNR_ROUTERS = ("router1", "router2")
 
 
 @dataclass(frozen=True)

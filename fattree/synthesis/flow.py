@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import toolchain
 from ..designs import Design, build_dir, top_name
 from ..hdl.target import SynthesisTarget
-from .families import Family, get_family
+from .families import NEXTPNR_ROUTERS, Family, get_family
 from .harness import HARNESS_TOP, make_harness
 from .reports import (
     Resources,
@@ -67,6 +67,8 @@ class SynthResult:
     synth_script: str = ""
     #: Why ABC9 was given up (Yosys's failure), when ``abc`` mapped the LUTs instead.
     abc9_error: str | None = None
+    #: nextpnr's router (``--router``), or None for nextpnr's default (router1).
+    router: str | None = None
 
     def as_dict(self) -> dict:
         f = self.family
@@ -80,6 +82,7 @@ class SynthResult:
             "board": f.board,
             "top": self.top,
             "seed": self.seed,
+            "nextpnr_router": self.router,
             "resources": self.core.as_dict(),
             "harness": {
                 **self.harness.as_dict(),
@@ -266,6 +269,7 @@ def _nextpnr(
     freq: float,
     seed: int,
     say: Callable[[str], None],
+    router: str | None = None,
 ) -> str | None:
     """Place and route the harness; nextpnr's one-line error, or None if it succeeded."""
     files["constraints"].write_text(fam.constraint_text())
@@ -290,6 +294,7 @@ def _nextpnr(
                 f"{freq:g}",
                 "--seed",
                 str(seed),
+                *(["--router", router] if router else []),
                 # Report the Fmax reached even when it falls short of the target.
                 "--timing-allow-fail",
                 "--report",
@@ -323,6 +328,7 @@ def synthesise(
     seed: int = 1,
     freq_mhz: float | None = None,
     progress: Callable[[str], None] | None = None,
+    router: str | None = None,
 ) -> SynthResult:
     """Synthesise ``design`` for ``family``, place and route its harness, parse the reports.
 
@@ -340,7 +346,13 @@ def synthesise(
         nextpnr's target frequency; default :attr:`Family.default_freq`.
     progress : callable
         Called with a line of text before each tool run.
+    router : str
+        nextpnr's router, ``"router1"`` or ``"router2"`` (:data:`NEXTPNR_ROUTERS`); None
+        leaves nextpnr's default, router1. router2 routes large congested ECP5 netlists that
+        router1 does not finish (the 64-leaf circuit tree: 78 s against over an hour).
     """
+    if router is not None and router not in NEXTPNR_ROUTERS:
+        raise ValueError(f"router must be one of {', '.join(NEXTPNR_ROUTERS)}, not {router!r}")
     fam = family if isinstance(family, Family) else get_family(family)
     freq = float(freq_mhz if freq_mhz is not None else fam.default_freq)
     toolchain.require("yosys", fam.nextpnr)
@@ -359,7 +371,7 @@ def synthesise(
     core = parse_stat(files["core_stat"].read_text(), top)
     harness_res = parse_stat(files["harness_stat"].read_text(), HARNESS_TOP)
     with _stopwatch(seconds, "nextpnr"):
-        pnr_error = _nextpnr(fam, out, files, freq, seed, say)
+        pnr_error = _nextpnr(fam, out, files, freq, seed, say, router)
     log = files["nextpnr_log"].read_text() if files["nextpnr_log"].exists() else ""
 
     return SynthResult(
@@ -380,4 +392,5 @@ def synthesise(
         placed=parse_nextpnr_utilisation(log),
         synth_script=script,
         abc9_error=abc9_error,
+        router=router,
     )
