@@ -243,8 +243,23 @@ def test_delivery_options_are_checked():
         run(argparse.Namespace(**{**base, "delivery": False}))
     with pytest.raises(ValueError, match="--cluster"):
         run(argparse.Namespace(**{**base, "stages": None, "cluster": 48}))
+    # Without --delivery its options are refused, not ignored.
+    from fattree.sim.experiments.dehon_faults import DELIVERY_OPTIONS
+
+    plain = {**base, "delivery": False, **dict.fromkeys(DELIVERY_OPTIONS)}
     with pytest.raises(ValueError, match="--network hybrid goes with --delivery"):
-        run(argparse.Namespace(**{**base, "delivery": False, "stages": None, "network": "hybrid"}))
+        run(argparse.Namespace(**{**plain, "network": "hybrid"}))
+    for option in DELIVERY_OPTIONS:
+        flag = "--" + option.replace("_", "-")
+        with pytest.raises(ValueError, match=f"{flag} goes with --delivery"):
+            run(argparse.Namespace(**{**plain, option: base.get(option) or 1}))
+    # Not given with --delivery: the defaults.
+    result = run(
+        argparse.Namespace(
+            **{**base, "stages": None, "faults": [1], "give_up": None, "kind": None, "length": None}
+        )
+    )
+    assert result.params["give_up"] == 64 and result.params["kind"] == "routers"
 
 
 # --- opening a connection -------------------------------------------------------------------

@@ -67,33 +67,33 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kind",
         choices=("routers", "links"),
-        default="routers",
-        help="with --delivery: dead routers, or dead links (fat-tree)",
+        default=None,
+        help="with --delivery: dead routers (default), or dead links (fat-tree, hybrid)",
     )
     parser.add_argument(
         "--pattern",
         type=_patterns,
-        default=list(PATTERNS),
-        help="with --delivery: random, permutation or both (comma list)",
+        default=None,
+        help="with --delivery: random, permutation or both (comma list; default both)",
     )
     parser.add_argument(
         "--messages",
         type=positive_int,
-        default=2,
-        help="with --delivery: messages per sending node (random destinations, or that many "
-        "random permutations one after the other)",
+        default=None,
+        help="with --delivery: messages per sending node (default 2; random destinations, or "
+        "that many random permutations one after the other)",
     )
     parser.add_argument(
         "--give-up",
         type=positive_int,
-        default=64,
-        help="with --delivery: tries after which a message is given up and reported",
+        default=None,
+        help="with --delivery: tries after which a message is given up and reported (64)",
     )
     parser.add_argument(
         "--length",
         type=positive_int,
-        default=4,
-        help="with --delivery: bytes per transmission after the head bytes, plus one",
+        default=None,
+        help="with --delivery: bytes per transmission after the head bytes, plus one (4)",
     )
     parser.add_argument(
         "--senders",
@@ -103,14 +103,35 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Options of ``--delivery`` (default None: what was not given).
+DELIVERY_OPTIONS = (
+    "stages",
+    "senders",
+    "cluster",
+    "kind",
+    "pattern",
+    "messages",
+    "give_up",
+    "length",
+)
+#: Their defaults in a delivery run.
+DELIVERY_DEFAULTS = {
+    "kind": "routers",
+    "pattern": ["random", "permutation"],
+    "messages": 2,
+    "give_up": 64,
+    "length": 4,
+}
+
+
 def _faults_run(args, progress=lambda text: None) -> Result:
     from ...spec.rn1_bidelta import bidelta
 
     if getattr(args, "delivery", False):
         return _delivery_run(args, progress)
-    for option in ("stages", "senders", "cluster"):  # options of --delivery only
+    for option in DELIVERY_OPTIONS:  # given without --delivery: refused, not ignored
         if getattr(args, option, None) is not None:
-            raise ValueError(f"--{option} goes with --delivery")
+            raise ValueError(f"--{option.replace('_', '-')} goes with --delivery")
     if getattr(args, "network", "bidelta") == "hybrid":
         raise ValueError("--network hybrid goes with --delivery (its connectivity alone: not here)")
     if getattr(args, "network", "bidelta") == "fat-tree":
@@ -414,6 +435,10 @@ def _reachable(network: str, model, dead, links):
 
 
 def _delivery_run(args, progress) -> Result:
+    args = argparse.Namespace(**vars(args))
+    for option, value in DELIVERY_DEFAULTS.items():
+        if getattr(args, option, None) is None:
+            setattr(args, option, value)
     network = getattr(args, "network", "bidelta")
     stages = args.stages
     kind = args.kind
