@@ -573,12 +573,19 @@ def _cluster_traffic(net, rng, count):
     return queues, want
 
 
-@pytest.mark.parametrize("seed, knobs", [(1, Knobs(start=0.4, turn=0.4, busy=0.1)), (6, BURST)])
-def test_cluster_rtl_equals_the_model_every_cycle(seed, knobs):
+@pytest.mark.parametrize(
+    "cluster, seed, knobs",
+    [
+        (12, 1, Knobs(start=0.4, turn=0.4, busy=0.1)),
+        (12, 6, BURST),
+        pytest.param(48, 2, Knobs(start=0.4, turn=0.3, busy=0.1), marks=pytest.mark.slow),
+    ],
+)
+def test_cluster_rtl_equals_the_model_every_cycle(cluster, seed, knobs):
     from fattree.hdl.rn1_hybrid import RN1Hybrid
     from fattree.sim.testbench import simulate
 
-    dut, model = RN1Hybrid(12, 1, seed), RN1HybridModel(12, 1, None, seed)
+    dut, model = RN1Hybrid(cluster, 1, seed), RN1HybridModel(cluster, 1, None, seed)
     net = model.net
     n = len(net.inputs)
     rng = random.Random(seed)
@@ -609,7 +616,7 @@ def test_cluster_rtl_equals_the_model_every_cycle(seed, knobs):
     simulate(dut, bench)
     assert "cycles" in done
     got = Counter(
-        ("top" if c >= 24 else c // 2, seg)
+        ("top" if c >= 2 * cluster else c // 2, seg)
         for c, r in receivers.items()
         for tag, seg in r.received
         if tag == "first"
