@@ -321,7 +321,8 @@ def test_rtl_matches_model():
         max_bytes=2,
     )
     assert sb.mismatches == 0, sb.first_mismatch
-    assert check.stats["messages"] == 2 * N
+    # Over-long frames (5 %) are dropped and counted, not delivered.
+    assert check.stats["messages"] + check.stats["dropped"] == 2 * N
 
 
 @pytest.mark.slow
@@ -349,4 +350,5 @@ def test_cocotb_bench(simulator, tmp_path):
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    assert s["mismatches"] == 0 and s["messages_checked"] == 128 and s["retries"] > 0
+    assert s["mismatches"] == 0 and s["retries"] > 0
+    assert s["messages_checked"] + s["dropped_frames"] == 2 * N
