@@ -59,6 +59,7 @@ from .rn1_tree import (
     Stage,
     UnitTree,
     disperse,
+    place_stage_links,
     unit_tree,
 )
 
@@ -572,38 +573,6 @@ def hybrid_network(
             for _, k, p in wiring:
                 up_of[below.stage, node, k] = (above.stage, parent0 + p, node % SUBTREES, slots[p])
                 slots[p] += 1
-    down_of = {v: k for k, v in up_of.items()}
-    net.joins = up_of
-
-    def place(s, t, end):
-        kind = end[0]
-        if kind in ("in", "out"):
-            return (kind, s, t, *end[1:])
-        if s == 1 and kind in ("sub_up", "sub_down"):
-            e = t * cluster + end[1]
-            return ("ep_out" if kind == "sub_up" else "ep_in", e, end[2])
-        if kind == "sub_up":  # from the cluster, through the swallow in front of the port
-            return ("out", "sw", s, t, "sub", end[1], end[2], 0)
-        if kind == "top_down" and s == stages:
-            return ("top_down", t, end[1])
-        if kind == "top_down":
-            return ("out", "sw", s, t, "top", end[1], 0)
-        if kind == "top_up" and s == stages:
-            return ("top_up", t, end[1])
-        if kind == "top_up":
-            ps, pt, c, j = up_of[s, t, end[1]]
-            return ("in", "sw", ps, pt, "sub", c, j, 0)
-        cs, ct, k = down_of[s, t, end[1], end[2]]
-        return ("in", "sw", cs, ct, "top", k, 0)
-
-    for (s, t), tree in net.trees.items():
-        net.links += [(place(s, t, src), place(s, t, dst)) for src, dst in tree.links]
-    for (cs, ct, k), (ps, pt, c, j) in up_of.items():
-        net.swallows += [("sw", ps, pt, "sub", c, j), ("sw", cs, ct, "top", k)]
-    net.inputs = [("ep_out", e, k) for e in range(net.nodes) for k in range(NODE_LINKS)]
-    net.outputs = [("ep_in", e, k) for e in range(net.nodes) for k in range(NODE_LINKS)]
-    for t in net.stage_trees(stages):
-        top = counts.stages[-1].top // counts.stages[-1].trees_per_node
-        net.inputs += [("top_down", t, k) for k in range(top)]
-        net.outputs += [("top_up", t, k) for k in range(top)]
+    top = counts.stages[-1].top // counts.stages[-1].trees_per_node
+    place_stage_links(net, stages, up_of, leaf_nodes=cluster, node_links=NODE_LINKS, top=top)
     return net

@@ -60,6 +60,7 @@ __all__ = [
     "FatTreeCounts",
     "fat_tree",
     "disperse",
+    "place_stage_links",
     "WIRED_STAGES",
     "FatTreeNetwork",
     "fat_tree_network",
@@ -766,6 +767,21 @@ def fat_tree_network(
                 parent = (above.stage, parent0 + p)
                 up_of[(*child, k)] = (*parent, node % SUBTREES, slots[p])
                 slots[p] += 1
+    top = 16 * counts.stages[-1].width
+    place_stage_links(net, stages, up_of, leaf_nodes=SUBTREES, node_links=UNIT_WIDTHS[0], top=top)
+    return net
+
+
+def place_stage_links(
+    net: FatTreeNetwork, stages: int, up_of: dict, *, leaf_nodes: int, node_links: int, top: int
+) -> None:
+    """Fill ``net``'s links, swallows and edge channels from its trees and the stage joins
+    ``up_of`` (child tree top link ``(stage, tree, k)`` -> parent ``(stage, tree, subtree
+    port, link)``): every tree's own links with their ends named in the network, a swallow in
+    front of every link that enters a tree from another, the processing nodes' channels
+    (``leaf_nodes`` per leaf tree, ``node_links`` each) and the top trees' ``top`` links each
+    way. Shared by :func:`fat_tree_network` and :func:`fattree.spec.rn1_hybrid.hybrid_network`,
+    whose leaves are unit trees or bidelta clusters."""
     down_of = {v: k for k, v in up_of.items()}
     net.joins = up_of
 
@@ -774,7 +790,7 @@ def fat_tree_network(
         if kind in ("in", "out"):
             return (kind, s, t, *end[1:])
         if s == 1 and kind in ("sub_up", "sub_down"):
-            e = t * SUBTREES + end[1]
+            e = t * leaf_nodes + end[1]
             return ("ep_out" if kind == "sub_up" else "ep_in", e, end[2])
         if kind == "sub_up":  # from the child, through the swallow in front of the port
             return ("out", "sw", s, t, "sub", end[1], end[2], 0)
@@ -795,10 +811,8 @@ def fat_tree_network(
         net.links += [(place(s, t, src), place(s, t, dst)) for src, dst in tree.links]
     for (cs, ct, k), (ps, pt, c, j) in up_of.items():
         net.swallows += [("sw", ps, pt, "sub", c, j), ("sw", cs, ct, "top", k)]
-    net.inputs = [("ep_out", e, k) for e in range(net.nodes) for k in range(UNIT_WIDTHS[0])]
-    net.outputs = [("ep_in", e, k) for e in range(net.nodes) for k in range(UNIT_WIDTHS[0])]
+    net.inputs = [("ep_out", e, k) for e in range(net.nodes) for k in range(node_links)]
+    net.outputs = [("ep_in", e, k) for e in range(net.nodes) for k in range(node_links)]
     for t in net.stage_trees(stages):
-        top = 16 * net.trees[stages, t].width
         net.inputs += [("top_down", t, k) for k in range(top)]
         net.outputs += [("top_up", t, k) for k in range(top)]
-    return net
