@@ -278,25 +278,74 @@ def test_build_simulate_selector_and_errors(capsys):
     assert code == 2 and "the selector self-test has no option 'pattern'" in err
 
 
+#: The circuit tree's ULX3S-85F point: the largest measured to fit and close timing at the
+#: board clock (docs/boards.md); the ECP5 boards found in amaranth-boards take it too.
+ULX3S_POINT = {"leaves": 32, "width": 8, "length": 2}
+
+
 def test_board_points():
     # Each board's default point of the circuit tree is what the self-test table says.
     selftest = get_selftest("circuit-tree")
     assert selftest.defaults_for("icebreaker") == {"leaves": 8, "width": 1, "length": 16}
+    assert selftest.defaults_for("ulx3s-85f") == ULX3S_POINT
+    assert selftest.defaults_for("ulx3s-12f", "ecp5") == ULX3S_POINT
     assert selftest.defaults_for("nosuch") == {}
+
+
+def _report_only(top, board_, out, name, **extra):
+    """build_bitstream's stand-in: no tools, a report (the core is left unelaborated)."""
+    return {
+        "bitstream": str(out / f"{name}.bit"),
+        "bytes": 1,
+        "seconds": 0.1,
+        "luts": 5,
+        "ffs": 6,
+        "lut_capacity": 10,
+        "cells": {},
+        "fmax_mhz": 40.0,
+        "target_mhz": 25.0,
+        "timing_pass": True,
+        "nextpnr_log": "log",
+    }
+
+
+@pytest.mark.parametrize(
+    "more, point",
+    [([], ULX3S_POINT), (["-p", "leaves=16"], {"leaves": 16, "width": 8, "length": 2})],
+)
+def test_ulx3s_point_and_the_old_one(capsys, tmp_path, monkeypatch, built_but_unused, more, point):
+    # `fattree build circuit-tree --board ulx3s-85f` builds the board's point; the old,
+    # smaller point (16 leaves) is one -p away.
+    from fattree.scripts import build
+
+    monkeypatch.setattr(build, "build_bitstream", _report_only)
+    argv = ["build", "circuit-tree", "-b", "ulx3s-85f", "--build-root", str(tmp_path), *more]
+    code, out, err = run_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {k: data["params"][k] for k in point} == point
+    assert data["selftest"]["payload_fields"] == payload_fields(point["leaves"], 8, 2)
+    assert f"leaves{point['leaves']}-" in data["build_dir"]
+
+
+# 8000 cycles give two status lines; the ULX3S's 32-leaf points take one (>= 3550 cycles:
+# 19 s for the circuit tree, 27 s for the Leiserson tree, 2026-11-24).
+_BIG = {("circuit-tree", "ulx3s-85f"), ("leiserson-tree", "ulx3s-85f")}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s-85f"])
 @pytest.mark.parametrize("design", ["circuit-tree", "scheduler", "leiserson-tree"])
 def test_build_simulate_board_point(capsys, design, board):
-    # Each network's own point for the board, long enough for two status lines, with and
-    # without the fault.
+    # Each network's own point for the board, long enough for one (big points) or two status
+    # lines, with and without the fault.
+    cycles, lines = (3600, 1) if (design, board) in _BIG else (8000, 2)
     for fault in (False, True):
-        argv = ["build", design, "--board", board, "--simulate", "8000", "--json"]
+        argv = ["build", design, "--board", board, "--simulate", str(cycles), "--json"]
         code, out, err = run_cli(capsys, *argv + (["--inject-fault"] if fault else []))
         assert code == 0, err
         data = json.loads(out)
-        assert data["lines"] >= 2 and data["checked"] > 0 and (data["errors"] > 0) == fault
+        assert data["lines"] >= lines and data["checked"] > 0 and (data["errors"] > 0) == fault
 
 
 # --- clocking from the PLL --------------------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 from amaranth import Module, Signal
 from amaranth.lib import wiring
 
+from fattree.boards import get_selftest
 from fattree.boards.leiserson_selftest import LeisersonTreeHarness, leiserson_selftest, plan_run
 from fattree.boards.selftest import SelfTestCore
 from fattree.hdl.leiserson_tree import LeisersonFatTree
@@ -134,3 +135,49 @@ def test_simulated_board_run_at_start_lead_2(capsys):
     data = json.loads(out)
     assert data["errors"] == 0 and data["checked"] >= 2 * 24 and data["verdict"] == "PASS"
     assert data["selftest"]["run_cycles"] == len(plan_run(8, start_lead=2).start) + 1
+
+
+#: The Leiserson tree's ULX3S-85F point: the largest measured to fit and close timing at the
+#: board clock (docs/boards.md); w = n as the design's default gives.
+ULX3S_POINT = {"leaves": 32}
+
+
+def test_board_points():
+    selftest = get_selftest("leiserson-tree")
+    assert selftest.defaults_for("icebreaker") == {"leaves": 8}
+    assert selftest.defaults_for("ulx3s-85f") == ULX3S_POINT
+    assert selftest.defaults_for("versa-ecp5", "ecp5") == ULX3S_POINT
+
+
+def _report_only(top, board_, out, name, **extra):
+    """build_bitstream's stand-in: no tools, a report (the core is left unelaborated)."""
+    return {
+        "bitstream": str(out / f"{name}.bit"),
+        "bytes": 1,
+        "seconds": 0.1,
+        "luts": 5,
+        "ffs": 6,
+        "lut_capacity": 10,
+        "cells": {},
+        "fmax_mhz": 40.0,
+        "target_mhz": 25.0,
+        "timing_pass": True,
+        "nextpnr_log": "log",
+    }
+
+
+@pytest.mark.parametrize("more, leaves", [([], ULX3S_POINT["leaves"]), (["-p", "leaves=16"], 16)])
+def test_ulx3s_point_and_the_old_one(capsys, tmp_path, monkeypatch, built_but_unused, more, leaves):
+    # `fattree build leiserson-tree --board ulx3s-85f` builds the board's point (w = n, three
+    # messages a leaf); the old, smaller point (16 leaves) is one -p away.
+    from fattree.scripts import build
+
+    monkeypatch.setattr(build, "build_bitstream", _report_only)
+    argv = ["build", "leiserson-tree", "-b", "ulx3s-85f", "--build-root", str(tmp_path), *more]
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["params"]["leaves"] == leaves and data["params"]["w"] == 0
+    assert data["selftest"]["messages_per_run"] == 3 * leaves
+    assert f"leaves{leaves}-" in data["build_dir"]
