@@ -74,8 +74,8 @@ SELFTESTS: Registry[SelfTest] = Registry(
             ),
             board_params={
                 "icebreaker": {"leaves": 8, "width": 1, "length": 16},
-                # 32 leaves: 16 % of the LUTs, 81 MHz; 64 leaves fits (35 %) but was not placed
-                # in 25 min on the shared 2-core machine (docs/boards.md).
+                # 32 leaves: 16 % of the LUTs, 81 MHz; 64 leaves fits (36 %, 51.8 MHz) with
+                # --nextpnr-router router2, not tried with the default router (docs/boards.md).
                 "ulx3s-85f": {"leaves": 32, "width": 8, "length": 2},
             },
             options=("pattern", "inject_cycles"),
