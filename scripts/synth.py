@@ -104,6 +104,17 @@ def _summary(data: dict) -> str:
     return "\n".join(lines)
 
 
+def _overfill(data: dict) -> str:
+    """``"; needs 100506 of 83640 TRELLIS_COMB (120 %)"`` for every cell type nextpnr found
+    short, from its utilisation table, or ``""``."""
+    over = [
+        f"{u['used']} of {u['available']} {bel} ({100 * u['used'] / u['available']:.0f} %)"
+        for bel, u in data["harness"]["utilisation"].items()
+        if u["available"] and u["used"] > u["available"]
+    ]
+    return f"; the harness needs {', '.join(over)}" if over else ""
+
+
 def run(args) -> int:
     design, params = resolve_design(args)
     family = get_family(args.family)
@@ -129,6 +140,7 @@ def run(args) -> int:
     data = result.as_dict()
     emit(args, data, _summary(data))
     if result.pnr_error:
-        # The resources above are valid; say on stderr, in one line, why there is no Fmax.
-        raise CliError(result.pnr_error, code=1)
+        # The resources above are valid; say on stderr, in one line, why there is no Fmax,
+        # and by how much the harness overfills the part when that is the reason.
+        raise CliError(result.pnr_error + _overfill(data), code=1)
     return 0

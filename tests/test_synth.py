@@ -484,5 +484,22 @@ def test_does_not_fit_keeps_the_resources(capsys, tmp_path):
     assert data["resources"]["ffs"] == 5 * 1024 + 2 and data["fmax_mhz"] is None
     lc = data["harness"]["utilisation"]["ICESTORM_LC"]
     assert lc["used"] > lc["available"] == 5280
-    assert err.strip().splitlines() == [f"fattree synth: error: {data['pnr_error']}"]
+    used = lc["used"]
+    assert err.strip().splitlines() == [
+        f"fattree synth: error: {data['pnr_error']}; the harness needs {used} of 5280 "
+        f"ICESTORM_LC ({100 * used / 5280:.0f} %)"
+    ]
     assert "no BELs remaining" in data["pnr_error"]
+
+
+def test_overfill_names_every_short_cell_type():
+    from fattree.scripts.synth import _overfill
+
+    table = {
+        "TRELLIS_COMB": {"used": 100506, "available": 83640},
+        "TRELLIS_FF": {"used": 40736, "available": 83640},
+    }
+    assert _overfill({"harness": {"utilisation": table}}) == (
+        "; the harness needs 100506 of 83640 TRELLIS_COMB (120 %)"
+    )
+    assert _overfill({"harness": {"utilisation": {}}}) == ""
