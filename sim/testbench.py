@@ -40,4 +40,3 @@ def merge_steps(*streams: list[dict]) -> list[dict]:
                 else:
                     out[k].setdefault(key, {}).update(value)
     return out
-

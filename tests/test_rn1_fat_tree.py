@@ -164,7 +164,14 @@ def test_parameter_errors(call, error, message):
 
 # --- The model: swallow elements, the sparse stepping, traffic through two stages -------
 
-from fattree.sim.checks.rn1 import BURST, End, Knobs  # noqa: E402
+from fattree.sim.checks.rn1 import (  # noqa: E402
+    BURST,
+    End,
+    Knobs,
+    delivered_by_node,
+    network_queues,
+    run_network_traffic,
+)
 from fattree.sim.models.rn1 import (  # noqa: E402
     RN1FatTreeModel,
     RN1NetworkModel,
@@ -187,55 +194,11 @@ def fat_model(stages=2, seed=None):
 
 
 def run_traffic(model, queues, knobs, rng, limit=3000, shadow=None):
-    """Senders on the channels of ``queues`` (channel -> transmissions, each a byte list:
-    head bytes then data), receivers on every output channel that gets a word; run until
-    every end is quiet. ``shadow``: a second model stepped with the same inputs, whose
-    outputs must equal ``model``'s every cycle. Returns (senders, receivers, cycles)."""
-    senders = {
-        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
-    }
-    receivers = {}
-    n = model.channels
-    for cycle in range(limit):
-        o_fwd, i_bk = model.o_fwd, model.i_bk
-        if shadow is not None:
-            assert (shadow.o_fwd, shadow.i_bk) == (o_fwd, i_bk), f"cycle {cycle}"
-        for c, w in enumerate(o_fwd):
-            if w and c not in receivers:
-                receivers[c] = End(False, random.Random(rng.getrandbits(32)), knobs)
-        i_fwd, o_bk = [0] * n, [0] * n
-        for c, s in senders.items():
-            i_fwd[c] = s.step(i_bk[c])
-        for c, r in receivers.items():
-            o_bk[c] = r.step(o_fwd[c])
-        model.step(i_fwd, o_bk)
-        if shadow is not None:
-            shadow.step(i_fwd, o_bk)
-        ends = list(senders.values()) + list(receivers.values())
-        if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
-            return senders, receivers, cycle
-    raise AssertionError(f"traffic not done in {limit} cycles")
+    return run_network_traffic(model, queues, knobs, rng, limit, shadow)
 
 
-def queues_for(net, pairs, rng, extra=3):
-    """Per source channel, transmissions for ``pairs`` (source node, destination node):
-    head bytes, then 1 .. ``extra`` data bytes; returns (queues, expected deliveries)."""
-    queues, want = {}, Counter()
-    for a, b in pairs:
-        heads = net.heads(a, b, rng.getrandbits(8))
-        data = [rng.getrandbits(8) for _ in range(rng.randint(1, extra))]
-        queues.setdefault(2 * a + rng.randrange(2), []).append(heads + data)
-        last = heads[-1]
-        for _ in net.route(a, b)[-1]:
-            last = pass_head(last)
-        want[b, (last, *data)] += 1
-    return queues, want
-
-
-def delivered(receivers):
-    return Counter(
-        (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
-    )
+queues_for = network_queues
+delivered = delivered_by_node
 
 
 def test_swallow_drops_the_head_and_passes_the_rest():

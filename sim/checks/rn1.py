@@ -70,6 +70,9 @@ __all__ = [
     "BURST",
     "simulate_network",
     "unpass_head",
+    "network_queues",
+    "run_network_traffic",
+    "delivered_by_node",
 ]
 
 OUTPUTS = ("o_fwd", "i_bk")
@@ -587,3 +590,58 @@ def simulate_network(
 
     simulate(dut, bench)
     return scoreboard, result["check"]
+
+
+def network_queues(net, pairs, rng: random.Random, extra: int = 3):
+    """Per source channel (node ``a``'s link ``0`` or ``1`` at random), transmissions for
+    ``pairs`` (source node, destination node) over a network of unit trees or clusters
+    (``net.heads``, ``net.route``): head bytes, then 1 .. ``extra`` data bytes. Returns
+    (queues, expected deliveries ``Counter((dest, (head as it arrives, *data)))``)."""
+    queues, want = {}, Counter()
+    for a, b in pairs:
+        heads = net.heads(a, b, rng.getrandbits(8))
+        data = [rng.getrandbits(8) for _ in range(rng.randint(1, extra))]
+        queues.setdefault(2 * a + rng.randrange(2), []).append(heads + data)
+        last = heads[-1]
+        for _ in net.route(a, b)[-1]:
+            last = pass_head(last)
+        want[b, (last, *data)] += 1
+    return queues, want
+
+
+def run_network_traffic(model, queues, knobs: Knobs, rng: random.Random, limit: int, shadow=None):
+    """Senders (:class:`End`) on the channels of ``queues``, receivers on every output channel
+    that gets a word; run ``model`` until every end is quiet. ``shadow``: a second model
+    stepped with the same inputs, whose outputs must equal ``model``'s every cycle. Returns
+    (senders, receivers, cycles)."""
+    senders = {
+        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
+    }
+    receivers = {}
+    n = model.channels
+    for cycle in range(limit):
+        o_fwd, i_bk = model.o_fwd, model.i_bk
+        if shadow is not None:
+            assert (shadow.o_fwd, shadow.i_bk) == (o_fwd, i_bk), f"cycle {cycle}"
+        for c, w in enumerate(o_fwd):
+            if w and c not in receivers:
+                receivers[c] = End(False, random.Random(rng.getrandbits(32)), knobs)
+        i_fwd, o_bk = [0] * n, [0] * n
+        for c, sender in senders.items():
+            i_fwd[c] = sender.step(i_bk[c])
+        for c, r in receivers.items():
+            o_bk[c] = r.step(o_fwd[c])
+        model.step(i_fwd, o_bk)
+        if shadow is not None:
+            shadow.step(i_fwd, o_bk)
+        ends = list(senders.values()) + list(receivers.values())
+        if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
+            return senders, receivers, cycle
+    raise AssertionError(f"traffic not done in {limit} cycles")
+
+
+def delivered_by_node(receivers) -> Counter:
+    """``Counter((node, segment))`` of the first segments the receivers got (two links a node)."""
+    return Counter(
+        (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
+    )
