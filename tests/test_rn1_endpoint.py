@@ -7,6 +7,7 @@ import argparse
 import random
 import shutil
 
+import numpy as np
 import pytest
 from amaranth.hdl import Value
 
@@ -437,3 +438,25 @@ def test_cocotb_bench_fails_with_a_broken_reference(tmp_path):
         root=tmp_path,
     )
     assert not result.passed and result.summary["cycle_mismatches"] == 1
+
+
+def test_soak_stimulus_and_expectation_cover_both_phases_and_drops():
+    """The soak's model side (sim/soak/rn1_endpoint.py): one row of inputs and one of expected
+    outputs per cycle, in the layout's column order, both phases, over-long frames dropped."""
+    from fattree.sim.soak.rn1_endpoint import RN1BideltaStreamSoak
+
+    params = {"endpoints": 4, "seed": 3, "retry": "immediate", "max_bytes": 4}
+    soak = RN1BideltaStreamSoak(params, messages=600, seed=2)
+    layout = soak.layout()
+    chunks = list(soak.chunks(chunk=500))
+    stimulus = np.concatenate([c[0] for c in chunks])
+    expected = np.concatenate([c[1] for c in chunks])
+    assert stimulus.shape == (soak.cycles, len(layout.inputs))
+    assert expected.shape == (soak.cycles, len(layout.outputs))
+    assert soak.failures == [] and soak.checked >= 600
+    summary = soak.summary()
+    assert set(summary["messages_by_phase"]) == {"random", "hotspot"}
+    assert summary["dropped_frames"] > 0 and summary["retries"] > 0
+    # Each message confirmed once: the senders' counters in the last row add up to them.
+    sent = [layout.outputs.index(p) for p in layout.outputs if p.name.startswith("sent__")]
+    assert int(expected[-1, sent].sum()) == soak.checked

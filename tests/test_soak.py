@@ -27,6 +27,7 @@ SMALL = {
     "leiserson-tree": ["leaves=4"],
     "hypercube": ["dim=2"],
     "rn1-bidelta": ["endpoints=4"],
+    "rn1-bidelta-stream": ["endpoints=4"],
 }
 
 
