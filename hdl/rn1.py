@@ -7,7 +7,9 @@ docs/dehon.md for the protocol, the timing and the choices the paper leaves open
 
 * **Primary mode**: one radix-4 crossbar of dilation 2; direction ``d`` leaves on output
   ``2d`` or ``2d + 1``. **Alternate mode**: two radix-4 crossbars of dilation 1 (inputs
-  ``0..3`` to outputs ``0..3``, inputs ``4..7`` to outputs ``4..7``).
+  ``0..3`` to outputs ``0..3``, inputs ``4..7`` to outputs ``4..7``). **Run-time mode**: the
+  primary mode's circuits, and a one-bit input ``alternate`` that chooses, cycle by cycle,
+  by which of the two modes that cycle's heads are routed.
 * A head (``ctrl`` rising on an idle input) asks for direction ``data[0:2]`` and is decided in
   the cycle it arrives: requests for one direction are served in input order (the first
   takes output ``2d + r`` when both are free, ``r`` = LFSR bit ``d``; the second the other);
@@ -35,10 +37,12 @@ from ..spec.rn1 import (
     DIRECTIONS,
     LFSR_STEPS,
     LFSR_WIDTH,
+    MODES,
+    RUNTIME,
     TURN,
     WORD_BITS,
-    check_mode,
-    outputs_for,
+    check_router_mode,
+    circuit_pairs,
     word,
 )
 from ._validation import validates_parameters
@@ -61,8 +65,8 @@ class RN1Router(wiring.Component):
     Parameters
     ----------
     mode : str
-        ``"primary"`` (radix 4, dilation 2) or ``"alternate"`` (two radix-4 crossbars,
-        dilation 1).
+        ``"primary"`` (radix 4, dilation 2), ``"alternate"`` (two radix-4 crossbars,
+        dilation 1) or ``"runtime"`` (either, chosen by the ``alternate`` input).
     seed : int
         Seed of the 16-bit LFSR that makes the random choice between two free outputs,
         ``1 .. 65535`` (the alternate mode has no choice to make and no LFSR).
@@ -73,14 +77,20 @@ class RN1Router(wiring.Component):
         Input channels: ``i[k].fwd`` in, ``i[k].bk`` out (status and answers to the sender).
     o : Out(channel_signature()).array(8)
         Output channels: ``o[k].fwd`` out, ``o[k].bk`` in.
+    alternate : In(1)
+        Run-time mode only: 0 routes this cycle's heads by the primary mode, 1 by the
+        alternate mode. Circuits already held are not affected by a change.
     """
 
     @validates_parameters
     def __init__(self, mode: str = "primary", seed: int = 1):
-        self.mode = check_mode(mode)
+        self.mode = check_router_mode(mode)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         channel = channel_signature()
-        super().__init__({"i": In(channel).array(CHANNELS), "o": Out(channel).array(CHANNELS)})
+        members = {"i": In(channel).array(CHANNELS), "o": Out(channel).array(CHANNELS)}
+        if mode == RUNTIME:
+            members["alternate"] = In(1)
+        super().__init__(members)
         # The circuit state, made here (not in elaborate) so the proofs (fattree/proofs/rn1.py)
         # can state properties of it. conn[i, o]: input i holds output o (one-hot per input
         # and per output). held[i] (input i holds an output) and busy[o] (output o is held)
@@ -89,10 +99,9 @@ class RN1Router(wiring.Component):
         # discard[i]: input i's transmission got no output and is being thrown away.
         # prev_ctrl[i]: input i's ctrl bit of the cycle before (a head is ctrl rising).
         n = CHANNELS
-        reach = {
-            (i, o) for i in range(n) for d in range(DIRECTIONS) for o in outputs_for(mode, i, d)
+        self.conn = {
+            key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(circuit_pairs(mode))
         }
-        self.conn = {key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(reach)}
         self.held = [Signal(name=f"open_{i}") for i in range(n)]
         self.busy = [Signal(name=f"busy_{o}") for o in range(n)]
         self.discard = [Signal(name=f"discard_{i}") for i in range(n)]
@@ -191,13 +200,35 @@ class RN1Router(wiring.Component):
 
     def _arbitrate(self, m, header, busy, conn):
         """``claim[i, o]``: input ``i``'s head takes output ``o`` this cycle."""
-        n = CHANNELS
         claim = {key: Signal(name=f"claim_{key[0]}_{key[1]}") for key in conn}
-        if self.mode == "primary":
+        lfsr = None
+        if self.mode != "alternate":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
+        if self.mode != RUNTIME:
+
+            def assign(key, value):
+                m.d.comb += claim[key].eq(value)
+
+            self._claims(m, self.mode, header, busy, lfsr, assign)
+            return claim
+        # Both modes' arbitrations side by side, the input picking one: a change takes
+        # effect for the heads of the cycle it is seen in. The alternate mode's pairs are a
+        # subset of the primary mode's; the others are never claimed in the alternate mode.
+        primary, alternate = {}, {}
+        self._claims(m, MODES[0], header, busy, lfsr, primary.__setitem__)
+        self._claims(m, MODES[1], header, busy, lfsr, alternate.__setitem__, "alt_")
+        for key in conn:
+            value = Mux(self.alternate, alternate.get(key, Const(0)), primary[key])
+            m.d.comb += claim[key].eq(value)
+        return claim
+
+    def _claims(self, m, mode, header, busy, lfsr, assign, prefix=""):
+        """A fixed ``mode``'s arbitration: ``assign((i, o), value)`` for every pair it can
+        claim."""
+        n = CHANNELS
+        if mode == "primary":
             groups = [(d, list(range(n)), (2 * d, 2 * d + 1)) for d in range(DIRECTIONS)]
         else:
-            lfsr = None
             groups = [
                 (d, list(range(base, base + DIRECTIONS)), (base + d,))
                 for base in (0, DIRECTIONS)
@@ -208,7 +239,7 @@ class RN1Router(wiring.Component):
             seen_one, seen_two = Const(0), Const(0)
             rank0, rank1 = {}, {}
             for i in inputs:
-                req = Signal(name=f"req_{i}_{outs[0]}")
+                req = Signal(name=f"{prefix}req_{i}_{outs[0]}")
                 m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
                 rank0[i] = req & ~seen_one
                 rank1[i] = req & seen_one & ~seen_two
@@ -217,17 +248,14 @@ class RN1Router(wiring.Component):
             if len(outs) == 1:
                 (o,) = outs
                 for i in inputs:
-                    m.d.comb += claim[i, o].eq(rank0[i] & ~busy[o])
+                    assign((i, o), rank0[i] & ~busy[o])
                 continue
             o0, o1 = outs
             f0, f1 = ~busy[o0], ~busy[o1]
             r = lfsr.value[d]
             for i in inputs:
-                m.d.comb += [
-                    claim[i, o0].eq((rank0[i] & f0 & (~f1 | ~r)) | (rank1[i] & f0 & f1 & r)),
-                    claim[i, o1].eq((rank0[i] & f1 & (~f0 | r)) | (rank1[i] & f0 & f1 & ~r)),
-                ]
-        return claim
+                assign((i, o0), (rank0[i] & f0 & (~f1 | ~r)) | (rank1[i] & f0 & f1 & r))
+                assign((i, o1), (rank0[i] & f1 & (~f0 | r)) | (rank1[i] & f0 & f1 & ~r))
 
 
 def _any(values):

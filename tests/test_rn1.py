@@ -1,5 +1,7 @@
 """One RN1 router (amaranth.sim) against RN1Model and the rules of DeHon's RN1 section."""
 
+import random
+
 import pytest
 from amaranth import ResetInserter, Signal
 
@@ -18,10 +20,13 @@ from fattree.spec.rn1 import (
     DROP,
     LFSR_STEPS,
     LFSR_WIDTH,
+    MODES,
     TURN,
+    circuit_pairs,
     head_for,
     outputs_for,
     pass_head,
+    routing_mode,
     word,
 )
 
@@ -30,8 +35,10 @@ SEED = 0x2B5
 
 def run(stimulus, mode="primary", seed=SEED):
     """``stimulus``: per cycle a dict with optional ``fwd`` (input -> word), ``bk`` (output ->
-    word) and ``rst``. Checks the RTL's outputs against the model in every cycle and returns
-    them per cycle as ``{"fwd": [8 words out of the outputs], "bk": [8 words back]}``."""
+    word), ``rst`` and (run-time mode) ``alt``, the ``alternate`` input, which stays as set
+    until the next cycle that sets it. Checks the RTL's outputs against the model in every
+    cycle and returns them per cycle as ``{"fwd": [8 words out of the outputs], "bk": [8
+    words back]}``."""
     router = RN1Router(mode, seed)
     rst = Signal()
     dut = ResetInserter(rst)(router)
@@ -46,6 +53,9 @@ def run(stimulus, mode="primary", seed=SEED):
                 ctx.set(router.i[k].fwd.as_value(), i_fwd[k])
                 ctx.set(router.o[k].bk.as_value(), o_bk[k])
             ctx.set(rst, step.get("rst", 0))
+            if "alt" in step:
+                ctx.set(router.alternate, step["alt"])
+                model.alternate = step["alt"]
             got = {
                 "fwd": [ctx.get(router.o[k].fwd.as_value()) for k in range(8)],
                 "bk": [ctx.get(router.i[k].bk.as_value()) for k in range(8)],
@@ -256,10 +266,173 @@ def test_reset_mid_circuit():
     assert on(seen, "bk", 1) == [] and on(seen, "bk", 2) == []
 
 
+# --- the run-time mode -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setting", [0, 1])
+@pytest.mark.parametrize("shift", range(4))
+def test_runtime_router_is_either_fixed_router(setting, shift):
+    # The eight-heads stimulus of every input and direction, through the run-time router with
+    # its input held at `setting`: word for word what the fixed router of that mode does (and
+    # `run` checks both against the model every cycle).
+    heads = {k: head_for([(k + shift) % 4], fill=0x5C ^ k << 2) for k in range(8)}
+    traffic = merge_steps(
+        *(send(k, [heads[k], 0x30 + k], close=TURN if k % 3 else DROP) for k in range(8))
+    )
+    answers = [answer(o, CONNECTED, 5, len(traffic)) for o in range(8)]
+    stimulus = merge_steps(traffic, *answers)
+    fixed = run(stimulus, MODES[setting])
+    stimulus[0] = {**stimulus[0], "alt": setting}
+    assert run(stimulus, "runtime") == fixed
+
+
+def test_runtime_change_routes_the_heads_of_its_cycle_and_keeps_held_circuits():
+    r0 = lfsr_state(0) & 1  # direction 0's random bit in cycle 0
+    total = 24
+    steps = merge_steps(
+        # Cycle 0, primary: input 4 opens direction 0 -> output r0 (in the primary mode an
+        # input of the second crossbar reaches outputs 0 and 1), bytes until cycle 10.
+        send(4, [0] + [0x40 + k for k in range(9)], total=total),
+        # Cycle 1, alternate: input 5 to direction 1 -> output 5 (crossbar 1); input 1 to
+        # direction 0 -> output 0 (crossbar 0), blocked if input 4 took output 0.
+        send(5, [1, 0x51], start=1, total=total),
+        send(1, [0, 0x11], start=1, total=total),
+        # Cycle 3, primary again: input 6 to direction 2 -> output 4 or 5; 5 is held by
+        # input 5, so output 4.
+        send(6, [2, 0x61], start=3, total=total),
+    )
+    steps[0]["alt"], steps[1]["alt"], steps[3]["alt"] = 0, 1, 0
+    seen = run(steps, "runtime")
+    # Input 4's circuit carries every byte, whatever the setting did under it.
+    assert [v for _, v in on(seen, "fwd", r0)][:10] == [word(1, pass_head(0))] + [
+        word(1, 0x40 + k) for k in range(9)
+    ]
+    assert on(seen, "fwd", 5)[:2] == [(2, word(1, pass_head(1))), (3, word(1, 0x51))]
+    if r0 == 0:
+        assert on(seen, "bk", 1) == [(4, word(0, BLOCKED))]
+    else:
+        assert on(seen, "fwd", 0)[:2] == [(2, word(1, pass_head(0))), (3, word(1, 0x11))]
+    assert on(seen, "fwd", 4)[:2] == [(4, word(1, pass_head(2))), (5, word(1, 0x61))]
+
+
+def check_runtime(seed, count, flip, *, knobs=None, invert=False):
+    """Random traffic through the run-time router against RN1Model("runtime") in
+    amaranth.sim: the setting held at 0, then at 1, then (``flip``: per-cycle probability)
+    flipping under the traffic. ``invert`` drives the router with the opposite setting to
+    the model's (a broken wire the check must see)."""
+    from fattree.sim.benches.rn1 import anywhere_layout
+    from fattree.sim.checks.rn1 import CHECKS, RN1Check, transmissions
+    from fattree.sim.scoreboard import Scoreboard
+
+    router, model = RN1Router("runtime", seed), RN1Model("runtime", seed)
+    scoreboard = Scoreboard(CHECKS)
+    rng = random.Random(seed)
+    flips = {"p": 0.0, "count": 0}
+    result = {}
+
+    async def bench(ctx):
+        def read():
+            return (
+                [ctx.get(router.o[k].fwd.as_value()) for k in range(8)],
+                [ctx.get(router.i[k].bk.as_value()) for k in range(8)],
+            )
+
+        def drive(i_fwd, o_bk):
+            if flips["p"] and rng.random() < flips["p"]:
+                model.alternate ^= 1
+                flips["count"] += 1
+            ctx.set(router.alternate, model.alternate ^ invert)
+            for k in range(8):
+                ctx.set(router.i[k].fwd.as_value(), i_fwd[k])
+                ctx.set(router.o[k].bk.as_value(), o_bk[k])
+
+        def check(layout=None):
+            return RN1Check(
+                model,
+                scoreboard,
+                read,
+                drive,
+                ctx.tick,
+                rng=rng,
+                knobs=knobs or Knobs(),
+                layout=layout,
+            )
+
+        fixed = check()
+        for setting in (0, 1):
+            model.alternate = setting
+            for pattern in ("random", "hotspot"):
+                await fixed.phase(
+                    f"{pattern}@{setting}", transmissions(pattern, count, rng, fixed.layout)
+                )
+        flips["p"] = flip
+        flipping = check(anywhere_layout())
+        await flipping.phase("random@flip", transmissions("random", 2 * count, rng))
+        result["stats"] = fixed.stats + flipping.stats
+
+    simulate(router, bench)
+    return scoreboard, result["stats"], flips["count"]
+
+
+@pytest.mark.parametrize("seed", [0x2B5, pytest.param(0xACE1, marks=pytest.mark.slow)])
+def test_runtime_random_traffic_and_changes_match_model(seed):
+    scoreboard, stats, flips = check_runtime(seed, 4, 0.1)
+    scoreboard.raise_on_mismatch()
+    # Both settings' phases and the flipping phase: 8 inputs x (2 x 2 x 4 + 8).
+    assert scoreboard.checked == 8 * (16 + 8)
+    assert stats["blocked"] > 0 and stats["release"] > 0 and stats["turn_segments"] > 0
+    assert flips > 10
+
+
+def test_runtime_router_that_misreads_its_input_is_caught():
+    scoreboard, _, _ = check_runtime(0x2B5, 2, 0.0, invert=True)
+    assert scoreboard.failures["cycle_mismatches"] > 0
+
+
+def test_runtime_ports_and_fixed_ports(built_but_unused):
+    # The fixed modes keep exactly their channels (networks build from them); only the
+    # run-time router has the one-bit input.
+    for mode in ("primary", "alternate"):
+        assert set(RN1Router(mode).signature.members) == {"i", "o"}
+    members = RN1Router("runtime").signature.members
+    assert set(members) == {"i", "o", "alternate"}
+    assert members["alternate"].flow.name == "In" and members["alternate"].shape == 1
+    assert len(RN1Router("runtime").conn) == 64 == len(RN1Router("primary").conn)
+    assert len(RN1Router("alternate").conn) == 32
+
+
+def test_runtime_model_input():
+    model = RN1Model("runtime", 3)
+    assert model.alternate == 0 and model.routing == "primary"
+    model.alternate = 1
+    assert model.routing == "alternate"
+    model.reset()  # an input, not a register: a reset keeps it
+    assert model.alternate == 1
+    with pytest.raises(ValueError) as info:
+        model.alternate = 2
+    assert str(info.value) == "alternate must be between 0 and 1, not 2"
+    with pytest.raises(ValueError) as info:
+        RN1Model("primary").alternate = 1
+    assert str(info.value) == "only a runtime router has an alternate input, not a primary one"
+
+
+def test_runtime_definitions():
+    assert routing_mode("runtime", 0) == "primary" and routing_mode("runtime", 1) == "alternate"
+    assert routing_mode("alternate", 0) == "alternate"
+    assert (
+        circuit_pairs("runtime")
+        == circuit_pairs("primary")
+        == {(i, o) for i in range(8) for o in range(8)}
+    )
+    assert circuit_pairs("alternate") < circuit_pairs("primary")
+    with pytest.raises(ValueError, match="alternate must be between 0 and 1, not 2"):
+        routing_mode("runtime", 2)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"mode": "dual"}, "mode must be 'primary' or 'alternate', not 'dual'"),
+        ({"mode": "dual"}, "mode must be 'primary', 'alternate' or 'runtime', not 'dual'"),
         ({"seed": 0}, "seed must be between 1 and 65535, not 0"),
         ({"seed": 1 << 16}, "seed must be between 1 and 65535, not 65536"),
     ],
@@ -327,3 +500,6 @@ def test_rn1_is_a_design():
     assert "module rn1(" in text
     for port in ("input [8:0] i__7__fwd", "output [8:0] i__7__bk", "output [8:0] o__0__fwd"):
         assert port in text
+    assert "alternate" not in text.split(");")[0]  # the fixed modes' port list
+    text = elaborate_verilog(design, {"mode": "runtime", "seed": 5})
+    assert "input alternate;" in text

@@ -37,9 +37,14 @@ __all__ = [
     "STATUS",
     "IDLE_WORD",
     "MODES",
+    "RUNTIME",
+    "ROUTER_MODES",
     "LFSR_WIDTH",
     "LFSR_STEPS",
     "check_mode",
+    "check_router_mode",
+    "routing_mode",
+    "circuit_pairs",
     "word",
     "ctrl_of",
     "data_of",
@@ -71,6 +76,13 @@ IDLE_WORD = 0
 #: (inputs ``0..3`` to outputs ``0..3``, inputs ``4..7`` to outputs ``4..7``, direction ``d``
 #: on output ``4c + d`` of crossbar ``c``).
 MODES = ("primary", "alternate")
+#: A router built with ``mode="runtime"`` has a one-bit configuration input, ``alternate``,
+#: that picks one of :data:`MODES` cycle by cycle: the heads that arrive in a cycle are
+#: routed by the mode the input names in that cycle (0 primary, 1 alternate); circuits
+#: already held are not touched by a change (their circuit bits serve every input-output
+#: pair of either mode). Networks wire their routers in one of :data:`MODES`.
+RUNTIME = "runtime"
+ROUTER_MODES = (*MODES, RUNTIME)
 
 #: The router's random bits come from a 16-bit Fibonacci LFSR (default taps) advanced
 #: :data:`LFSR_STEPS` single steps per clock: bit ``d`` of the state is direction ``d``'s
@@ -84,6 +96,35 @@ def check_mode(mode) -> str:
     if mode not in MODES:
         raise ValueError(f"mode must be 'primary' or 'alternate', not {mode!r}")
     return mode
+
+
+def check_router_mode(mode) -> str:
+    """A router's or its model's ``mode``: one of :data:`MODES` or ``"runtime"``."""
+    if mode not in ROUTER_MODES:
+        raise ValueError(f"mode must be 'primary', 'alternate' or 'runtime', not {mode!r}")
+    return mode
+
+
+def routing_mode(mode: str, alternate: int) -> str:
+    """The fixed mode by which a router built in ``mode`` routes a head that arrives while
+    its ``alternate`` input is ``alternate`` (a fixed mode ignores the input)."""
+    if check_router_mode(mode) != RUNTIME:
+        return mode
+    return MODES[check_int_range("alternate", alternate, 0, 1)]
+
+
+def circuit_pairs(mode: str) -> set[tuple[int, int]]:
+    """The (input, output) pairs a circuit of a router built in ``mode`` can join: those of
+    :func:`outputs_for` in a fixed mode, the union of both in the run-time mode (every pair:
+    the primary mode's)."""
+    modes = MODES if check_router_mode(mode) == RUNTIME else (mode,)
+    return {
+        (i, o)
+        for m in modes
+        for i in range(CHANNELS)
+        for d in range(DIRECTIONS)
+        for o in outputs_for(m, i, d)
+    }
 
 
 def word(ctrl: int, data: int) -> int:

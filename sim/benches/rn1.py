@@ -7,7 +7,10 @@ and send blocked transmissions again until they get through. Phases: random dire
 (``frames`` transmissions in all, 1000 by default), then a hot spot (every input to direction
 0: dilation overflow in every cycle), then on one router (:data:`STRESS`) heads in step
 (every input's head in the same cycle, round after round), in step with turns and busy
-receivers, and random traffic whose idle words carry random data.
+receivers, and random traffic whose idle words carry random data. A run-time router
+(``mode=runtime``) runs every phase with its ``alternate`` input at 0, then every phase at
+1, then random traffic and rounds with the input flipped at random cycles (about one cycle
+in ten).
 :class:`fattree.sim.checks.rn1.RN1Check` runs two checks side by side:
 
 * cycle by cycle, every output word (``o__k__fwd``, ``i__k__bk``) against
@@ -31,6 +34,7 @@ from fattree.sim.checks.rn1 import (
     BURST,
     CHECKS,
     Knobs,
+    Layout,
     RN1Check,
     burst,
     router_layout,
@@ -44,7 +48,7 @@ from fattree.sim.cocotb_runner import (
 )
 from fattree.sim.models.rn1 import RN1Model
 from fattree.sim.scoreboard import Scoreboard
-from fattree.spec.rn1 import CHANNELS
+from fattree.spec.rn1 import CHANNELS, DIRECTIONS, MODES, RUNTIME, pass_head
 
 
 class Ports:
@@ -84,28 +88,68 @@ STRESS = (
 )
 
 
+#: A run-time router's ``alternate`` input flips in about this fraction of the cycles of
+#: the phases that change it.
+TOGGLE = 0.1
+
+
+def anywhere_layout() -> Layout:
+    """One router whose mode may change under a transmission's feet: every transmission
+    must be delivered exactly once with its bytes intact, at whichever output (where it went
+    is the cycle check's: the model routes each head by the setting of its cycle)."""
+    return Layout(
+        CHANNELS,
+        DIRECTIONS,
+        lambda i, d, fill: (fill & ~0b11) | d,
+        lambda i, head: (),
+        lambda o: (),
+        lambda i, head: pass_head(head),
+    )
+
+
 async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool = False) -> None:
     """The benches' body, for one router or a network: endpoints on every channel of
     ``layout`` (default: one RN1's), a random phase then a hot spot (``frames``
     transmissions each unless the bench knob says otherwise), and with ``stress`` the phases
-    of :data:`STRESS`; the summary written."""
+    of :data:`STRESS`; for a run-time router all of that in either setting of its
+    ``alternate`` input, then random traffic and rounds with the input flipping; the
+    summary written."""
     config = bench_config()
     frames = config["bench"].get("frames", frames)
     rng = random.Random(config["seed"])
-    layout = layout or router_layout(model.mode)
-    n = layout.channels
+    runtime = getattr(model, "mode", None) == RUNTIME
+    layout = layout or (None if runtime else router_layout(model.mode))
+    n = layout.channels if layout else CHANNELS
     ports = Ports(dut, n)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
-    check = RN1Check(
-        model,
-        scoreboard,
-        ports.sample,
-        ports.drive,
-        lambda: FallingEdge(dut.clk),
-        rng=random.Random(rng.getrandbits(32)),
-        layout=layout,
-    )
+    flips = {"p": 0.0, "count": 0, "written": None}
+    flip_rng = random.Random(rng.getrandbits(32)) if runtime else None
+
+    def drive(i_fwd, o_bk):
+        # Called right before the model steps: the model and the design see the same
+        # setting in the same cycle.
+        if flips["p"] and flip_rng.random() < flips["p"]:
+            model.alternate ^= 1
+            flips["count"] += 1
+        if runtime and flips["written"] != model.alternate:
+            dut.alternate.value = flips["written"] = model.alternate
+        ports.drive(i_fwd, o_bk)
+
+    def make_check(lay):
+        return RN1Check(
+            model,
+            scoreboard,
+            ports.sample,
+            drive,
+            lambda: FallingEdge(dut.clk),
+            rng=random.Random(rng.getrandbits(32)),
+            layout=lay,
+        )
+
+    check = make_check(layout)
     ports.drive([0] * n, [0] * n)
+    if runtime:
+        dut.alternate.value = model.alternate = 0
     # Cycle 0 of the model is the half cycle where this returns: reset state, and the next
     # rising edge is the first one without reset (the LFSRs advance on it).
     await clock_and_reset(dut)
@@ -113,20 +157,43 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
     per_input = max(1, -(-frames // n))
     counts = {}
     started = time.perf_counter()
-    for name in ("random", "hotspot"):
-        queues = transmissions(name, per_input, rng, layout)
-        counts[name] = await check.phase(name, queues, limit=50_000 * per_input)
-    for name, knobs in STRESS if stress else ():
-        if name == "rounds":
-            # Short transmissions, two targets a round: many rounds of contention.
-            queues = burst(4 * per_input, rng, layout, spread=2, max_length=1)
-        elif name.startswith("burst"):
-            queues = burst(per_input, rng, layout)
-        else:
-            queues = transmissions("random", per_input, rng, layout)
-        counts[name] = await check.phase(name, queues, limit=50_000 * per_input, knobs=knobs)
-    seconds = time.perf_counter() - started
+    for setting in (0, 1) if runtime else (None,):
+        suffix = ""
+        if runtime:
+            model.alternate = setting
+            suffix = f"@{MODES[setting]}"
+        lay = check.layout
+        for name in ("random", "hotspot"):
+            queues = transmissions(name, per_input, rng, lay)
+            counts[name + suffix] = await check.phase(
+                name + suffix, queues, limit=50_000 * per_input
+            )
+        for name, knobs in STRESS if stress else ():
+            queues = _stress_queues(name, per_input, rng, lay)
+            counts[name + suffix] = await check.phase(
+                name + suffix, queues, limit=50_000 * per_input, knobs=knobs
+            )
     cycle = check.cycle
+    if runtime:
+        anywhere = make_check(anywhere_layout())
+        anywhere.cycle = cycle
+        flips["p"] = TOGGLE
+        lay = router_layout("primary")  # heads name directions either way
+        counts["random@flip"] = await anywhere.phase(
+            "random@flip", transmissions("random", per_input, rng, lay), limit=50_000 * per_input
+        )
+        rounds = dict(STRESS)["rounds"]
+        counts["rounds@flip"] = await anywhere.phase(
+            "rounds@flip",
+            _stress_queues("rounds", per_input, rng, lay),
+            limit=50_000 * per_input,
+            knobs=rounds,
+        )
+        flips["p"] = 0.0
+        check.stats.update(anywhere.stats)
+        cycle = anywhere.cycle
+    seconds = time.perf_counter() - started
+    extra = {"alternate_flips": flips["count"]} if runtime else {}
     write_summary(
         config,
         scoreboard.summary(
@@ -138,9 +205,19 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
             turned_segments=check.stats["turn_segments"],
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,
+            **extra,
         ),
     )
     scoreboard.raise_on_mismatch()
+
+
+def _stress_queues(name, per_input, rng, layout):
+    if name == "rounds":
+        # Short transmissions, two targets a round: many rounds of contention.
+        return burst(4 * per_input, rng, layout, spread=2, max_length=1)
+    if name.startswith("burst"):
+        return burst(per_input, rng, layout)
+    return transmissions("random", per_input, rng, layout)
 
 
 @cocotb.test()

@@ -14,8 +14,10 @@ The rules, per cycle:
   request takes output ``2d + r`` (``r``: bit ``d`` of the LFSR this cycle) and the second
   ``2d + 1 - r``; with one free the first takes it; every other request is blocked.
   Alternate mode: per crossbar and direction one output; the lowest requesting input of the
-  crossbar takes it if it is free. The claimed output sends the head rotated (``pass_head``)
-  in the next cycle.
+  crossbar takes it if it is free. Run-time mode: the heads of a cycle are routed by the
+  primary or the alternate rule as :attr:`RN1Model.alternate` (the router's one-bit input)
+  says in that cycle; held circuits do not depend on it. The claimed output sends the head
+  rotated (``pass_head``) in the next cycle.
 * **Held circuit**: both links pass through one register each way (``o_fwd[o]`` is
   ``i_fwd[i]`` one cycle later, ``i_bk[i]`` is ``o_bk[o]`` one cycle later). A close
   (``ctrl`` falling) on either link with a code other than TURN marks the circuit *closing*.
@@ -35,9 +37,10 @@ from ...spec.rn1 import (
     DIRECTIONS,
     LFSR_STEPS,
     LFSR_WIDTH,
+    RUNTIME,
     STATUS,
     TURN,
-    check_mode,
+    check_router_mode,
     ctrl_of,
     data_of,
     direction,
@@ -73,15 +76,40 @@ class RN1Model:
     Parameters
     ----------
     mode : str
-        ``"primary"`` or ``"alternate"`` (:data:`fattree.spec.rn1.MODES`).
+        ``"primary"``, ``"alternate"`` (:data:`fattree.spec.rn1.MODES`) or ``"runtime"``.
     seed : int
         Seed of the router's LFSR, ``1 .. 65535``.
+
+    Attributes
+    ----------
+    alternate : int
+        Run-time mode only: the router's ``alternate`` input (0 or 1), set before each
+        :meth:`step` like the other inputs; a reset does not change it (it is an input, not
+        a register).
     """
 
     def __init__(self, mode: str = "primary", seed: int = 1):
-        self.mode = check_mode(mode)
+        self.mode = check_router_mode(mode)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self._alternate = 0
         self.reset()
+
+    @property
+    def alternate(self) -> int:
+        return self._alternate
+
+    @alternate.setter
+    def alternate(self, value: int) -> None:
+        if self.mode != RUNTIME:
+            raise ValueError(f"only a runtime router has an alternate input, not a {self.mode} one")
+        self._alternate = check_int_range("alternate", value, 0, 1)
+
+    @property
+    def routing(self) -> str:
+        """The fixed mode this cycle's heads are routed by."""
+        if self.mode != RUNTIME:
+            return self.mode
+        return "alternate" if self._alternate else "primary"
 
     def reset(self) -> None:
         self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
@@ -101,7 +129,7 @@ class RN1Model:
         """Input -> granted output for this cycle's heads (inputs missing were blocked)."""
         grants = {}
         rand = self.lfsr.state
-        if self.mode == "primary":
+        if self.routing == "primary":
             for d in range(DIRECTIONS):
                 reqs = [i for i in range(CHANNELS) if header[i] and direction(heads[i]) == d]
                 free = [o for o in (2 * d, 2 * d + 1) if not self.busy[o]]
