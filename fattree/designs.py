@@ -229,8 +229,9 @@ DESIGNS: Registry[Design] = Registry(
                 Param(
                     "mode",
                     "primary",
-                    "primary (radix-4 crossbar, dilation 2) or alternate (two 4x4 crossbars)",
-                    choices=("primary", "alternate"),
+                    "primary (radix-4 crossbar, dilation 2), alternate (two 4x4 crossbars) or "
+                    "runtime (either, by the 1-bit input 'alternate')",
+                    choices=("primary", "alternate", "runtime"),
                 ),
                 Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
             ),

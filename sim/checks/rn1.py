@@ -432,9 +432,15 @@ class RN1Check:
         self.read, self.drive, self.tick = read, drive, tick
         self.rng = rng if rng is not None else random.Random(0)
         self.knobs = knobs or Knobs()
-        self.layout = layout or router_layout(model.mode)
+        self._layout = layout
         self.cycle = 0
         self.stats = Counter()
+
+    @property
+    def layout(self) -> Layout:
+        """The layout given, else one router's in the mode it routes by now (a run-time
+        router's setting may change between phases)."""
+        return self._layout or router_layout(getattr(self.model, "routing", self.model.mode))
 
     async def phase(
         self,
