@@ -265,6 +265,10 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.rn1_endpoint",
             bench_params=(backpressure(20),),
+            axis=AxisTop(
+                "fattree.hdl.rn1_axis:rn1_bidelta_stream_axis",
+                "fattree.sim.benches.rn1_endpoint_axis",
+            ),
         ),
         Design(
             name="rn1-unit-tree",
@@ -293,6 +297,10 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.rn1_endpoint",
             bench_params=(backpressure(20),),
+            axis=AxisTop(
+                "fattree.hdl.rn1_axis:rn1_fat_tree_axis",
+                "fattree.sim.benches.rn1_endpoint_axis",
+            ),
         ),
         Design(
             name="hypercube",
