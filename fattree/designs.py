@@ -303,6 +303,27 @@ DESIGNS: Registry[Design] = Registry(
             ),
         ),
         Design(
+            name="rn1-fat-tree-network",
+            summary="DeHon's fat-tree of 1-2 unit-tree stages (64 / 4096 nodes), no endpoints",
+            component="fattree.hdl.rn1_fat_tree:fat_tree_network_top",
+            params=(
+                Param("stages", 2, "unit-tree stages: 1 (52 RN1) or 2 (4160 RN1)", lo=1, hi=2),
+                Param("seed", 1, "seed of the routers' LFSRs", lo=0),
+            ),
+            bench="fattree.sim.benches.rn1_fat_tree",
+        ),
+        Design(
+            name="rn1-hybrid",
+            summary="DeHon's hybrid fat-tree: bidelta leaf clusters under 8-wide unit trees",
+            component="fattree.hdl.rn1_hybrid:hybrid_top",
+            params=(
+                Param("cluster", 12, "nodes per leaf cluster: 12, 48 or 192", lo=12, hi=192),
+                Param("stages", 2, "1: one cluster; 2: 64 clusters under unit trees", lo=1, hi=2),
+                Param("seed", 1, "seed of the routers' LFSRs", lo=0),
+            ),
+            bench="fattree.sim.benches.rn1_fat_tree",
+        ),
+        Design(
             name="hypercube",
             summary="the Connection Machine hypercube: route, buffer, refer, deliver; 2^dim nodes",
             component="fattree.hdl.hypercube:hypercube",
@@ -395,6 +416,12 @@ def elaborate_verilog(
     design.top(ports)  # the one-line error before any work
     toolchain.setup_environment()
     platform = SynthesisTarget(family) if family else None
-    return verilog.convert(
-        design.build(params, ports), name=top_name(design, ports), platform=platform
-    )
+    component = design.build(params, ports)
+    # RN1 networks in their hierarchical form write their own structural Verilog over shared
+    # router modules (hdl/rn1_modules.py): two unit-tree stages have 156 672 input bits, an
+    # Amaranth top at most 65 536.
+    own = getattr(component, "structural_verilog", None)
+    text = own(top_name(design, ports)) if own is not None else None
+    if text is not None:
+        return text
+    return verilog.convert(component, name=top_name(design, ports), platform=platform)

@@ -26,9 +26,10 @@ from ..spec.rn1_tree import SUBTREES, WIRED_STAGES, fat_tree_network
 from ._validation import validates_parameters
 from .rn1 import channel_signature
 from .rn1_endpoint import RN1Endpoint, attach_endpoints, stream_members
+from .rn1_modules import network_modules, network_verilog
 from .rn1_network import wire_network
 
-__all__ = ["RN1FatTree", "RN1FatTreeStream"]
+__all__ = ["RN1FatTree", "RN1FatTreeStream", "fat_tree_network_top"]
 
 
 class RN1FatTree(wiring.Component):
@@ -40,6 +41,10 @@ class RN1FatTree(wiring.Component):
         Unit-tree stages, 1 (64 nodes) or 2 (4096 nodes).
     seed : int
         Seed of the routers' LFSRs (``>= 0``); the wiring is the regular, dispersed one.
+    hierarchy : bool
+        False: every router a component (amaranth.sim runs it); True: every router and
+        swallow an ``Instance`` of a shared module (:mod:`fattree.hdl.rn1_modules`), whose
+        Verilog :meth:`verilog_modules` gives; the form two stages export in.
 
     Attributes
     ----------
@@ -50,22 +55,53 @@ class RN1FatTree(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, stages: int = 1, seed: int = 1):
+    def __init__(self, stages: int = 1, seed: int = 1, hierarchy: bool = False):
         check_int_range("stages", stages, min(WIRED_STAGES), max(WIRED_STAGES))
         self.seed = check_int_range("seed", seed, 0)
+        if not isinstance(hierarchy, bool):
+            raise TypeError(f"hierarchy must be True or False, not {hierarchy!r}")
+        self.hierarchy = hierarchy
         self.stages = stages
         self.net = fat_tree_network(stages, None, seed)
         channel = channel_signature()
         n = len(self.net.inputs)
         super().__init__({"i": In(channel).array(n), "o": Out(channel).array(n)})
 
+    def verilog_modules(self) -> str:
+        """The Verilog modules the hierarchical form places ("" for the flat one)."""
+        return network_modules(self.net.routers, self.net.swallows) if self.hierarchy else ""
+
+    def structural_verilog(self, name: str) -> str | None:
+        """The hierarchical form's whole Verilog: the top, module ``name``, written from the
+        link list (:func:`network_verilog`: two stages are too wide for an Amaranth top),
+        then the shared modules; None for the flat form (Amaranth exports it)."""
+        if not self.hierarchy:
+            return None
+        self._MustUse__silence = True  # exported without elaboration: used all the same
+        net = self.net
+        top = network_verilog(name, net.routers, net.links, net.inputs, net.outputs, net.swallows)
+        return top + self.verilog_modules()
+
     def elaborate(self, platform):
         m = Module()
         net = self.net
         wire_network(
-            m, net.routers, net.links, net.inputs, net.outputs, self.i, self.o, net.swallows
+            m,
+            net.routers,
+            net.links,
+            net.inputs,
+            net.outputs,
+            self.i,
+            self.o,
+            net.swallows,
+            hierarchy=self.hierarchy,
         )
         return m
+
+
+def fat_tree_network_top(stages: int = 2, seed: int = 1) -> RN1FatTree:
+    """The design ``rn1-fat-tree-network``: :class:`RN1FatTree` in its hierarchical form."""
+    return RN1FatTree(stages, seed, hierarchy=True)
 
 
 class RN1FatTreeStream(wiring.Component):

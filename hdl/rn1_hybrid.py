@@ -8,7 +8,8 @@ Channels, in order (:attr:`HybridNetwork.inputs` / ``outputs``): node ``e``'s li
 channel ``2e + k``, then the top links (of the cluster, or of the root's unit trees).
 ``i[c]`` goes into the network, ``o[c]`` comes out of it. Routes:
 :meth:`HybridNetwork.heads`. The reference is :class:`fattree.sim.models.rn1.RN1HybridModel`.
-The 12-node cluster is 7 routers; one stage above it, 656 routers and 1024 swallows.
+The 12-node cluster is 7 routers; one stage above it, 656 routers and 1024 swallows: the
+design ``rn1-hybrid`` (:func:`hybrid_top`) places them as instances of shared modules.
 """
 
 from amaranth import Module
@@ -19,9 +20,10 @@ from ..params import check_int_range
 from ..spec.rn1_hybrid import HYBRID_STAGES, check_cluster, hybrid_network
 from ._validation import validates_parameters
 from .rn1 import channel_signature
+from .rn1_modules import network_modules, network_verilog
 from .rn1_network import wire_network
 
-__all__ = ["RN1Hybrid"]
+__all__ = ["RN1Hybrid", "hybrid_top"]
 
 
 class RN1Hybrid(wiring.Component):
@@ -35,6 +37,10 @@ class RN1Hybrid(wiring.Component):
         1: one leaf cluster; 2: 64 clusters under one node of 8-wide unit trees.
     seed : int
         Seed of the routers' LFSRs (``>= 0``); the wiring is the regular, dispersed one.
+    hierarchy : bool
+        False: every router a component (amaranth.sim runs it); True: every router and
+        swallow an ``Instance`` of a shared module (:mod:`fattree.hdl.rn1_modules`), whose
+        Verilog :meth:`verilog_modules` gives; the form two stages export in.
 
     Attributes
     ----------
@@ -45,19 +51,50 @@ class RN1Hybrid(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, cluster: int = 12, stages: int = 1, seed: int = 1):
+    def __init__(self, cluster: int = 12, stages: int = 1, seed: int = 1, hierarchy=False):
         self.cluster = check_cluster(cluster)
         self.stages = check_int_range("stages", stages, min(HYBRID_STAGES), max(HYBRID_STAGES))
         self.seed = check_int_range("seed", seed, 0)
+        if not isinstance(hierarchy, bool):
+            raise TypeError(f"hierarchy must be True or False, not {hierarchy!r}")
+        self.hierarchy = hierarchy
         self.net = hybrid_network(cluster, stages, None, seed)
         channel = channel_signature()
         n = len(self.net.inputs)
         super().__init__({"i": In(channel).array(n), "o": Out(channel).array(n)})
 
+    def verilog_modules(self) -> str:
+        """The Verilog modules the hierarchical form places ("" for the flat one)."""
+        return network_modules(self.net.routers, self.net.swallows) if self.hierarchy else ""
+
+    def structural_verilog(self, name: str) -> str | None:
+        """The hierarchical form's whole Verilog: the top, module ``name``, written from the
+        link list (:func:`network_verilog`: two stages are too wide for an Amaranth top),
+        then the shared modules; None for the flat form (Amaranth exports it)."""
+        if not self.hierarchy:
+            return None
+        self._MustUse__silence = True  # exported without elaboration: used all the same
+        net = self.net
+        top = network_verilog(name, net.routers, net.links, net.inputs, net.outputs, net.swallows)
+        return top + self.verilog_modules()
+
     def elaborate(self, platform):
         m = Module()
         net = self.net
         wire_network(
-            m, net.routers, net.links, net.inputs, net.outputs, self.i, self.o, net.swallows
+            m,
+            net.routers,
+            net.links,
+            net.inputs,
+            net.outputs,
+            self.i,
+            self.o,
+            net.swallows,
+            hierarchy=self.hierarchy,
         )
         return m
+
+
+def hybrid_top(cluster: int = 12, stages: int = 2, seed: int = 1) -> RN1Hybrid:
+    """The design ``rn1-hybrid``: :class:`RN1Hybrid` in its hierarchical form."""
+    return RN1Hybrid(cluster, stages, seed, hierarchy=True)

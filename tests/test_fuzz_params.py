@@ -147,11 +147,25 @@ TARGETS = [
     ),
     ("RN1Router", _hdl("rn1", "RN1Router"), {"mode": "primary", "seed": 1}),
     ("RN1Bidelta", _hdl("rn1_bidelta", "RN1Bidelta"), {"endpoints": 4, "seed": 1}),
-    ("RN1Hybrid", _hdl("rn1_hybrid", "RN1Hybrid"), {"cluster": 12, "stages": 1, "seed": 1}),
+    (
+        "RN1Hybrid",
+        _hdl("rn1_hybrid", "RN1Hybrid"),
+        {"cluster": 12, "stages": 1, "seed": 1, "hierarchy": False},
+    ),
+    ("hybrid_top", _hdl("rn1_hybrid", "hybrid_top"), {"cluster": 12, "stages": 1, "seed": 1}),
     ("RN1Endpoint", _hdl("rn1_endpoint", "RN1Endpoint"), _EP_NODE),
     ("RN1BideltaStream", _hdl("rn1_endpoint", "RN1BideltaStream"), _EP),
     # Builds the one-stage wiring (fast); elaborating it is what is slow.
-    ("RN1FatTree", _hdl("rn1_fat_tree", "RN1FatTree"), {"stages": 1, "seed": 1}),
+    (
+        "RN1FatTree",
+        _hdl("rn1_fat_tree", "RN1FatTree"),
+        {"stages": 1, "seed": 1, "hierarchy": False},
+    ),
+    (
+        "fat_tree_network_top",
+        _hdl("rn1_fat_tree", "fat_tree_network_top"),
+        {"stages": 1, "seed": 1},
+    ),
     ("RN1FatTreeStream", _hdl("rn1_fat_tree", "RN1FatTreeStream"), _FT),
     (
         "LevelWiseScheduler",

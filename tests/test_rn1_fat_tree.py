@@ -648,3 +648,135 @@ def test_rtl_head_cycles_through_swallows():
     assert seen["arrive"] == 2 + 2 * 2
     assert seen["out"] // 2 == 3  # b's direction: head 0x03
     assert seen["status"] == (len(words) - 1 + 2 * (2 + 2), word(0, CONNECTED))
+
+
+# --- The hierarchical export: routers and swallows as instances of shared modules --------
+
+import re  # noqa: E402
+import shutil  # noqa: E402
+
+from fattree.designs import get_design  # noqa: E402
+from fattree.hdl.rn1_fat_tree import RN1FatTree  # noqa: E402
+from fattree.hdl.rn1_modules import ExportShapeError, _seed_port  # noqa: E402
+
+_ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
+
+
+class _One(wiring.Component):
+    """One router placed as an instance of its shared module (``wire_network`` with
+    ``hierarchy=True``), with the ports of ``RN1Router``: the router's own bench runs on it."""
+
+    def __init__(self, mode, seed):
+        self.routers = {("x",): (mode, seed)}
+        channel = channel_signature()
+        super().__init__({"i": In(channel).array(8), "o": Out(channel).array(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        ins, outs = [("e_in", k) for k in range(8)], [("e_out", k) for k in range(8)]
+        links = [(ins[k], ("in", "x", k)) for k in range(8)]
+        links += [(("out", "x", k), outs[k]) for k in range(8)]
+        wire_network(m, self.routers, links, ins, outs, self.i, self.o, hierarchy=True)
+        return m
+
+
+@pytest.mark.cocotb
+@_ICARUS
+@pytest.mark.parametrize(
+    "mode, seed, bench_seed, passes",
+    [("primary", 4321, 4321, True), ("alternate", 7, 7, True), ("primary", 4321, 4322, False)],
+)
+def test_shared_router_module_is_the_router(mode, seed, bench_seed, passes, tmp_path):
+    # The router's bench (random, hot spot, stress phases: 1800 transmissions against
+    # RN1Model every cycle) on the shared module with its seed on the port. The model of a
+    # seed one off must fail: the port really sets the LFSR.
+    from amaranth.back import verilog
+
+    from fattree.hdl.rn1_modules import network_modules
+    from fattree.sim.cocotb_runner import run_bench
+
+    dut = _One(mode, seed)
+    text = verilog.convert(dut, name="rn1", emit_src=False) + network_modules(dut.routers)
+    result = run_bench(
+        get_design("rn1"),
+        {"mode": mode, "seed": bench_seed},
+        "icarus",
+        verilog=text,
+        root=tmp_path,
+        bench={"frames": 200},
+    )
+    s = result.summary
+    assert result.passed == passes, s.get("first_mismatch") or result.log
+    assert s["checked"] == 1800
+    if passes:
+        assert s["mismatches"] == 0
+    else:
+        assert s["cycle_mismatches"] > 0
+
+
+def test_hierarchical_export_of_one_stage():
+    # 52 instances of two modules (36 primary with their seeds on the port, 16 alternate),
+    # instead of 52 copies of the router: a hundredth of the flat export's text.
+    from amaranth.back import verilog
+
+    dut = RN1FatTree(1, 3, hierarchy=True)
+    text = verilog.convert(dut, name="ft", emit_src=False) + dut.verilog_modules()
+    modules = re.findall(r"^module (\S+?) ?\(", text, re.M)
+    assert sorted(modules) == [
+        "\\rn1_router_primary.lfsr",
+        "ft",
+        "rn1_router_alternate",
+        "rn1_router_primary",
+    ]
+    placed = Counter(re.findall(r"^  (rn1_router_\w+) r_\S+ \($", text, re.M))
+    assert placed == {"rn1_router_primary": 36, "rn1_router_alternate": 16}
+    seeds = sorted(int(s, 16) for s in re.findall(r"\.seed\(16'h([0-9a-f]{4})\)", text))
+    want = sorted(seed for mode, seed in dut.net.routers.values() if mode == "primary")
+    assert seeds == want and len(set(seeds)) == 36
+    assert len(text) < 2_000_000  # the flat export: 70 MB of RTLIL
+    assert RN1FatTree(1, 3).verilog_modules() == ""
+
+
+def test_seed_port_refuses_an_export_of_another_shape():
+    a, b = "16'h5a3c", "16'h3ca5"
+    text = f"module r(x);\n  reg [15:0] v = {a};\nendmodule\n"
+    other = text.replace(a, b)
+    with pytest.raises(ExportShapeError, match="differ elsewhere"):
+        _seed_port(text, other, "r")  # the constant once, not twice
+    with pytest.raises(ExportShapeError, match="differ elsewhere"):
+        _seed_port(text + f"// {a}", other + "//", "r")
+    with pytest.raises(ExportShapeError, match=r"not in module \\r\.lfsr"):
+        _seed_port(text + f"// {a}", other + f"// {b}", "r")
+
+
+def test_hierarchy_parameter_errors():
+    with pytest.raises(TypeError, match=r"^hierarchy must be True or False, not 1$"):
+        RN1FatTree(1, 1, hierarchy=1)
+
+
+def _network_bench(design, params, simulator, frames, root):
+    from fattree.sim.cocotb_runner import run_bench
+
+    result = run_bench(
+        get_design(design), params, simulator, seed=3, bench={"frames": frames}, root=root
+    )
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["mismatches"] == 0 and s["checked"] == frames
+    assert s["retries"] > 0 and s["turned_segments"] > 0
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.cocotb
+@_ICARUS
+def test_one_stage_network_bench_on_icarus(tmp_path):
+    _network_bench("rn1-fat-tree-network", {"stages": 1, "seed": 2}, "icarus", 96, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.cocotb
+def test_two_stage_network_bench_on_verilator(tmp_path):
+    # 4160 routers and 4096 swallows: the RTL against RN1FatTreeModel every cycle, on all
+    # 8704 channels, transmissions at every level 1..6 (through the swallows at 4..6).
+    _network_bench("rn1-fat-tree-network", {"stages": 2, "seed": 1}, "verilator", 96, tmp_path)

@@ -73,6 +73,8 @@ __all__ = [
     "network_queues",
     "run_network_traffic",
     "delivered_by_node",
+    "level_pairs",
+    "network_phase",
 ]
 
 OUTPUTS = ("o_fwd", "i_bk")
@@ -651,3 +653,83 @@ def delivered_by_node(receivers) -> Counter:
     return Counter(
         (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
     )
+
+
+def level_pairs(nodes: int, count: int, rng: random.Random) -> list[tuple[int, int]]:
+    """``count`` (source, destination) node pairs of a network of ``nodes`` (a power of 4),
+    the level of their lowest common tree node drawn evenly from ``1 .. log4(nodes)``: every
+    distance as often, where uniform pairs would nearly all cross the top."""
+    levels = (nodes.bit_length() - 1) // 2
+    pairs = []
+    for k in range(count):
+        level = 1 + k % levels
+        a = rng.randrange(nodes)
+        # Base-4 digit level - 1 differs (1..3), the digits below at random.
+        b = a ^ (rng.randrange(1, 4) << 2 * (level - 1)) ^ rng.getrandbits(2 * (level - 1))
+        pairs.append((a, b))
+    return pairs
+
+
+async def network_phase(
+    model,
+    scoreboard: Scoreboard,
+    read: Callable[[], tuple[list[int], list[int]]],
+    drive: Callable[[list[int], list[int]], None],
+    tick: Callable[[], Awaitable],
+    queues: dict,
+    want: Counter,
+    knobs: Knobs,
+    rng: random.Random,
+    *,
+    limit: int = 5000,
+    name: str = "random",
+) -> dict:
+    """A network of thousands of channels against ``model`` every cycle: senders
+    (:class:`End`) on the channels of ``queues`` (:func:`network_queues`), receivers on every
+    output channel that gets a word; every output word of every channel compared each cycle
+    (``cycle_mismatches``), and the first segments delivered by node against ``want``
+    (``message_mismatches``). Only the ends in use are stepped, so a bench on 8704 channels
+    costs what its traffic costs. Returns the run's counts."""
+    n = model.channels
+    names = [f"o_fwd[{c}]" for c in range(n)] + [f"i_bk[{c}]" for c in range(n)]
+    senders = {
+        c: End(True, random.Random(rng.getrandbits(32)), knobs, q) for c, q in queues.items()
+    }
+    receivers = {}
+    cycle = 0
+    while True:
+        o_fwd, i_bk = read()
+        want = model.o_fwd + model.i_bk
+        scoreboard.compare("cycle_mismatches", f"{name} cycle {cycle}", o_fwd + i_bk, want, names)
+        for c, w in enumerate(o_fwd):
+            if w and c not in receivers:
+                receivers[c] = End(False, random.Random(rng.getrandbits(32)), knobs)
+        i_fwd, o_bk = [0] * n, [0] * n
+        for c, sender in senders.items():
+            i_fwd[c] = sender.step(i_bk[c])
+        for c, receiver in receivers.items():
+            o_bk[c] = receiver.step(o_fwd[c])
+        drive(i_fwd, o_bk)
+        model.step(i_fwd, o_bk)
+        cycle += 1
+        await tick()
+        ends = list(senders.values()) + list(receivers.values())
+        if all(e.quiet for e in ends) and not any(i_fwd + o_bk + o_fwd + i_bk):
+            break
+        if cycle >= limit:
+            scoreboard.fail("message_mismatches", f"{name}: not finished in {limit} cycles")
+            break
+    got = delivered_by_node(receivers)
+    scoreboard.checked += sum(want.values())
+    if got != want:
+        scoreboard.fail(
+            "message_mismatches",
+            f"{name}: delivered {sum(got.values())} of {sum(want.values())}; missing "
+            f"{dict(want - got)}, unexpected {dict(got - want)}",
+        )
+    return {
+        "cycles": cycle,
+        "senders": len(senders),
+        "retries": sum(s.blocked for s in senders.values()),
+        "turned_segments": sum(tag == "turn" for e in ends for tag, _ in e.sent),
+    }
