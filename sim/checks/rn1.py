@@ -699,8 +699,8 @@ async def network_phase(
     cycle = 0
     while True:
         o_fwd, i_bk = read()
-        want = model.o_fwd + model.i_bk
-        scoreboard.compare("cycle_mismatches", f"{name} cycle {cycle}", o_fwd + i_bk, want, names)
+        ref = model.o_fwd + model.i_bk
+        scoreboard.compare("cycle_mismatches", f"{name} cycle {cycle}", o_fwd + i_bk, ref, names)
         for c, w in enumerate(o_fwd):
             if w and c not in receivers:
                 receivers[c] = End(False, random.Random(rng.getrandbits(32)), knobs)
