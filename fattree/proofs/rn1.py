@@ -3,7 +3,8 @@
 
 Free inputs: every input channel's forward word and every output channel's backward word, at
 any time (any head, any byte, any close, any status, also on channels the router does not
-hold); the LFSR's state is free in the induction step (any random choice). Read from inside:
+hold), and for the run-time router (mode 2) its ``alternate`` input in every cycle; the
+LFSR's state is free in the induction step (any random choice). Read from inside:
 the circuit bits ``conn``, their row and column registers ``held``/``busy``, and ``discard``
 (a refused transmission being thrown away) and ``prev_ctrl`` (the ctrl bit of the cycle
 before, tied to the harness's own history by ``circuits``), the state the protocol speaks of.
@@ -19,13 +20,13 @@ from .harness import Harness, any_of, at_most_one
 
 __all__ = ["harness", "RN1Properties"]
 
-MODES = ("primary", "alternate")
+MODES = ("primary", "alternate", "runtime")
 
 
 def harness(params: dict, broken: bool) -> RN1Properties:
     mode = params.get("mode", 0)
-    if mode not in (0, 1):
-        raise ValueError(f"mode must be 0 (primary) or 1 (alternate), not {mode!r}")
+    if mode not in (0, 1, 2):
+        raise ValueError(f"mode must be 0 (primary), 1 (alternate) or 2 (runtime), not {mode!r}")
     return RN1Properties(MODES[mode], broken=broken)
 
 
@@ -40,6 +41,8 @@ class RN1Properties(Harness):
         d = self.dut
         self.ports = [d.i[k].fwd.as_value() for k in range(CHANNELS)]
         self.ports += [d.o[k].bk.as_value() for k in range(CHANNELS)]
+        if mode == "runtime":
+            self.ports.append(d.alternate)
 
     def elaborate(self, platform):
         m = Module()
@@ -82,6 +85,14 @@ class RN1Properties(Harness):
         def head_direction(i, d):
             return was_head[i] & (was_fwd[i][:2] == d)
 
+        # The fixed mode each cycle's heads were routed by, and how much a rule of it holds:
+        # the run-time router's input one cycle ago picks the primary or alternate rule.
+        if mode == "runtime":
+            was_alt = past(dut.alternate, "alternate")
+            settings = [("primary", ~was_alt), ("alternate", was_alt)]
+        else:
+            settings = [(mode, Const(1))]
+
         def rotated(i):  # the head as passed on: rotated right by two bits, ctrl 1
             f = was_fwd[i]
             return Cat(f[2:8], f[:2], Const(1, 1))
@@ -102,7 +113,10 @@ class RN1Properties(Harness):
             # A new circuit comes from a head at t-1 whose direction o serves, onto an output
             # that was free; the output shows the head, rotated.
             serves = any_of(
-                head_direction(i, d) for d in range(DIRECTIONS) if o in outputs_for(mode, i, d)
+                on & head_direction(i, d)
+                for fixed, on in settings
+                for d in range(DIRECTIONS)
+                if o in outputs_for(fixed, i, d)
             )
             claims.append(~rose | (serves & ~was_busy[o] & (o_fwd[o] == rotated(i))))
         for o in range(n):
@@ -129,19 +143,22 @@ class RN1Properties(Harness):
         # that gets no output is thrown away.
         for i in range(n):
             for d in range(DIRECTIONS):
-                outs = outputs_for(mode, i, d)
-                free = [~was_busy[o] for o in outs]
-                earlier = [
-                    head_direction(j, d) for j in range(i) if outputs_for(mode, j, d) == outs
-                ]
-                if len(outs) == 1:
-                    served = free[0] & ~any_of(earlier)
-                else:
-                    served = (free[0] & free[1] & ~_at_least_two(earlier)) | (
-                        (free[0] ^ free[1]) & ~any_of(earlier)
-                    )
-                if self.broken:  # a wrong contract: a head is served ahead of earlier ones
-                    served = free[0] if len(outs) == 1 else free[0] | free[1]
+                served = Const(0)
+                for fixed, on in settings:
+                    outs = outputs_for(fixed, i, d)
+                    free = [~was_busy[o] for o in outs]
+                    earlier = [
+                        head_direction(j, d) for j in range(i) if outputs_for(fixed, j, d) == outs
+                    ]
+                    if len(outs) == 1:
+                        rule = free[0] & ~any_of(earlier)
+                    else:
+                        rule = (free[0] & free[1] & ~_at_least_two(earlier)) | (
+                            (free[0] ^ free[1]) & ~any_of(earlier)
+                        )
+                    if self.broken:  # a wrong contract: a head is served ahead of earlier ones
+                        rule = free[0] if len(outs) == 1 else free[0] | free[1]
+                    served = served | (on & rule)
                 heads.append(~head_direction(i, d) | (served == held[i]))
                 heads.append(~head_direction(i, d) | (~served == discard[i]))
         # A BLOCKED status on either link of a held circuit frees it and its output.
