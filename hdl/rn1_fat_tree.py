@@ -26,7 +26,7 @@ from ..spec.rn1_tree import SUBTREES, WIRED_STAGES, fat_tree_network
 from ._validation import validates_parameters
 from .rn1 import channel_signature
 from .rn1_endpoint import RN1Endpoint, attach_endpoints, stream_members
-from .rn1_modules import network_modules, network_verilog
+from .rn1_modules import check_fits, network_modules, network_verilog
 from .rn1_network import wire_network
 
 __all__ = ["RN1FatTree", "RN1FatTreeStream", "fat_tree_network_top"]
@@ -83,8 +83,13 @@ class RN1FatTree(wiring.Component):
         return top + self.verilog_modules()
 
     def elaborate(self, platform):
-        m = Module()
         net = self.net
+        hierarchy = self.hierarchy
+        if hierarchy and platform is not None:
+            # Synthesis: its RTLIL holds no shared modules, so flat if it can fit at all.
+            check_fits(f"the fat-tree of {self.stages} unit-tree stages", net.routers)
+            hierarchy = False
+        m = Module()
         wire_network(
             m,
             net.routers,
@@ -94,7 +99,7 @@ class RN1FatTree(wiring.Component):
             self.i,
             self.o,
             net.swallows,
-            hierarchy=self.hierarchy,
+            hierarchy=hierarchy,
         )
         return m
 

@@ -20,7 +20,7 @@ from ..params import check_int_range
 from ..spec.rn1_hybrid import HYBRID_STAGES, check_cluster, hybrid_network
 from ._validation import validates_parameters
 from .rn1 import channel_signature
-from .rn1_modules import network_modules, network_verilog
+from .rn1_modules import check_fits, network_modules, network_verilog
 from .rn1_network import wire_network
 
 __all__ = ["RN1Hybrid", "hybrid_top"]
@@ -79,8 +79,15 @@ class RN1Hybrid(wiring.Component):
         return top + self.verilog_modules()
 
     def elaborate(self, platform):
-        m = Module()
         net = self.net
+        hierarchy = self.hierarchy
+        if hierarchy and platform is not None:
+            # Synthesis: its RTLIL holds no shared modules, so flat if it can fit at all.
+            check_fits(
+                f"the hybrid fat-tree of {self.stages} stages (cluster {self.cluster})", net.routers
+            )
+            hierarchy = False
+        m = Module()
         wire_network(
             m,
             net.routers,
@@ -90,7 +97,7 @@ class RN1Hybrid(wiring.Component):
             self.i,
             self.o,
             net.swallows,
-            hierarchy=self.hierarchy,
+            hierarchy=hierarchy,
         )
         return m
 

@@ -30,7 +30,14 @@ import re
 
 from ..spec.rn1 import CHANNELS, LFSR_WIDTH, WORD_BITS, check_mode
 
-__all__ = ["router_module", "swallow_module", "network_modules", "network_verilog", "MODULES"]
+__all__ = [
+    "router_module",
+    "swallow_module",
+    "network_modules",
+    "network_verilog",
+    "check_fits",
+    "MODULES",
+]
 
 #: Verilog module names: the router by mode, the swallow element.
 MODULES = {
@@ -38,6 +45,11 @@ MODULES = {
     "alternate": "rn1_router_alternate",
     "swallow": "rn1_swallow",
 }
+
+#: LUT4 of one router alone by mode, ``synth_ecp5`` (docs/dehon.md, "Synthesis"), and of the
+#: largest ECP5 the flow targets (LFE5U-85F).
+ROUTER_ECP5_LUT4 = {"primary": 2607, "alternate": 1157}
+LARGEST_LUT4 = 83_640
 
 # Two seeds whose constants cannot be mistaken for anything else in the export (checked).
 _PROBES = (0x5A3C, 0x3CA5)
@@ -146,8 +158,9 @@ def network_verilog(name: str, routers: dict, links, inputs, outputs, swallows=(
         raise ValueError(f"{n} input channels but {len(outputs)} output channels")
     in_index = {end: c for c, end in enumerate(inputs)}
     out_index = {end: c for c, end in enumerate(outputs)}
-    names = [f"i__{c}__fwd, i__{c}__bk, o__{c}__fwd, o__{c}__bk" for c in range(n)]
-    lines = [f"module {name}(" + ", ".join(names) + ", clk, rst);", "  input clk;", "  input rst;"]
+    # One channel's ports a line: Verilator refuses lines of more than 40 000 tokens.
+    names = [f"  i__{c}__fwd, i__{c}__bk, o__{c}__fwd, o__{c}__bk," for c in range(n)]
+    lines = [f"module {name}(", *names, "  clk, rst);", "  input clk;", "  input rst;"]
     for c in range(n):
         lines += [
             f"  input {w} i__{c}__fwd;",
@@ -207,3 +220,17 @@ def network_verilog(name: str, routers: dict, links, inputs, outputs, swallows=(
         place(key, MODULES["swallow"], 1, None)
     lines.append("endmodule")
     return "\n".join(lines) + "\n"
+
+
+def check_fits(what: str, routers: dict) -> None:
+    """Synthesis reads Amaranth's RTLIL, which has no shared modules, so a hierarchical
+    network is synthesised flat; one of more than twice the largest ECP5's LUT4 by the single
+    routers' figures (flat, Yosys optimises across routers: 52 came to about half that) is
+    refused here, in one line, before an export that would not fit this machine either."""
+    need = sum(ROUTER_ECP5_LUT4[mode] for mode, _ in routers.values())
+    if need > 2 * LARGEST_LUT4:
+        raise ValueError(
+            f"{what} does not fit: {len(routers)} RN1 need about {need} LUT4 by the single "
+            f"routers' ECP5 figures ({ROUTER_ECP5_LUT4['primary']} primary, "
+            f"{ROUTER_ECP5_LUT4['alternate']} alternate); the LFE5U-85F has {LARGEST_LUT4}"
+        )

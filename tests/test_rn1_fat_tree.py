@@ -715,7 +715,8 @@ def test_shared_router_module_is_the_router(mode, seed, bench_seed, passes, tmp_
 
 
 def test_hierarchical_export_of_one_stage():
-    # 52 instances of two modules (36 primary with their seeds on the port, 16 alternate),
+    # 52 instances of two modules (20 primary with their seeds on the port, 32 alternate:
+    # the bottom down layer and, for single-fault tolerance, the up layer),
     # instead of 52 copies of the router: a hundredth of the flat export's text.
     from amaranth.back import verilog
 
@@ -729,10 +730,10 @@ def test_hierarchical_export_of_one_stage():
         "rn1_router_primary",
     ]
     placed = Counter(re.findall(r"^  (rn1_router_\w+) r_\S+ \($", text, re.M))
-    assert placed == {"rn1_router_primary": 36, "rn1_router_alternate": 16}
+    assert placed == {"rn1_router_primary": 20, "rn1_router_alternate": 32}
     seeds = sorted(int(s, 16) for s in re.findall(r"\.seed\(16'h([0-9a-f]{4})\)", text))
     want = sorted(seed for mode, seed in dut.net.routers.values() if mode == "primary")
-    assert seeds == want and len(set(seeds)) == 36
+    assert seeds == want and len(set(seeds)) == 20
     assert len(text) < 2_000_000  # the flat export: 70 MB of RTLIL
     assert RN1FatTree(1, 3).verilog_modules() == ""
 
@@ -780,3 +781,23 @@ def test_two_stage_network_bench_on_verilator(tmp_path):
     # 4160 routers and 4096 swallows: the RTL against RN1FatTreeModel every cycle, on all
     # 8704 channels, transmissions at every level 1..6 (through the swallows at 4..6).
     _network_bench("rn1-fat-tree-network", {"stages": 2, "seed": 1}, "verilator", 96, tmp_path)
+
+
+def test_synthesis_gets_the_flat_form_or_a_one_line_refusal(built_but_unused):
+    # The synthesis flow reads Amaranth's RTLIL (no shared modules): one stage elaborates flat
+    # (52 RN1Router components), two stages are refused before any export.
+    from fattree.hdl.rn1 import RN1Router
+    from fattree.hdl.rn1_fat_tree import fat_tree_network_top
+    from fattree.hdl.target import SynthesisTarget
+
+    m = fat_tree_network_top(1, 1).elaborate(SynthesisTarget("ecp5"))
+    kinds = Counter(type(sub).__name__ for sub, _loc in m._named_submodules.values())
+    assert kinds == {RN1Router.__name__: 52}
+    message = (
+        "the fat-tree of 2 unit-tree stages does not fit: 4160 RN1 need about 7875520 LUT4 by "
+        "the single routers' ECP5 figures (2607 primary, 1157 alternate); the LFE5U-85F has "
+        "83640"
+    )
+    with pytest.raises(ValueError) as info:
+        fat_tree_network_top(2, 1).elaborate(SynthesisTarget("ecp5"))
+    assert str(info.value) == message
