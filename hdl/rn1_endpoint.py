@@ -14,6 +14,10 @@ two inputs and two outputs to the network"), and the bidelta network with one pe
   high: the network raises it when nothing was in flight), ``backoff`` (random exponential
   back-off from the endpoint's LFSR). A frame longer than ``max_bytes`` is taken, thrown
   away and counted in ``dropped``.
+* **Status timeout**: no status after ``timeout`` cycles of waiting (a dead link or router
+  on the way) gives the attempt up as BLOCKED would (``timeouts`` counts it); the
+  :data:`~fattree.spec.rn1_endpoint.GIVE_UP`-th timeout in a row drops the message
+  (``dropped``), so a broken network never holds a sender for good.
 * **Two outputs**: every attempt uses the output the last one did not, so a retry after
   BLOCKED meets a different first router, and messages are spread over both.
 * **Receive**, on each network input independently: a transmission whose head arrives while
@@ -39,12 +43,17 @@ from ..spec.rn1_endpoint import (
     BACKOFF_CAP,
     BACKOFF_SLOT,
     COUNTER_BITS,
+    GIVE_UP,
     LFSR_WIDTH,
+    TIMEOUT,
+    check_dead_outputs,
     check_max_bytes,
     check_retry,
     check_route,
+    check_timeout,
     endpoint_seed,
     head_bits,
+    path_routers,
     route_heads,
     rx_fields,
     tx_fields,
@@ -105,6 +114,9 @@ class RN1Endpoint(wiring.Component):
         ``"unit-tree"`` (the one-stage fat-tree: the head depends on ``node`` too).
     node : int
         This endpoint's number, ``0 .. endpoints - 1`` (the bidelta's heads do not use it).
+    timeout : int
+        Cycles of waiting for a status before an attempt is given up, ``1 .. 1024`` and at
+        least the network's longest wait (:func:`fattree.spec.rn1_endpoint.check_timeout`).
 
     Attributes
     ----------
@@ -120,14 +132,23 @@ class RN1Endpoint(wiring.Component):
         Round boundary, for ``retry="round"``.
     busy : Out(1)
         A transmission is under way (sent and not yet answered).
-    sent, retries, received, dropped : Out(16)
+    sent, retries, received, dropped, timeouts : Out(16)
         Messages confirmed CONNECTED; BLOCKED statuses (each one retried); messages stored
-        and answered CONNECTED; frames longer than ``max_bytes`` thrown away.
+        and answered CONNECTED; messages thrown away (frames longer than ``max_bytes``, and
+        messages given up after ``GIVE_UP`` timeouts in a row); attempts given up for want
+        of a status.
     """
 
     @validates_parameters
     def __init__(
-        self, endpoints=16, retry="immediate", seed=1, max_bytes=8, route="bidelta", node=0
+        self,
+        endpoints=16,
+        retry="immediate",
+        seed=1,
+        max_bytes=8,
+        route="bidelta",
+        node=0,
+        timeout=TIMEOUT,
     ):
         self.endpoints = check_endpoints(endpoints)
         self.retry = check_retry(retry)
@@ -136,6 +157,7 @@ class RN1Endpoint(wiring.Component):
         self.route = check_route(route)
         self.node = check_int_range("node", node, 0, self.endpoints - 1)
         self.heads = route_heads(self.route, self.endpoints, self.node)
+        self.timeout = check_timeout(timeout, path_routers(self.route, self.endpoints))
         channel = channel_signature()
         super().__init__(
             {
@@ -149,6 +171,7 @@ class RN1Endpoint(wiring.Component):
                 "retries": Out(COUNTER_BITS),
                 "received": Out(COUNTER_BITS),
                 "dropped": Out(COUNTER_BITS),
+                "timeouts": Out(COUNTER_BITS),
             }
         )
 
@@ -169,6 +192,8 @@ class RN1Endpoint(wiring.Component):
         port = Signal()  # the output of the next attempt
         attempts = Signal(range(BACKOFF_CAP + 1))  # BLOCKED in a row, stops at the cap
         wait = Signal(range(BACKOFF_SLOT * ((1 << BACKOFF_CAP) - 1) + 1))
+        age = Signal(range(self.timeout))  # cycles of WAIT without a status so far
+        strikes = Signal(range(GIVE_UP))  # timeouts in a row for this message
         tx = self.tx
 
         m.d.comb += [tx.ready.eq(state == LOAD), self.busy.eq((state == SEND) | (state == WAIT))]
@@ -195,10 +220,11 @@ class RN1Endpoint(wiring.Component):
         ]
         bk = Signal(9)
         m.d.comb += bk.eq(Mux(port, Value.cast(self.o[1].bk), Value.cast(self.o[0].bk)))
-        sent_inc, retry_inc, drop_inc = Signal(), Signal(), Signal()
+        sent_inc, retry_inc, drop_inc, timeout_inc = Signal(), Signal(), Signal(), Signal()
         _saturating_add(m, self.sent, sent_inc)
         _saturating_add(m, self.retries, retry_inc)
         _saturating_add(m, self.dropped, drop_inc)
+        _saturating_add(m, self.timeouts, timeout_inc)
 
         if self.retry == "backoff":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
@@ -220,7 +246,12 @@ class RN1Endpoint(wiring.Component):
                             m.d.comb += drop_inc.eq(1)
                             m.d.sync += [count.eq(0), over.eq(0)]
                         with m.Else():
-                            m.d.sync += [attempts.eq(0), wait.eq(0), state.eq(PEND)]
+                            m.d.sync += [
+                                attempts.eq(0),
+                                strikes.eq(0),
+                                wait.eq(0),
+                                state.eq(PEND),
+                            ]
             with m.Case(PEND):
                 if self.retry == "immediate":
                     go = Const(1)
@@ -237,18 +268,27 @@ class RN1Endpoint(wiring.Component):
                 m.d.comb += [drive.eq(1), out.eq(word(1, 0) | buf.word_select(pos, 8))]
                 m.d.sync += pos.eq(pos + 1)
                 with m.If(pos == count - 1):
-                    m.d.sync += state.eq(WAIT)
+                    m.d.sync += [age.eq(0), state.eq(WAIT)]
             with m.Case(WAIT):
                 with m.If(bk == word(0, CONNECTED)):
                     m.d.comb += sent_inc.eq(1)
                     m.d.sync += [count.eq(0), port.eq(~port), state.eq(LOAD)]
-                with m.Elif(bk == word(0, BLOCKED)):
-                    m.d.comb += retry_inc.eq(1)
-                    m.d.sync += [port.eq(~port), state.eq(PEND)]
+                with m.Elif((bk == word(0, BLOCKED)) | (age == self.timeout - 1)):
+                    blocked = bk == word(0, BLOCKED)
+                    m.d.comb += [retry_inc.eq(blocked), timeout_inc.eq(~blocked)]
+                    m.d.sync += [port.eq(~port), strikes.eq(Mux(blocked, 0, strikes + 1))]
                     with m.If(attempts != BACKOFF_CAP):
                         m.d.sync += attempts.eq(attempts + 1)
-                    if self.retry == "backoff":
-                        m.d.sync += wait.eq(self._backoff(m, attempts, lfsr))
+                    with m.If(~blocked & (strikes == GIVE_UP - 1)):
+                        # Given up: the message is dropped.
+                        m.d.comb += drop_inc.eq(1)
+                        m.d.sync += [count.eq(0), state.eq(LOAD)]
+                    with m.Else():
+                        m.d.sync += state.eq(PEND)
+                        if self.retry == "backoff":
+                            m.d.sync += wait.eq(self._backoff(m, attempts, lfsr))
+                with m.Else():
+                    m.d.sync += age.eq(age + 1)
 
     @staticmethod
     def _backoff(m, attempts, lfsr):
@@ -343,12 +383,17 @@ class RN1BideltaStream(wiring.Component):
         The endpoints' retry strategy (``"immediate"``, ``"round"``, ``"backoff"``).
     max_bytes : int
         Payload bytes per message at most, ``1 .. 64``.
+    timeout : int
+        The endpoints' status timeout (:class:`RN1Endpoint`).
+    dead_outputs : list of int
+        A fault, for tests: endpoint output channels (``2 * endpoint + link``) cut from the
+        network, so nothing crosses them either way.
 
     Attributes
     ----------
     tx : In(tx_signature(endpoints)).array(endpoints)
     rx : Out(rx_signature()).array(endpoints)
-    sent, retries, received, dropped : Out(16).array(endpoints)
+    sent, retries, received, dropped, timeouts : Out(16).array(endpoints)
         Each endpoint's counters (:class:`RN1Endpoint`).
 
     For ``retry="round"``, every endpoint's ``go`` rises one cycle after a cycle in which no
@@ -356,11 +401,15 @@ class RN1BideltaStream(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, endpoints=16, seed=1, retry="immediate", max_bytes=8):
+    def __init__(
+        self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
+    ):
         self.endpoints = check_endpoints(endpoints)
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
         self.max_bytes = check_max_bytes(max_bytes)
+        self.timeout = check_timeout(timeout, path_routers("bidelta", self.endpoints))
+        self.dead_outputs = check_dead_outputs(dead_outputs, self.endpoints)
         super().__init__(stream_members(endpoints))
 
     def elaborate(self, platform):
@@ -368,10 +417,12 @@ class RN1BideltaStream(wiring.Component):
         n = self.endpoints
         m.submodules.net = net = RN1Bidelta(n, self.seed)
         endpoints = [
-            RN1Endpoint(n, self.retry, endpoint_seed(self.seed, e), self.max_bytes)
+            RN1Endpoint(
+                n, self.retry, endpoint_seed(self.seed, e), self.max_bytes, timeout=self.timeout
+            )
             for e in range(n)
         ]
-        attach_endpoints(m, self, net, endpoints)
+        attach_endpoints(m, self, net, endpoints, self.dead_outputs)
         return m
 
 
@@ -386,19 +437,23 @@ def stream_members(endpoints: int) -> dict:
         "retries": Out(COUNTER_BITS).array(n),
         "received": Out(COUNTER_BITS).array(n),
         "dropped": Out(COUNTER_BITS).array(n),
+        "timeouts": Out(COUNTER_BITS).array(n),
     }
 
 
-def attach_endpoints(m, top, net, endpoints) -> None:
+def attach_endpoints(m, top, net, endpoints, dead_outputs=()) -> None:
     """Endpoint ``e`` of ``endpoints`` on ``net``'s channels ``2e``, ``2e + 1`` (its ``i`` and
     ``o``), its streams and counters on ``top``'s (:func:`stream_members`), and the rounds'
-    ``go``: high one cycle after a cycle in which no endpoint had a transmission under way."""
+    ``go``: high one cycle after a cycle in which no endpoint had a transmission under way.
+    Channels in ``dead_outputs`` are not connected from the endpoint's output into the network
+    (both ends read the link as idle)."""
     go = Signal()
     in_flight = Const(0)
     for e, ep in enumerate(endpoints):
         m.submodules[f"ep_{e}"] = ep
         for k in range(ENDPOINT_LINKS):
-            connect(m, ep.o[k], net.i[ENDPOINT_LINKS * e + k])
+            if ENDPOINT_LINKS * e + k not in dead_outputs:
+                connect(m, ep.o[k], net.i[ENDPOINT_LINKS * e + k])
             connect(m, net.o[ENDPOINT_LINKS * e + k], ep.i[k])
         connect(m, flipped(top.tx[e]), ep.tx)
         connect(m, ep.rx, flipped(top.rx[e]))
@@ -408,6 +463,7 @@ def attach_endpoints(m, top, net, endpoints) -> None:
             top.retries[e].eq(ep.retries),
             top.received[e].eq(ep.received),
             top.dropped[e].eq(ep.dropped),
+            top.timeouts[e].eq(ep.timeouts),
         ]
         in_flight = in_flight | ep.busy
     m.d.sync += go.eq(~in_flight)

@@ -95,7 +95,9 @@ def _tree():
     return FatTree(2, 2)
 
 
-_EP = {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 2}
+_EP = {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 2, "timeout": 32}
+#: The bidelta network with endpoints also takes a fault: endpoint outputs cut.
+_EP_NET = {**_EP, "dead_outputs": (1,)}
 #: An endpoint of the 64-node fat-tree (its head depends on its own number).
 _EP_NODE = {**_EP, "endpoints": 64, "route": "unit-tree", "node": 5}
 _FT = {"seed": 1, "retry": "immediate", "max_bytes": 2}
@@ -154,7 +156,7 @@ TARGETS = [
     ),
     ("hybrid_top", _hdl("rn1_hybrid", "hybrid_top"), {"cluster": 12, "stages": 1, "seed": 1}),
     ("RN1Endpoint", _hdl("rn1_endpoint", "RN1Endpoint"), _EP_NODE),
-    ("RN1BideltaStream", _hdl("rn1_endpoint", "RN1BideltaStream"), _EP),
+    ("RN1BideltaStream", _hdl("rn1_endpoint", "RN1BideltaStream"), _EP_NET),
     # Builds the one-stage wiring (fast); elaborating it is what is slow.
     (
         "RN1FatTree",
@@ -212,7 +214,7 @@ TARGETS = [
         {"stages": 1, "seed": 1, "lfsr_seed": 1, "dispersed": True, "dead": (), "dead_links": ()},
     ),
     ("RN1EndpointModel", _model("rn1_endpoint", "RN1EndpointModel"), _EP_NODE),
-    ("RN1BideltaStreamModel", _model("rn1_endpoint", "RN1BideltaStreamModel"), _EP),
+    ("RN1BideltaStreamModel", _model("rn1_endpoint", "RN1BideltaStreamModel"), _EP_NET),
     ("RN1FatTreeStreamModel", _model("rn1_endpoint", "RN1FatTreeStreamModel"), _FT),
     ("RN1UnitTreeModel", _model("rn1", "RN1UnitTreeModel"), {"width": 2, "seed": 1}),
     (

@@ -6,6 +6,7 @@ in amaranth.sim and as a cocotb bench."""
 import argparse
 import random
 import shutil
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from fattree.sim.checks.rn1_endpoint import (
     messages,
     model_outputs,
     run_model,
+    run_stream_model,
     simulate_endpoint,
     simulate_stream,
     stream_ports,
@@ -34,10 +36,14 @@ from fattree.spec.lfsr import LFSRModel
 from fattree.spec.rn1 import BLOCKED, CONNECTED, word
 from fattree.spec.rn1_bidelta import bidelta
 from fattree.spec.rn1_endpoint import (
+    GIVE_UP,
+    TIMEOUT,
     backoff_cycles,
     endpoint_seed,
     head,
     head_bits,
+    path_routers,
+    status_cycles,
     tx_fields,
 )
 
@@ -460,3 +466,129 @@ def test_soak_stimulus_and_expectation_cover_both_phases_and_drops():
     # Each message confirmed once: the senders' counters in the last row add up to them.
     sent = [layout.outputs.index(p) for p in layout.outputs if p.name.startswith("sent__")]
     assert int(expected[-1, sent].sum()) == soak.checked
+
+
+# The status timeout (a broken network never holds a sender).
+
+
+def test_timeout_parameter_errors():
+    with pytest.raises(ValueError, match="timeout must be between 1 and 1024, not 0"):
+        RN1Endpoint(16, timeout=0)
+    # Shorter than the status's way back over the network: refused.
+    with pytest.raises(ValueError, match=r"timeout must be at least 7 \(.* 2 routers\), not 6"):
+        RN1EndpointModel(16, timeout=6)
+    with pytest.raises(ValueError, match="timeout must be at least 11"):
+        RN1Endpoint(64, route="unit-tree", node=1, timeout=10)
+    with pytest.raises(ValueError, match="dead_outputs must be between 0 and 7, not 8"):
+        RN1BideltaStream(4, dead_outputs=[8])
+    with pytest.raises(TypeError, match="dead_outputs must be a list of channels"):
+        RN1BideltaStreamModel(4, dead_outputs="0")
+    assert RN1BideltaStreamModel(4, dead_outputs=[3, 1, 3]).dead_outputs == (1, 3)
+
+
+@pytest.mark.parametrize("n", [4, 16, 64, 256])
+def test_longest_status_wait_of_a_working_network_is_status_cycles(n):
+    """The bound the timeout rests on: in the model of a working bidelta network (random and
+    hot-spot traffic, every blocking stage met) no attempt waits longer than
+    ``status_cycles(stages)`` for its status, and that many cycles are waited."""
+    model = RN1BideltaStreamModel(n, 1, "immediate", 2)
+    waits: Counter = Counter()
+    original = [ep.step for ep in model.endpoints]
+    for ep, step in zip(model.endpoints, original, strict=True):
+
+        def counted(*args, ep=ep, step=step):
+            if ep.state == 3:  # WAIT: the cycle number of this wait is age + 1
+                before = ep.age
+                step(*args)
+                if ep.state != 3:
+                    waits[before + 1] += 1
+            else:
+                step(*args)
+
+        ep.step = counted
+    run_stream_model(model, [("random", 2 if n < 256 else 1), ("hotspot", 1)], max_bytes=2)
+    stages = path_routers("bidelta", n)
+    assert max(waits) == status_cycles(stages) < TIMEOUT
+    assert sum(e.timeouts for e in model.endpoints) == 0
+
+
+def test_timeout_gives_up_after_timeout_cycles_and_drops_after_give_up():
+    """A message whose statuses never come: each attempt waits exactly ``timeout`` cycles
+    (counted in ``timeouts``, the next attempt on the other output), and the GIVE_UP-th
+    timeout drops it; the endpoint then takes the next frame."""
+    m = RN1EndpointModel(4, "immediate", 1, 2, timeout=5)
+    idle = (0, 0, 0, 0)
+    quiet = [0, 0]
+    steps = 0
+    m.step(1, 0x11, 2, 0, 1, quiet, quiet)
+    m.step(1, 0x22, 2, 1, 1, quiet, quiet)
+    ports, tried = [], []
+    while m.state != 0 and steps < 200:  # LOAD again
+        if m.o_fwd[0] or m.o_fwd[1]:
+            port = 0 if m.o_fwd[0] else 1
+            if not ports or tried[-1] != steps - 1:
+                ports.append(port)
+            tried.append(steps)
+        m.step(*idle, 1, quiet, quiet)
+        steps += 1
+    assert m.timeouts == GIVE_UP and m.dropped == 1 and m.sent == 0 and m.retries == 0
+    assert ports == [0, 1, 0, 1]  # alternating outputs
+    # Each attempt: head + 2 bytes out, then 5 cycles of waiting (the close among them).
+    assert steps == GIVE_UP * (1 + 2 + 5)
+    assert m.blocked_per_message == [GIVE_UP]
+    assert m.tx_ready == 1
+
+
+@pytest.mark.parametrize("retry", RETRIES)
+def test_endpoint_matches_model_with_silent_network(retry):
+    """The fault on one endpoint: output 0 is dead (no status ever), and output 1 leaves a
+    fifth of its transmissions unanswered; RTL and model agree every cycle, every unanswered
+    attempt times out (none hangs), some messages are dropped after GIVE_UP timeouts."""
+    sb, check = simulate_endpoint(
+        RN1Endpoint(16, retry, 0x1D, 3, timeout=9),
+        RN1EndpointModel(16, retry, 0x1D, 3, timeout=9),
+        3000,
+        seed=7,
+        blocked=0.2,
+        silent=0.2,
+        dead=0,
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+    s = check.stats
+    # Every unanswered attempt timed out (but the last few, whose wait may not be over).
+    assert s["unanswered"] - 1 <= s["timeouts"] <= s["unanswered"]
+    assert s["sent"] > 20 and s["retries"] > 0
+    assert s["dropped"] > s["sent"] // 50  # gave up on some (besides over-long frames)
+
+
+@pytest.mark.parametrize("retry", RETRIES)
+def test_network_with_a_dead_endpoint_output_delivers_everything(retry):
+    """Endpoint 0's output 0 is cut from the network: its attempts there time out and the
+    next goes out on output 1, so all its messages still arrive, exactly once."""
+    sb, check = simulate_stream(
+        RN1BideltaStream(4, 5, retry, 3, dead_outputs=[0]),
+        RN1BideltaStreamModel(4, 5, retry, 3, dead_outputs=[0]),
+        [("random", 6), ("hotspot", 3)],
+        seed=3,
+        max_bytes=3,
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+    eps = check.model.endpoints
+    assert eps[0].timeouts > 0 and all(ep.timeouts == 0 for ep in eps[1:])
+    assert check.stats["messages"] == sb.checked > 30
+
+
+def test_network_with_a_mute_endpoint_drops_its_messages_and_goes_on():
+    """Both outputs of endpoint 1 cut: each of its messages is dropped after GIVE_UP
+    timeouts (counted), everyone else's arrives, and messages *to* endpoint 1 arrive too."""
+    sb, check = simulate_stream(
+        RN1BideltaStream(4, 2, "round", 2, dead_outputs=[2, 3]),
+        RN1BideltaStreamModel(4, 2, "round", 2, dead_outputs=[2, 3]),
+        [("random", 5)],
+        seed=5,
+        max_bytes=2,
+    )
+    assert sb.mismatches == 0, sb.first_mismatch
+    mute = check.model.endpoints[1]
+    assert mute.sent == 0 and mute.timeouts == GIVE_UP * mute.dropped and mute.dropped >= 5
+    assert mute.received > 0

@@ -27,7 +27,14 @@ from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
 from fattree.spec.rn1 import CONNECTED, ctrl_of, data_of, word
 from fattree.spec.rn1_bidelta import ENDPOINT_LINKS
-from fattree.spec.rn1_endpoint import head, route_heads, unit_tree_head
+from fattree.spec.rn1_endpoint import (
+    TIMEOUT,
+    head,
+    path_routers,
+    route_heads,
+    status_cycles,
+    unit_tree_head,
+)
 from fattree.spec.rn1_tree import SUBTREES, UnitTree, fat_tree_network
 
 RETRIES = ("immediate", "round", "backoff")
@@ -221,6 +228,7 @@ def test_rtl_endpoints_on_the_network_model(retry):
                     "retries": ctx.get(ep.retries),
                     "received": ctx.get(ep.received),
                     "dropped": ctx.get(ep.dropped),
+                    "timeouts": ctx.get(ep.timeouts),
                 }
                 seen[e]["rx_beat"] = ctx.get(ep.rx.payload.as_value()) if seen[e]["rx_valid"] else 0
                 sb.compare(
@@ -277,6 +285,28 @@ def test_model_delivers_random_traffic_and_self_messages(retry):
     assert check.stats["messages"] == N * 4
     assert [ep.sent for ep in model.endpoints] == [4] * N
     assert sum(ep.received for ep in model.endpoints) == N * 4
+
+
+def test_no_status_wait_reaches_the_timeout():
+    """The fat-tree's endpoints keep the default status timeout: in the model under random
+    and self traffic no attempt waits longer than ``status_cycles(4)`` (up router and three
+    down layers) for its status, so no timeout fires in a working network."""
+    model = RN1FatTreeStreamModel(3, "immediate", 2)
+    longest = 0
+    for ep in model.endpoints:
+        step = ep.step
+
+        def counted(*args, ep=ep, step=step):
+            nonlocal longest
+            waiting, age = ep.state == 3, ep.age  # WAIT
+            step(*args)
+            if waiting and ep.state != 3:
+                longest = max(longest, age + 1)
+
+        ep.step = counted
+    run_stream_model(model, [("random", 3), ("hotspot", 1)], max_bytes=2)
+    assert status_cycles(3) < longest <= status_cycles(path_routers("unit-tree", N)) < TIMEOUT
+    assert sum(ep.timeouts for ep in model.endpoints) == 0
 
 
 def test_model_hot_spot_backoff_cuts_the_retries():

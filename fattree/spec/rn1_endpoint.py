@@ -19,8 +19,13 @@ its reference model :class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel` ag
   BLOCKED in a row, ``BACKOFF_SLOT * (x mod 2^min(k, BACKOFF_CAP))`` cycles, ``x`` the low
   bits of the endpoint's 16-bit LFSR (:func:`backoff_cycles`), seeded per endpoint by
   :func:`endpoint_seed`.
-* Counters (``sent``, ``retries``, ``received``, ``dropped``) of :data:`COUNTER_BITS` bits
-  that stop at their largest value.
+* Counters (``sent``, ``retries``, ``received``, ``dropped``, ``timeouts``) of
+  :data:`COUNTER_BITS` bits that stop at their largest value.
+* The **status timeout**: an attempt whose status has not come after ``timeout`` cycles of
+  waiting (default :data:`TIMEOUT`) is given up as if BLOCKED (counted in ``timeouts``, not
+  in ``retries``); after :data:`GIVE_UP` timeouts in a row the message is dropped (counted in
+  ``dropped``). In a working network the status comes :func:`status_cycles` cycles after the
+  last byte at the latest, so a timeout never fires there (:func:`check_timeout`).
 
 The protocol and the choices are in docs/dehon.md, section "Endpoints".
 """
@@ -54,6 +59,13 @@ __all__ = [
     "route_heads",
     "endpoint_seed",
     "backoff_cycles",
+    "TIMEOUT",
+    "MAX_TIMEOUT",
+    "GIVE_UP",
+    "status_cycles",
+    "check_timeout",
+    "check_dead_outputs",
+    "path_routers",
 ]
 
 #: Width of each counter; it stops at its largest value.
@@ -64,6 +76,13 @@ LFSR_WIDTH = 16
 MAX_BYTES = 64
 #: Route rules: how an endpoint makes the head byte for a destination.
 ROUTES = ("bidelta", "unit-tree")
+#: Cycles an endpoint waits for a status before it gives the attempt up (the default; the
+#: longest wait of a working network here is 11 cycles: 256-endpoint bidelta, 2 * 4 + 3).
+TIMEOUT = 32
+#: Largest ``timeout`` the definitions accept.
+MAX_TIMEOUT = 1024
+#: Timeouts in a row after which a message is dropped: each output tried twice.
+GIVE_UP = 4
 #: First part of an endpoint's seed path: routers use ``(stage, index)`` with small stages.
 _SEED_TAG = 0xE9
 
@@ -152,3 +171,41 @@ def backoff_cycles(blocked: int, x: int) -> int:
     LFSR's value in the cycle the status arrives."""
     check_int_range("blocked", blocked, 1)
     return BACKOFF_SLOT * (x & ((1 << min(blocked, BACKOFF_CAP)) - 1))
+
+
+def status_cycles(routers: int) -> int:
+    """Cycles of waiting, from the cycle after the last byte is sent, until the status comes
+    at the latest, over a path of ``routers`` routers: the close and the status cross each
+    router in one cycle each way, plus the close's cycle out of the endpoint, the
+    destination's answer and the cycle the status is read in."""
+    check_int_range("routers", routers, 1)
+    return 2 * routers + 3
+
+
+def path_routers(route: str, endpoints: int) -> int:
+    """Routers on the longest path of the network of route rule ``route``: the bidelta's
+    stages (``log4 endpoints``); the unit tree's up router and three down layers."""
+    route = check_route(route)
+    return dest_bits(endpoints) // 2 if route == "bidelta" else 4
+
+
+def check_timeout(timeout, routers: int | None = None) -> int:
+    """``timeout`` is an integer in ``1 .. MAX_TIMEOUT`` and, for a network whose paths cross
+    ``routers`` routers at most, at least :func:`status_cycles` of them: shorter, a working
+    connection would be given up while its status is on the way."""
+    timeout = check_int_range("timeout", timeout, 1, MAX_TIMEOUT)
+    if routers is not None and timeout < status_cycles(routers):
+        raise ValueError(
+            f"timeout must be at least {status_cycles(routers)} (the status's way back over "
+            f"{routers} routers), not {timeout}"
+        )
+    return timeout
+
+
+def check_dead_outputs(dead_outputs, endpoints: int) -> tuple[int, ...]:
+    """Endpoint output channels cut from the network (a fault: the link carries nothing
+    either way), as a sorted tuple of distinct channel numbers ``2 * endpoint + link``."""
+    if isinstance(dead_outputs, str) or not isinstance(dead_outputs, list | tuple | set):
+        raise TypeError(f"dead_outputs must be a list of channels, not {dead_outputs!r}")
+    top = 2 * check_endpoints(endpoints) - 1
+    return tuple(sorted({check_int_range("dead_outputs", c, 0, top) for c in dead_outputs}))

@@ -11,7 +11,7 @@ Phases: random destinations (``frames`` messages in all), then a hot spot (every
 endpoint 0). :class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both checks:
 
 * cycle by cycle, every output (``tx__e__ready``, ``rx__e__valid``, the ``rx`` beat while
-  valid, the counters ``sent``, ``retries``, ``received``, ``dropped``) against
+  valid, the counters ``sent``, ``retries``, ``received``, ``dropped``, ``timeouts``) against
   the design's model (the network's model with the endpoint models, same seeds);
 * message by message: each delivered exactly once, to its destination, with its bytes; the
   counters at the end against the traffic.
@@ -34,7 +34,7 @@ from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.bits import pack_fields
 from fattree.spec.rn1_endpoint import tx_fields
 
-COUNTERS = ("sent", "retries", "received", "dropped")
+COUNTERS = ("sent", "retries", "received", "dropped", "timeouts")
 
 #: The model of each design this bench runs, built from the design's parameters.
 MODELS = {
@@ -120,6 +120,7 @@ async def traffic_phases(dut):
             check.cycle,
             messages=counts,
             retries=stats["retries"],
+            timeouts=stats["timeouts"],
             retries_per_message=round(stats["retries"] / max(1, stats["messages"]), 3),
             first_try=round(stats["first_try"] / max(1, stats["messages"]), 3),
             most_retries=max(blocked, default=0),

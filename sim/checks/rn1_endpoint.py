@@ -53,7 +53,16 @@ __all__ = [
 CHECKS = ("cycle_mismatches", "message_mismatches")
 PATTERNS = ("random", "hotspot")
 #: Per-endpoint outputs of the network with endpoints, in the order they are compared.
-STREAM_OUTPUTS = ("tx_ready", "rx_valid", "rx_beat", "sent", "retries", "received", "dropped")
+STREAM_OUTPUTS = (
+    "tx_ready",
+    "rx_valid",
+    "rx_beat",
+    "sent",
+    "retries",
+    "received",
+    "dropped",
+    "timeouts",
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,7 @@ def model_outputs(eps: list[RN1EndpointModel]) -> dict[str, list[int]]:
         "retries": [ep.retries for ep in eps],
         "received": [ep.received for ep in eps],
         "dropped": [ep.dropped for ep in eps],
+        "timeouts": [ep.timeouts for ep in eps],
     }
 
 
@@ -172,11 +182,20 @@ class StreamCheck:
             _Source(q, random.Random(self.rng.getrandbits(32)), traffic.idle, n) for q in queues
         ]
         ready_rng = random.Random(self.rng.getrandbits(32))
-        want = Counter((d, tuple(b)) for q in queues for d, b in q if len(b) <= mb)
-        too_long = [sum(len(b) > mb for _, b in q) for q in queues]
+        # An endpoint with both outputs cut (a fault) cannot send: each of its messages is
+        # dropped after GIVE_UP timeouts, and counted.
+        cut = set(getattr(self.model, "dead_outputs", ()))
+        mute = [2 * e in cut and 2 * e + 1 in cut for e in range(n)]
+        want = Counter(
+            (d, tuple(b))
+            for e, q in enumerate(queues)
+            for d, b in q
+            if len(b) <= mb and not mute[e]
+        )
+        too_long = [sum(len(b) > mb or mute[e] for _, b in q) for e, q in enumerate(queues)]
         base = {
             key: [getattr(ep, key) for ep in eps]
-            for key in ("sent", "retries", "received", "dropped")
+            for key in ("sent", "retries", "received", "dropped", "timeouts")
         }
         base_hist = [len(ep.blocked_per_message) for ep in eps]
         frames: list[list[int]] = [[] for _ in range(n)]
@@ -222,7 +241,13 @@ class StreamCheck:
                         frames[e] = []
             if sum(delivered) > delivered_so_far:
                 delivered_so_far, progress = sum(delivered), self.cycle
-            done = sum(got.values()) >= sum(want.values()) and not any(s.queue for s in sources)
+            # Done: every message arrived, and every sender is done with its last one (one
+            # that cannot be sent ends only when it is given up).
+            done = (
+                sum(got.values()) >= sum(want.values())
+                and not any(s.queue for s in sources)
+                and all(ep.tx_ready for ep in eps)
+            )
             if done:
                 quiet_since = self.cycle if quiet_since is None else quiet_since
                 if self.cycle - quiet_since >= settle:
@@ -244,7 +269,7 @@ class StreamCheck:
         # The counters, read from the design, against what the traffic says they must be.
         seen = self.read()
         expect = {
-            "sent": [sum(len(b) <= mb for _, b in q) for q in queues],
+            "sent": [len(q) - too_long[e] for e, q in enumerate(queues)],
             "received": delivered,
             "dropped": too_long,
         }
@@ -253,12 +278,18 @@ class StreamCheck:
             if have != values:
                 sb.fail("message_mismatches", f"{name}: {key} counters {have}, want {values}")
         retries = sum(seen["retries"][e] - base["retries"][e] for e in range(n))
+        timeouts = sum(seen["timeouts"][e] - base["timeouts"][e] for e in range(n))
         hist = [b for e, ep in enumerate(eps) for b in ep.blocked_per_message[base_hist[e] :]]
-        if retries != sum(hist):
-            sb.fail("message_mismatches", f"{name}: {retries} retries counted, {sum(hist)} seen")
+        if retries + timeouts != sum(hist):
+            sb.fail(
+                "message_mismatches",
+                f"{name}: {retries} retries and {timeouts} timeouts counted, "
+                f"{sum(hist)} failed attempts seen",
+            )
         self.blocked_per_message += hist
         self.stats["messages"] += sum(want.values())
         self.stats["retries"] += retries
+        self.stats["timeouts"] += timeouts
         self.stats["first_try"] += sum(b == 0 for b in hist)
         self.stats["dropped"] += sum(too_long)
         return sum(want.values())
@@ -270,13 +301,18 @@ class EndpointCheck:
     transmissions (after its close, 0..``max_delay`` cycles later) CONNECTED or, with
     probability ``blocked``, BLOCKED; a *remote sender* per input that sends transmissions
     of 0 .. ``max_bytes + 1`` bytes after a head and waits for the answer. Every output is
-    compared every cycle; the answers the remote senders see are counted."""
+    compared every cycle; the answers the remote senders see are counted.
 
-    def __init__(self, model, scoreboard, read, drive, tick, *, rng=None, blocked=0.3):
+    A fault: with probability ``silent`` a transmission gets no answer at all (a dead link
+    or router on its way), and link ``dead`` (0 or 1; None: neither) never answers."""
+
+    def __init__(
+        self, model, scoreboard, read, drive, tick, *, rng=None, blocked=0.3, silent=0.0, dead=None
+    ):
         self.model, self.scoreboard = model, scoreboard
         self.read, self.drive, self.tick = read, drive, tick
         self.rng = rng if rng is not None else random.Random(0)
-        self.blocked = blocked
+        self.blocked, self.silent, self.dead = blocked, silent, dead
         self.cycle = 0
         self.stats: Counter = Counter()
 
@@ -297,8 +333,7 @@ class EndpointCheck:
         # Remote senders: words still to send per input, and whether one waits.
         words: list[list[int]] = [[], []]
         waiting = [False, False]
-        names = ["tx_ready", "rx_valid", "rx_beat", "sent", "retries", "received", "dropped"]
-        names += ["busy", "o_fwd0", "o_fwd1", "i_bk0", "i_bk1"]
+        names = list(STREAM_OUTPUTS) + ["busy", "o_fwd0", "o_fwd1", "i_bk0", "i_bk1"]
         for _ in range(cycles):
             seen = self.read()
             want = {k: v[0] for k, v in model_outputs([m]).items()}
@@ -318,6 +353,9 @@ class EndpointCheck:
                 if ctrl_of(prev_fwd[k]) and not ctrl_of(fwd):
                     answer_in[k] = rng.randint(0, 3)
                     answer[k] = BLOCKED if rng.random() < self.blocked else CONNECTED
+                    if k == self.dead or rng.random() < self.silent:
+                        answer_in[k] = None
+                        self.stats["unanswered"] += 1
                 prev_fwd[k] = fwd
                 if answer_in[k] is not None:
                     if answer_in[k] == 0:
@@ -349,6 +387,7 @@ class EndpointCheck:
         self.stats["retries"] = m.retries
         self.stats["received"] = m.received
         self.stats["dropped"] = m.dropped
+        self.stats["timeouts"] = m.timeouts
 
 
 def stream_ports(ctx, dut, n):
@@ -364,6 +403,7 @@ def stream_ports(ctx, dut, n):
             "retries": [ctx.get(dut.retries[e]) for e in range(n)],
             "received": [ctx.get(dut.received[e]) for e in range(n)],
             "dropped": [ctx.get(dut.dropped[e]) for e in range(n)],
+            "timeouts": [ctx.get(dut.timeouts[e]) for e in range(n)],
         }
         out["rx_beat"] = [
             ctx.get(dut.rx[e].payload.as_value()) if out["rx_valid"][e] else 0 for e in range(n)
@@ -442,7 +482,7 @@ def simulate_endpoint(dut, model: RN1EndpointModel, cycles: int, seed: int, **kn
                 "busy": ctx.get(dut.busy),
             }
             out["rx_beat"] = ctx.get(dut.rx.payload.as_value()) if out["rx_valid"] else 0
-            for key in ("sent", "retries", "received", "dropped"):
+            for key in ("sent", "retries", "received", "dropped", "timeouts"):
                 out[key] = ctx.get(getattr(dut, key))
             for k in range(ENDPOINT_LINKS):
                 out[f"o_fwd{k}"] = ctx.get(Value.cast(dut.o[k].fwd))

@@ -20,7 +20,10 @@ The rules, per cycle:
   the link carries 0 (the DROP close, then idle). In WAIT, the status on the backward link of
   ``port``: CONNECTED counts ``sent``, ends the message and flips ``port``; BLOCKED counts
   ``retries``, flips ``port`` and goes back to PEND (``backoff``: the wait of
-  :func:`backoff_cycles` for the number of BLOCKED in a row, from the LFSR's value now).
+  :func:`backoff_cycles` for the number of failed attempts in a row, from the LFSR's value
+  now). Neither on the ``timeout``-th cycle of WAIT: the attempt is given up as if BLOCKED
+  but counted in ``timeouts``; the :data:`GIVE_UP`-th timeout in a row (a BLOCKED ends the
+  row) drops the message instead (``dropped``, back to LOAD, ``port`` flipped).
 * **Receive**, per input ``k``: a head (``ctrl`` rising) on an idle input starts a reception
   if buffer ``k`` is empty, else a discard. Bytes fill the buffer (one beyond ``max_bytes``
   marks it too long); the close (``ctrl`` 0) ends it: stored and answered CONNECTED on
@@ -40,12 +43,17 @@ from ...spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
 from ...spec.rn1_endpoint import (
     BACKOFF_CAP,
     COUNTER_BITS,
+    GIVE_UP,
     LFSR_WIDTH,
+    TIMEOUT,
     backoff_cycles,
+    check_dead_outputs,
     check_max_bytes,
     check_retry,
     check_route,
+    check_timeout,
     endpoint_seed,
+    path_routers,
     route_heads,
 )
 from .rn1 import RN1BideltaModel, RN1FatTreeModel
@@ -62,7 +70,14 @@ class RN1EndpointModel:
     head bytes from the route rule of the definitions, :func:`route_heads`)."""
 
     def __init__(
-        self, endpoints=16, retry="immediate", seed=1, max_bytes=8, route="bidelta", node=0
+        self,
+        endpoints=16,
+        retry="immediate",
+        seed=1,
+        max_bytes=8,
+        route="bidelta",
+        node=0,
+        timeout=TIMEOUT,
     ):
         self.endpoints = check_endpoints(endpoints)
         self.retry = check_retry(retry)
@@ -71,6 +86,7 @@ class RN1EndpointModel:
         self.route = check_route(route)
         self.node = check_int_range("node", node, 0, self.endpoints - 1)
         self.heads = route_heads(self.route, self.endpoints, self.node)
+        self.timeout = check_timeout(timeout, path_routers(self.route, self.endpoints))
         self.reset()
 
     def reset(self) -> None:
@@ -81,7 +97,9 @@ class RN1EndpointModel:
         self.dest = 0
         self.pos = 0
         self.port = 0
-        self.in_a_row = 0  # BLOCKED in a row for this message (uncapped, for statistics)
+        self.in_a_row = 0  # failed attempts in a row for this message (uncapped)
+        self.strikes = 0  # timeouts in a row for this message
+        self.age = 0  # cycles of WAIT without a status so far
         self.wait = 0
         self.o_fwd = [0] * ENDPOINT_LINKS
         self.i_bk = [0] * ENDPOINT_LINKS
@@ -92,8 +110,9 @@ class RN1EndpointModel:
         self.full = [False] * ENDPOINT_LINKS
         self.sel = 0
         self.idx = 0
-        self.sent = self.retries = self.received = self.dropped = 0
-        #: BLOCKED statuses of each message, in the order they were confirmed.
+        self.sent = self.retries = self.received = self.dropped = self.timeouts = 0
+        #: Failed attempts (BLOCKED or timed out) of each message, in the order the messages
+        #: ended (confirmed, or dropped after GIVE_UP timeouts).
         self.blocked_per_message: list[int] = []
         self.started = 0  # cycle of the current message's first attempt
         self.cycle = 0
@@ -127,7 +146,7 @@ class RN1EndpointModel:
         (``i_fwd``), and ``go``."""
         mb = self.max_bytes
         n_o_fwd = [0] * ENDPOINT_LINKS
-        sent = retries = dropped = received = 0
+        sent = retries = dropped = received = timeouts = 0
         # Send.
         state = self.state
         if state == LOAD:
@@ -145,7 +164,7 @@ class RN1EndpointModel:
                         dropped = 1
                         self.buf, self.over = [], False
                     else:
-                        self.in_a_row, self.wait = 0, 0
+                        self.in_a_row, self.strikes, self.wait = 0, 0, 0
                         self.state = PEND
                         self.started = self.cycle + 1
         elif state == PEND:
@@ -166,6 +185,7 @@ class RN1EndpointModel:
             self.pos += 1
             if self.pos == len(self.buf):
                 self.state = WAIT
+                self.age = 0
         elif state == WAIT:
             status = o_bk[self.port]
             if status == word(0, CONNECTED):
@@ -175,13 +195,27 @@ class RN1EndpointModel:
                 self.buf, self.over = [], False
                 self.port ^= 1
                 self.state = LOAD
-            elif status == word(0, BLOCKED):
-                retries = 1
+            elif status == word(0, BLOCKED) or self.age == self.timeout - 1:
+                if status == word(0, BLOCKED):
+                    retries = 1
+                    self.strikes = 0
+                else:  # no status in time: a dead link or router on the way
+                    timeouts = 1
+                    self.strikes += 1
                 self.in_a_row += 1
                 self.port ^= 1
-                self.state = PEND
-                if self.retry == "backoff":
-                    self.wait = backoff_cycles(min(self.in_a_row, BACKOFF_CAP), self.lfsr.state)
+                if self.strikes == GIVE_UP:
+                    dropped = 1
+                    self.blocked_per_message.append(self.in_a_row)
+                    self.buf, self.over = [], False
+                    self.state = LOAD
+                else:
+                    self.state = PEND
+                    if self.retry == "backoff":
+                        x = self.lfsr.state
+                        self.wait = backoff_cycles(min(self.in_a_row, BACKOFF_CAP), x)
+            else:
+                self.age += 1
         # Receive.
         n_i_bk = [0] * ENDPOINT_LINKS
         n_full = list(self.full)
@@ -229,6 +263,7 @@ class RN1EndpointModel:
         self.retries = min(_TOP, self.retries + retries)
         self.dropped = min(_TOP, self.dropped + dropped)
         self.received = min(_TOP, self.received + received)
+        self.timeouts = min(_TOP, self.timeouts + timeouts)
         self.lfsr.clock()
         self.cycle += 1
 
@@ -243,8 +278,9 @@ class _StreamModel:
     last)``) and ``rx_ready``; :attr:`endpoints` holds the endpoint models, whose attributes
     are the outputs."""
 
-    def __init__(self, net, endpoints: list[RN1EndpointModel]):
+    def __init__(self, net, endpoints: list[RN1EndpointModel], dead_outputs=()):
         self.net, self.endpoints = net, endpoints
+        self.dead_outputs = check_dead_outputs(dead_outputs, len(endpoints))
         self.go = 0
 
     def reset(self) -> None:
@@ -255,13 +291,16 @@ class _StreamModel:
 
     def step(self, tx, rx_ready) -> None:
         net, eps = self.net, self.endpoints
-        n_fwd, n_bk = net.o_fwd, net.i_bk  # what the network shows this cycle
+        n_fwd, n_bk = net.o_fwd, list(net.i_bk)  # what the network shows this cycle
         i_fwd = [0] * net.channels
         o_bk = [0] * net.channels
         for e, ep in enumerate(eps):
             for k in range(ENDPOINT_LINKS):
                 i_fwd[ENDPOINT_LINKS * e + k] = ep.o_fwd[k]
                 o_bk[ENDPOINT_LINKS * e + k] = ep.i_bk[k]
+        for c in self.dead_outputs:  # cut: nothing crosses either way
+            i_fwd[c] = 0
+            n_bk[c] = 0
         go = self.go
         self.go = int(not any(ep.busy for ep in eps))
         for e, ep in enumerate(eps):
@@ -279,15 +318,20 @@ class _StreamModel:
 class RN1BideltaStreamModel(_StreamModel):
     """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
     from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), as
-    :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream` (same parameters)."""
+    :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream` (same parameters; ``dead_outputs``
+    the endpoint output channels cut from the network)."""
 
-    def __init__(self, endpoints=16, seed=1, retry="immediate", max_bytes=8):
+    def __init__(
+        self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
+    ):
+        n = check_endpoints(endpoints)
         super().__init__(
             RN1BideltaModel(endpoints, seed),
             [
-                RN1EndpointModel(endpoints, retry, endpoint_seed(seed, e), max_bytes)
-                for e in range(endpoints)
+                RN1EndpointModel(n, retry, endpoint_seed(seed, e), max_bytes, timeout=timeout)
+                for e in range(n)
             ],
+            dead_outputs,
         )
 
 

@@ -36,7 +36,7 @@ HOTSPOT_PER_ENDPOINT = 1
 #: Cycles a phase may take, per message of each endpoint (far above what the model needs:
 #: a phase that runs into it has stopped delivering, and the check reports it).
 LIMIT_PER_MESSAGE = 5000
-_COUNTERS = ("sent", "retries", "received", "dropped")
+_COUNTERS = ("sent", "retries", "received", "dropped", "timeouts")
 
 
 class _EndpointSoak:
@@ -156,6 +156,7 @@ class _EndpointSoak:
             "retries": self.stats.get("retries", 0),
             "first_try": self.stats.get("first_try", 0),
             "dropped_frames": self.stats.get("dropped", 0),
+            "timeouts": self.stats.get("timeouts", 0),
         }
 
 
