@@ -1,5 +1,6 @@
 """The RN1 bidelta network as data (fattree/spec/rn1_bidelta.py): wiring and routing."""
 
+import random
 from collections import Counter
 
 import pytest
@@ -78,6 +79,75 @@ def test_head_byte_names_the_destination(n):
         for j in range(net.stages):
             assert h & 3 == net.digits(dest)[j]
             h = pass_head(h)
+
+
+def _direction_pairs(net):
+    """Per (router, direction), the routers (or chips of a last-stage pair) its two links
+    enter."""
+    sink_of = net.sink_of()
+    pairs = {}
+    for j in range(net.stages - 1):
+        for r in range(net.routers_per_stage):
+            for d in range(4):
+                pairs[j, r, d] = [sink_of["out", j, r, 2 * d + k][2] for k in (0, 1)]
+    return pairs
+
+
+@pytest.mark.parametrize("n", [16, 64, 256])
+def test_random_wiring_keeps_a_directions_links_on_different_routers(n):
+    for seed in range(40 if n < 256 else 5):
+        pairs = _direction_pairs(bidelta(n, seed))
+        assert all(a != b for a, b in pairs.values()), seed
+
+
+@pytest.mark.parametrize("n, seeds", [(16, range(40)), (64, range(1, 9))])
+def test_any_one_dead_router_leaves_every_pair_connected_for_every_seed(n, seeds):
+    # Before the dealing kept a direction's links apart, seed 1 at 64 endpoints had router
+    # (2, 1) cutting 19 pairs, and 37 of seeds 1..40 had some router that cut pairs.
+    for seed in seeds:
+        net = bidelta(n, seed)
+        for j in range(net.stages):
+            for r in range(net.routers_per_stage):
+                assert all(map(all, net.connected({(j, r)}))), (seed, j, r)
+    # Two dead routers can cut pairs (both chips of a last-stage pair: their 8 endpoints).
+    cut = bidelta(n, 1).connected({(net.stages - 1, 0), (net.stages - 1, 1)})
+    assert [dst for dst in range(n) if not any(row[dst] for row in cut)] == list(range(8))
+    assert sum(not x for row in cut for x in row) == 8 * n
+
+
+def test_the_random_dealing_is_uniform_among_the_allowed():
+    from fattree.spec.rn1_bidelta import deal_apart
+
+    # Two groups of two links onto two routers of two slots: 16 allowed dealings of 24.
+    groups, routers = [["a", "b"], ["c", "d"]], [[0, 1], [2, 3]]
+    rng = random.Random(1)
+    seen = Counter(tuple(deal_apart(groups, routers, rng)) for _ in range(4000))
+    assert len(seen) == 16 and min(seen.values()) > 180
+    for dealing in seen:
+        where = dict(dealing)
+        assert where["a"] // 2 != where["b"] // 2 and where["c"] // 2 != where["d"] // 2
+    # In order without a generator: a group's links on consecutive routers.
+    assert deal_apart(groups, routers) == [("a", 0), ("b", 2), ("c", 1), ("d", 3)]
+    with pytest.raises(AssertionError, match="cannot be kept apart"):
+        deal_apart([["a", "b", "c"], ["d"]], routers, rng)
+
+
+@pytest.mark.parametrize("cluster, seeds, step", [(12, (4, 5), 1), (48, (4,), 4)])
+def test_hybrid_cluster_random_wiring_survives_any_one_fault(cluster, seeds, step):
+    # The same dealing in the hybrid leaf cluster (seed 5, 12 nodes, used to lose 21 pairs to
+    # router s1_1; seed 4, 48 nodes, 24 to s2_5).
+    import numpy as np
+
+    from fattree.spec.rn1_hybrid import hybrid_network
+
+    for seed in seeds:
+        net = hybrid_network(cluster, 1, seed)
+        everyone = ~np.eye(cluster, dtype=bool)
+        for key in net.routers:
+            assert (net.connected(dead=[key]) == everyone).all(), (seed, key)
+        ends = [src for src, dst in net.links if src[0] in ("out", "ep_out") and dst[0] != "top_up"]
+        for end in ends[::step]:  # every link of 48 nodes is ~30 s: a quarter of them
+            assert (net.connected(links=[end]) == everyone).all(), (seed, end)
 
 
 def test_parameter_errors():

@@ -393,7 +393,9 @@ def path_exists(net, a, b, dead=(), links=(), stacks=()):
 @pytest.mark.parametrize("cluster, seed", [(12, 7), (48, 2)])
 def test_connected_agrees_with_a_path_search(cluster, seed):
     net = net_of(cluster, 2, seed)
-    rng = random.Random(5)
+    # Random(6), not 5: since the random wiring keeps a direction's two links on different
+    # routers (single-fault tolerant), 5's faults cut no pair inside a cluster among the 150.
+    rng = random.Random(6)
     everyone = np.ones((net.nodes, net.nodes), dtype=bool)
     np.fill_diagonal(everyone, False)
     assert (net.connected() == everyone).all()

@@ -83,11 +83,16 @@ def test_every_pair_of_subtrees_is_routed(key):
             level = ((s ^ t).bit_length() + 1) // 2  # lowest common node's level
             digits = [(t >> 2 * k) & 3 for k in range(3)]
             # Up router: crossover of that level (all of its outputs), then down to t.
-            up = next(dst for src, dst in tree.links if src == ("sub_up", s, 0))
-            reached = set()
-            for p in (2 * (level - 1), 2 * (level - 1) + 1):
-                reached |= _follow(tree, ("out", up[1], p), digits)
-            assert reached and reached <= {("sub_down", t, k) for k in range(w)}
+            for k in range(w):
+                _, up, port = next(dst for src, dst in tree.links if src == ("sub_up", s, k))
+                if tree.routers[up].mode == "alternate":
+                    ports = [4 * (port // 4) + level - 1]
+                else:
+                    ports = [2 * (level - 1), 2 * (level - 1) + 1]
+                reached = set()
+                for p in ports:
+                    reached |= _follow(tree, ("out", up, p), digits)
+                assert reached and reached <= {("sub_down", t, k) for k in range(w)}
     # From the top, every subtree and every one of its links.
     for t in range(SUBTREES):
         digits = [(t >> 2 * k) & 3 for k in range(3)]
@@ -206,3 +211,69 @@ def test_route_heads_reach_their_destination(width):
         }
     with pytest.raises(ValueError, match="cannot route to itself"):
         tree.route(5, 5)
+
+
+# --- single faults: widest dispersal of a subtree's links over the up routers -------------
+
+
+@pytest.mark.parametrize("key", TREES)
+def test_a_subtrees_links_enter_different_up_routers(key):
+    tree = TREES[key]
+    w = tree.width
+    for t in range(SUBTREES):
+        ups = [dst[1] for src, dst in tree.links if src[:2] == ("sub_up", t)]
+        assert len(ups) == w and all(tree.routers[u].layer == "up" for u in ups)
+        # 2-wide: two chips (dual crossbar); 8-wide: four routers, two links each (an up
+        # router takes one level-1 node's links, whose node its crossovers enter).
+        assert Counter(Counter(ups).values()) == ({1: 2} if w == 2 else {2: 4})
+
+
+def _everyone(n):
+    import numpy as np
+
+    everyone = np.ones((n, n), dtype=bool)
+    np.fill_diagonal(everyone, False)
+    return everyone
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_any_one_dead_router_of_the_unit_tree_cuts_no_pair(seed):
+    # Before the dispersal, a dead up router cut its 4 nodes off (252 of the 4032 pairs) and
+    # 44 of the 52 routers cut some pair (a down router's two links into one chip).
+    from fattree.spec.rn1_tree import fat_tree_network
+
+    net = fat_tree_network(1, seed)
+    everyone = _everyone(net.nodes)
+    assert (net.connected() == everyone).all()
+    for key in net.routers:
+        assert (net.connected(dead=[key]) == everyone).all(), key
+    # Two dead up chips of a node's two ways cut exactly its level-1 node's 4 nodes from
+    # sending (the check can fail: it is not tolerance everywhere).
+    cut = net.connected(dead=[(1, 0, "up0"), (1, 0, "up1")])
+    assert (~cut[:8].any(axis=1)).sum() == 8 and cut[8:].sum() == everyone[8:].sum()
+
+
+@pytest.mark.parametrize(
+    "seed, step", [(None, 5), (3, 5), pytest.param(None, 1, marks=pytest.mark.slow)]
+)
+def test_any_one_dead_link_of_the_unit_tree_cuts_no_pair(seed, step):
+    # Every link takes ~35 s: by default every fifth (all of them behind --run-slow).
+    from fattree.spec.rn1_tree import fat_tree_network
+
+    net = fat_tree_network(1, seed)
+    everyone = _everyone(net.nodes)
+    ends = [src for src, dst in net.links if dst[0] != "top_up" and src[0] != "top_down"]
+    assert len(ends) == 64 * 2 + 52 * 8 - 32  # node links, router outputs but the top's
+    for end in ends[::step]:
+        assert (net.connected(links=[end]) == everyone).all(), end
+
+
+def test_a_dead_parent_up_router_keeps_a_12_node_cluster_sending():
+    # The 8-wide unit tree used to give a subtree port's 8 links (a 12-node cluster's way up)
+    # to one up router: that router dead, the cluster sent nothing out (0 of 12 x 756 pairs).
+    from fattree.spec.rn1_hybrid import hybrid_network
+
+    net = hybrid_network(12, 2, None)
+    everyone = _everyone(net.nodes)
+    for u in range(16, 24):  # the up routers of level-1 node 4 (clusters 16..19)
+        assert (net.connected(dead=[(2, 0, f"up{u}")]) == everyone).all(), u

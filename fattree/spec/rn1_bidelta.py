@@ -9,7 +9,9 @@ significant first), so after stage ``j`` a transmission is among the routers of 
 named by the digits so far; the group's links are spread over the next stage's routers of
 the sub-group, each router of a group sending its two links of a direction to the sub-group.
 Which link lands on which router input inside a group is a **random permutation**
-(seeded): Leighton's randomly wired redundant paths, as the paper asks for fault tolerance.
+(seeded): Leighton's randomly wired redundant paths, as the paper asks for fault tolerance,
+drawn among those that put a router's two links of a direction on different routers
+(:func:`deal_apart`), so that any one dead router leaves every pair connected.
 The last stage's direction ``d`` is one endpoint. For ``N >= 16`` the last stage is in the
 dual-crossbar mode, so each endpoint's two inputs come from different routers (as DeHon's
 2-wide unit trees do), and endpoint outputs 0 are dealt at random over the first half of
@@ -28,12 +30,52 @@ from dataclasses import dataclass, field
 from ..params import check_int_range
 from .rn1 import CHANNELS, DIRECTIONS, head_for
 
-__all__ = ["ENDPOINT_LINKS", "SIZES", "Bidelta", "bidelta", "check_endpoints"]
+__all__ = ["ENDPOINT_LINKS", "SIZES", "Bidelta", "bidelta", "check_endpoints", "deal_apart"]
 
 #: Network outputs and inputs of one endpoint.
 ENDPOINT_LINKS = 2
 #: Endpoint counts the definitions accept: 4 .. 256, powers of four.
 SIZES = (4, 16, 64, 256)
+
+
+#: Shuffles :func:`deal_apart` tries before it calls a dealing impossible (the acceptance
+#: rate of the dealings here is 2-25 %: a few tens of tries).
+DEAL_TRIES = 10_000
+
+
+def deal_apart(groups, routers, rng: random.Random | None = None) -> list[tuple[tuple, tuple]]:
+    """``(source, sink)`` links dealing the link sources of ``groups`` onto the input slots of
+    ``routers`` (one list of slots per router or crossbar, equal lengths), so that the links
+    of one group (the two outputs of a dilated direction, or a node's two ways) land on
+    **different routers**: one dead router or link then never takes a whole group.
+
+    Without ``rng``: in order, slot ``m`` of the round-robin over the routers gets link
+    ``m`` of the groups one after the other (a group's links on consecutive routers). With
+    ``rng``: a uniformly random dealing among those that keep every group apart (shuffles
+    until one does: Leighton's random wiring under the constraint)."""
+    sources = [s for g in groups for s in g]
+    size = len(routers[0])
+    if any(len(r) != size for r in routers) or len(sources) != size * len(routers):
+        raise AssertionError(f"{len(sources)} links for {sum(map(len, routers))} inputs")
+    if any(len(g) > len(routers) for g in groups):
+        raise AssertionError(f"a group of more than {len(routers)} links cannot be kept apart")
+    slots = [
+        (m % len(routers), routers[m % len(routers)][m // len(routers)])
+        for m in range(len(sources))
+    ]
+    if rng is None:
+        return [(s, slot) for s, (_, slot) in zip(sources, slots, strict=True)]
+    group_of = [k for k, g in enumerate(groups) for _ in g]
+    for _ in range(DEAL_TRIES):
+        rng.shuffle(slots)
+        seen = set()
+        for k, (r, _) in zip(group_of, slots, strict=True):
+            if (k, r) in seen:
+                break
+            seen.add((k, r))
+        else:
+            return [(s, slot) for s, (_, slot) in zip(sources, slots, strict=True)]
+    raise AssertionError(f"no dealing of {len(groups)} groups apart in {DEAL_TRIES} tries")
 
 
 def check_endpoints(endpoints) -> int:
@@ -184,6 +226,15 @@ def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelt
                 if j == last:
                     e = g * DIRECTIONS + d
                     net.links.extend((o, ("ep_in", e, k)) for k, o in enumerate(outs))
+                elif random_wiring:
+                    # Both links of a router's direction onto different routers (crossbars
+                    # of different chips at the last stage), so no one router or link takes
+                    # a direction's two ways: every single fault leaves every pair connected.
+                    ins = group_inputs(j + 1, g * DIRECTIONS + d)
+                    per = DIRECTIONS if j + 1 == last and net.dual_last else CHANNELS
+                    routers = [ins[c : c + per] for c in range(0, len(ins), per)]
+                    pairs = [outs[k : k + 2] for k in range(0, len(outs), 2)]
+                    net.links.extend(deal_apart(pairs, routers, rng))
                 else:
                     deal(outs, group_inputs(j + 1, g * DIRECTIONS + d))
     return net

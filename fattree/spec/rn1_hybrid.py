@@ -29,7 +29,8 @@ the first stage, link 1 the second half (its two ways in never share a router); 
 links are dealt round-robin over the first stage (consecutive links, which come from one
 parent router, land on different routers); between stages each router's links of a
 direction are spread over the routers of the sub-group (``seed``: shuffled, Leighton's random
-wiring, as :func:`fattree.spec.rn1_bidelta.bidelta`); the last stage is in the dual-crossbar
+wiring, as :func:`fattree.spec.rn1_bidelta.bidelta`, keeping a router's two links on two
+routers, so any one fault leaves every pair connected); the last stage is in the dual-crossbar
 mode, group ``g`` on crossbar 0 of chip ``g`` and crossbar 1 of chip ``g + 1`` (mod the
 chips: a ring, since 3 groups do not pair), so a node's two links in come from two chips;
 up link ``k`` leaves first-stage router ``k // 2`` (as a unit tree's top link ``k`` leaves up
@@ -50,6 +51,7 @@ from dataclasses import dataclass, field
 
 from ..params import check_int_range
 from .rn1 import CHANNELS, DIRECTIONS, head_for, router_seed
+from .rn1_bidelta import deal_apart
 from .rn1_tree import (
     SUBTREES,
     UP,
@@ -181,7 +183,7 @@ class LeafCluster:
         routers: toward node ``dest`` (None: up)."""
         digits = None if dest is None else self.digits(dest)
 
-        def direction(r: Router) -> int:
+        def direction(r: Router, crossbar: int = 0) -> int:
             j = int(r.layer[1:])
             if digits is None:
                 return UP
@@ -271,8 +273,15 @@ def leaf_cluster(nodes: int, seed: int | None = None) -> LeafCluster:
                     e = g * DIRECTIONS + d
                     c.links.extend((o, ("sub_down", e, k)) for k, o in enumerate(outs))
                 else:
+                    # A router's two links of a direction onto different routers (chips at
+                    # the last stage), random among such dealings with a seed: one dead
+                    # router or link never takes both (single-fault tolerance).
                     sub = d if j == 0 else g * DIRECTIONS + d
-                    deal(outs, group_inputs(j + 1, sub))
+                    names = groups[j + 1, sub]
+                    ins = group_inputs(j + 1, sub)
+                    routers = [ins[m :: len(names)] for m in range(len(names))]
+                    pairs = [outs[k : k + 2] for k in range(0, len(outs), 2)]
+                    c.links.extend(deal_apart(pairs, routers, rng))
     return c
 
 

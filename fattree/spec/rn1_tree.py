@@ -28,12 +28,19 @@ Counting links fixes everything (``w`` = width):
 
 The last down layer of the 2-wide unit tree is in the alternate (dual crossbar) mode, one
 crossbar of each of two chips per level-1 node, so each processing node's two down links
-come from different chips. Every other router is in the primary mode.
+come from different chips; so is its up layer, mirrored (chip ``2m + k`` takes link ``k`` of
+the subtrees of level-1 nodes ``2m`` and ``2m + 1``, one crossbar each), so its two links up
+enter different chips. The 8-wide unit tree's up routers take links ``i`` and ``i + 4`` of
+the four subtrees of one level-1 node (a subtree's 8 links on four routers). Either way one
+dead up router cuts no subtree off. Every other router is in the primary mode.
 
-Links into a layer's routers are *dealt out* round-robin over the routers of the node, in
-an order that alternates their sources, so each source's links are spread as evenly as the
-numbers allow (the paper's "dispersed as widely as possible"); with a ``seed`` the order is
-shuffled (Leighton's random wiring, DeHon-Knight-Minsky 1990).
+Links into a layer's routers are *dealt out* over the routers of the node so that the links
+of one group (a router's two outputs of a direction; a level-1 node's two crossbars of the
+2-wide up layer) land on different routers (:func:`fattree.spec.rn1_bidelta.deal_apart`):
+one dead router or link never takes both ways of anything, and every pair of subtrees stays
+connected under any one fault (the paper's "dispersed as widely as possible"). Regular: in
+order, round-robin; with a ``seed`` a uniformly random such dealing (Leighton's random
+wiring, DeHon-Knight-Minsky 1990).
 
 :func:`fat_tree` composes unit trees into a fat-tree of ``stages`` unit-tree stages (2-wide
 at the leaves, 8-wide above): each stage multiplies the processing nodes by 64.
@@ -47,6 +54,7 @@ from dataclasses import dataclass, field
 
 from ..params import check_int_range
 from .rn1 import CHANNELS, DIRECTIONS, head_for, router_seed
+from .rn1_bidelta import deal_apart
 
 __all__ = [
     "UNIT_WIDTHS",
@@ -79,8 +87,10 @@ UP = 3
 class Router:
     """One RN1 of a unit tree: ``layer`` is ``"up"`` or ``"down1"``/``"down2"``/``"down3"``
     (the down layer serving level-1, -2, -3 nodes), ``node`` the index of the node it serves
-    at that level (for up routers: its first subtree; for a dual-crossbar chip: the first of
-    the two level-1 nodes, crossbar ``c`` serving node ``node + c``), ``mode`` the RN1 mode."""
+    at that level (for a dual-crossbar chip: the first of the two level-1 nodes, crossbar
+    ``c`` serving node ``node + c``; for up routers: the first subtree of the level-1 node it
+    takes links from, a dual-crossbar up chip's crossbar ``c`` the subtrees ``node + 4 c``
+    ..), ``mode`` the RN1 mode."""
 
     name: str
     layer: str
@@ -182,8 +192,11 @@ class UnitTree:
             if kind in ("top_up", "top_down"):
                 return False
             r = self.routers[end[1]]
-            if r.layer == "up":
-                return set(range(r.node, r.node + CHANNELS // self.width)) <= subtrees
+            if r.layer == "up":  # serves a level-1 node (a dual-crossbar chip: one each)
+                node1 = r.node // DIRECTIONS + (
+                    end[2] // DIRECTIONS if r.mode == "alternate" else 0
+                )
+                return level >= 1 and set(self.subtrees_of(1, node1)) <= subtrees
             served = int(r.layer[-1])  # the level of the node the router serves
             # A dual-crossbar chip serves nodes r.node and r.node + 1, one per crossbar.
             node_ = r.node + end[2] // DIRECTIONS if r.mode == "alternate" else r.node
@@ -220,15 +233,33 @@ def unit_tree(width: int, seed: int | None = None) -> UnitTree:
         tree.routers[name] = Router(name, layer, node, mode)
         return name
 
-    # Up routers: 8 inputs each, ``8 // w`` subtrees per router.
-    per = CHANNELS // w
+    # Up routers: a level-1 node's 4 w links, each subtree's links on different routers, so
+    # one dead up router cuts no subtree off (the widest dispersal the crossovers allow: an
+    # up router's inputs must lie in one level-1 node, whose node its direction 0 enters).
     ups = []
-    for u in range(SUBTREES // per):
-        name = add(f"up{u}", "up", u * per)
-        ups.append(name)
-        for j in range(per):
+    level1 = SUBTREES // DIRECTIONS
+    if w == 2:
+        # A level-1 node's 8 links are one router's worth: dual-crossbar chips, shared by
+        # node pairs, chip 2m + k taking link k of nodes 2m (crossbar 0) and 2m + 1
+        # (crossbar 1), as the 2-wide unit tree's last down layer is built.
+        for m in range(level1 // 2):
             for k in range(w):
-                tree.links.append((("sub_up", u * per + j, k), ("in", name, j * w + k)))
+                name = add(f"up{2 * m + k}", "up", 2 * m * DIRECTIONS, "alternate")
+                ups.append(name)
+                for x in range(2):
+                    for i in range(DIRECTIONS):
+                        sub = (2 * m + x) * DIRECTIONS + i
+                        tree.links.append((("sub_up", sub, k), ("in", name, DIRECTIONS * x + i)))
+    else:
+        # Four routers per level-1 node, router i taking links i and i + 4 of its subtrees.
+        for n in range(level1):
+            for i in range(DIRECTIONS):
+                name = add(f"up{DIRECTIONS * n + i}", "up", DIRECTIONS * n)
+                ups.append(name)
+                for j in range(DIRECTIONS):
+                    for h in range(2):
+                        sub = DIRECTIONS * n + j
+                        tree.links.append((("sub_up", sub, i + 4 * h), ("in", name, 2 * j + h)))
     # Down routers per node, level 1 (bottom) to 3 (top): cap_{k-1} / 2 each.
     caps = {0: w, 1: 3 * w, 2: 8 * w, 3: 16 * w}
     down = {}  # (level, node) -> router names
@@ -252,7 +283,7 @@ def unit_tree(width: int, seed: int | None = None) -> UnitTree:
 
     def outputs(name, d, node=None):
         """Router ``name``'s output ports for direction ``d`` (for a dual-crossbar chip: of
-        the crossbar serving ``node``)."""
+        the crossbar serving ``node``, a level-1 node)."""
         r = tree.routers[name]
         if r.mode == "alternate":
             return [DIRECTIONS * (node % 2) + d]
@@ -265,48 +296,55 @@ def unit_tree(width: int, seed: int | None = None) -> UnitTree:
             return list(range(base, base + DIRECTIONS))
         return list(range(CHANNELS))
 
-    def deal(level, node, sources):
-        """Connect ``sources`` (lists of link sources, one list per source router or port
-        group) to the inputs of the node's down routers, spread evenly."""
-        order = [
-            s for k in range(max(map(len, sources))) for src in sources for s in src[k : k + 1]
-        ]
-        if rng is not None:
-            rng.shuffle(order)
+    def deal(level, node, groups):
+        """Connect the link sources of ``groups`` to the inputs of the node's down routers,
+        the links of a group (a router's two outputs of a direction, a subtree's two ways
+        across) on different routers (:func:`deal_apart`)."""
         names = down[level, node]
-        ports = [inputs(name, node) for name in names]
-        slots = [
-            ("in", names[j % len(names)], ports[j % len(names)][j // len(names)])
-            for j in range(sum(map(len, ports)))
-        ]
-        if len(slots) != len(order):
-            raise AssertionError(f"level {level}: {len(order)} links for {len(slots)} inputs")
-        tree.links.extend(zip(order, slots, strict=True))
+        slots = [[("in", name, p) for p in inputs(name, node)] for name in names]
+        tree.links.extend(deal_apart(groups, slots, rng))
 
     for level in (3, 2, 1):
         for node in range(SUBTREES // DIRECTIONS**level):
             if level == 3:
-                from_above = [[("top_down", k) for k in range(caps[3])]]
+                from_above = [[("top_down", k)] for k in range(caps[3])]
             else:
                 parent = node // DIRECTIONS
                 from_above = [
                     [("out", name, p) for p in outputs(name, node % DIRECTIONS, parent)]
                     for name in down[level + 1, parent]
                 ]
-            crossing = [
-                [("out", name, p) for p in outputs(name, level - 1)]
-                for name in ups
-                if tree.routers[name].node in tree.subtrees_of(level, node)
-            ]
+            # Crossovers of the up routers under this node, level-1 node by level-1 node
+            # (2-wide: the node's two crossbars, its subtrees' two ways, as one group).
+            crossing = []
+            for n1 in tree.subtrees_of(level - 1, node):
+                if w == 2:
+                    chips = [u for u in ups if tree.routers[u].node // DIRECTIONS == n1 - n1 % 2]
+                    crossing.append(
+                        [("out", u, p) for u in chips for p in outputs(u, level - 1, n1)]
+                    )
+                else:
+                    crossing += [
+                        [("out", u, p) for p in outputs(u, level - 1)]
+                        for u in ups
+                        if tree.routers[u].node // DIRECTIONS == n1
+                    ]
             deal(level, node, from_above + crossing)
-    # Bottom layer outputs to the subtrees; up routers' direction UP out of the top.
+    # Bottom layer outputs to the subtrees; up routers' direction UP out of the top (link
+    # k from up router k // 2).
     for node in range(SUBTREES // DIRECTIONS):
         names = down[1, node]
         for d in range(DIRECTIONS):
             ends = [("out", name, p) for name in names for p in outputs(name, d, node)]
             sub = node * DIRECTIONS + d
             tree.links.extend((e, ("sub_down", sub, k)) for k, e in enumerate(ends))
-    top = [("out", name, p) for name in ups for p in outputs(name, UP)]
+    top = [
+        ("out", u, p)
+        for u in ups
+        for p in (
+            (UP, DIRECTIONS + UP) if tree.routers[u].mode == "alternate" else (2 * UP, 2 * UP + 1)
+        )
+    ]
     tree.links.extend((e, ("top_up", k)) for k, e in enumerate(top))
     return tree
 
@@ -546,7 +584,11 @@ class FatTreeNetwork:
                 dead.add(index[fault[1][2]])
             elif fault[0] == "link" and fault[1][0] == "out" and fault[1][1] != "sw":
                 cut.add((index[fault[1][3]], fault[1][4]))
-        dirs = [direction(tree.routers[name]) for name in names]
+        # Per router, the direction of each crossbar (a dual-crossbar up chip's two serve
+        # different level-1 nodes, whose crossover levels toward a subtree may differ).
+        dirs = [
+            (direction(tree.routers[name], 0), direction(tree.routers[name], 1)) for name in names
+        ]
         memo: dict[int, int] = {}
 
         def node(i: int) -> int:
@@ -555,8 +597,12 @@ class FatTreeNetwork:
             r, port = divmod(i, CHANNELS)
             res = 0
             if r not in dead:
-                d = dirs[r]
-                outs = (DIRECTIONS * (port // DIRECTIONS) + d,) if alt[r] else (2 * d, 2 * d + 1)
+                if alt[r]:
+                    x = port // DIRECTIONS
+                    outs = (DIRECTIONS * x + dirs[r][x],)
+                else:
+                    d = dirs[r][0]
+                    outs = (2 * d, 2 * d + 1)
                 for o in outs:
                     if (r, o) not in cut:
                         nxt = succ[r][o]
@@ -578,9 +624,10 @@ class FatTreeNetwork:
         crosses over at the level of the lowest node holding its subtrees and ``dest``, a
         down router of layer ``downL`` takes digit ``L - 1`` of ``dest``."""
 
-        def direction(r: Router) -> int:
+        def direction(r: Router, crossbar: int = 0) -> int:
             if r.layer == "up":
-                return UP if up else max(1, ((r.node ^ dest).bit_length() + 1) // 2) - 1
+                first = r.node + DIRECTIONS * crossbar * (r.mode == "alternate")
+                return UP if up else max(1, ((first ^ dest).bit_length() + 1) // 2) - 1
             return (dest >> 2 * (int(r.layer[-1]) - 1)) & 3
 
         return direction
@@ -630,7 +677,8 @@ class FatTreeNetwork:
             result = [[None] * SUBTREES for _ in range(SUBTREES)]
             for d in range(SUBTREES):
                 # One walk per destination child serves every source child: an up router
-                # takes one child's links, so its crossover level is known from d alone.
+                # takes links of one level-1 node's children, so its crossover level is
+                # known from d alone (c == d, the one exception, is not asked).
                 reach = self._walker(s, t, faults, self._toward(d), lambda e: downs.get(e, 0))
                 for c in range(SUBTREES):
                     result[c][d] = [
