@@ -262,6 +262,14 @@ DESIGNS: Registry[Design] = Registry(
                     choices=("immediate", "round", "backoff"),
                 ),
                 Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=64),
+                Param(
+                    "timeout",
+                    32,
+                    "cycles an endpoint waits for a status before it gives the attempt up "
+                    "(at least 2 * stages + 3; docs/dehon.md, Endpoints)",
+                    lo=1,
+                    hi=1024,
+                ),
             ),
             bench="fattree.sim.benches.rn1_endpoint",
             bench_params=(backpressure(20),),

@@ -475,7 +475,7 @@ def test_timeout_parameter_errors():
     with pytest.raises(ValueError, match="timeout must be between 1 and 1024, not 0"):
         RN1Endpoint(16, timeout=0)
     # Shorter than the status's way back over the network: refused.
-    with pytest.raises(ValueError, match=r"timeout must be at least 7 \(.* 2 routers\), not 6"):
+    with pytest.raises(ValueError, match=r"at least 7 \(the longest wait .*\), not 6"):
         RN1EndpointModel(16, timeout=6)
     with pytest.raises(ValueError, match="timeout must be at least 11"):
         RN1Endpoint(64, route="unit-tree", node=1, timeout=10)
@@ -592,3 +592,12 @@ def test_network_with_a_mute_endpoint_drops_its_messages_and_goes_on():
     mute = check.model.endpoints[1]
     assert mute.sent == 0 and mute.timeouts == GIVE_UP * mute.dropped and mute.dropped >= 5
     assert mute.received > 0
+
+
+def test_cli_timeout_below_the_networks_wait_is_one_line(capsys):
+    from fattree.scripts.main import main
+
+    code = main(["verilog", "rn1-bidelta-stream", "-p", "timeout=6", "-o", "-"])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and len(err.splitlines()) == 1
+    assert "timeout must be at least 7 (the longest wait for a status in this network)" in err

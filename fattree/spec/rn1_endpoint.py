@@ -196,8 +196,8 @@ def check_timeout(timeout, routers: int | None = None) -> int:
     timeout = check_int_range("timeout", timeout, 1, MAX_TIMEOUT)
     if routers is not None and timeout < status_cycles(routers):
         raise ValueError(
-            f"timeout must be at least {status_cycles(routers)} (the status's way back over "
-            f"{routers} routers), not {timeout}"
+            f"timeout must be at least {status_cycles(routers)} (the longest wait for a "
+            f"status in this network), not {timeout}"
         )
     return timeout
 

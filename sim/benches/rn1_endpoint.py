@@ -32,14 +32,14 @@ from fattree.sim.cocotb_runner import ChangedInputs, bench_config, clock_and_res
 from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.bits import pack_fields
-from fattree.spec.rn1_endpoint import tx_fields
+from fattree.spec.rn1_endpoint import TIMEOUT, tx_fields
 
 COUNTERS = ("sent", "retries", "received", "dropped", "timeouts")
 
 #: The model of each design this bench runs, built from the design's parameters.
 MODELS = {
     "rn1-bidelta-stream": lambda p: RN1BideltaStreamModel(
-        p["endpoints"], p["seed"], p["retry"], p["max_bytes"]
+        p["endpoints"], p["seed"], p["retry"], p["max_bytes"], p.get("timeout", TIMEOUT)
     ),
     "rn1-fat-tree": lambda p: RN1FatTreeStreamModel(p["seed"], p["retry"], p["max_bytes"]),
 }

@@ -36,11 +36,12 @@ from fattree.sim.checks.rn1_endpoint import Traffic, messages, run_stream_model
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
 from fattree.sim.scoreboard import Scoreboard
+from fattree.spec.rn1_endpoint import TIMEOUT
 
 #: The model of each design, from its parameters (as the native bench's).
 MODELS = {
     "rn1-bidelta-stream": lambda p: RN1BideltaStreamModel(
-        p["endpoints"], p["seed"], p["retry"], p["max_bytes"]
+        p["endpoints"], p["seed"], p["retry"], p["max_bytes"], p.get("timeout", TIMEOUT)
     ),
     "rn1-fat-tree": lambda p: RN1FatTreeStreamModel(p["seed"], p["retry"], p["max_bytes"]),
 }

@@ -20,7 +20,7 @@ import random
 import numpy as np
 
 from ...spec.bits import pack_fields
-from ...spec.rn1_endpoint import COUNTER_BITS, tx_fields
+from ...spec.rn1_endpoint import COUNTER_BITS, TIMEOUT, tx_fields
 from ..checks.rn1_endpoint import CHECKS, StreamCheck, Traffic, messages
 from ..models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
 from ..scoreboard import Scoreboard
@@ -173,7 +173,8 @@ class RN1BideltaStreamSoak(_EndpointSoak):
 
     def make_model(self, params: dict):
         p = params
-        return RN1BideltaStreamModel(p["endpoints"], p["seed"], p["retry"], p["max_bytes"])
+        timeout = p.get("timeout", TIMEOUT)
+        return RN1BideltaStreamModel(p["endpoints"], p["seed"], p["retry"], p["max_bytes"], timeout)
 
 
 class RN1FatTreeStreamSoak(_EndpointSoak):
