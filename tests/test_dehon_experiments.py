@@ -246,9 +246,11 @@ def test_delivery_options_are_checked():
     # Without --delivery its options are refused, not ignored.
     from fattree.sim.experiments.dehon_faults import DELIVERY_OPTIONS
 
-    plain = {**base, "delivery": False, **dict.fromkeys(DELIVERY_OPTIONS)}
-    with pytest.raises(ValueError, match="--network hybrid goes with --delivery"):
-        run(argparse.Namespace(**{**plain, "network": "hybrid"}))
+    plain = {**base, "delivery": False, "cluster": None, **dict.fromkeys(DELIVERY_OPTIONS)}
+    with pytest.raises(ValueError, match="--cluster is the hybrid fat-tree's"):
+        run(argparse.Namespace(**{**plain, "cluster": 48}))
+    with pytest.raises(ValueError, match="--kind stacks: the trees' non-leaf"):
+        run(argparse.Namespace(**{**base, "stages": None, "kind": "stacks"}))
     for option in DELIVERY_OPTIONS:
         flag = "--" + option.replace("_", "-")
         with pytest.raises(ValueError, match=f"{flag} goes with --delivery"):
@@ -260,6 +262,115 @@ def test_delivery_options_are_checked():
         )
     )
     assert result.params["give_up"] == 64 and result.params["kind"] == "routers"
+
+
+@pytest.mark.parametrize("faults", [(), ((1, 0), (1, 1), (0, 2))])
+def test_retry_strategies_deliver_everything_with_a_path(faults):
+    # Two hot spots (14 nodes send to node 0, then to node 12; with node 0's last-stage pair
+    # dead it has no path) on the bidelta network, each strategy: every message with a path
+    # is delivered, every one without is given up, none arrives wrongly; and waiting costs
+    # fewer tries per delivered message than retrying at once.
+    model, nodes, heads = make_network("bidelta", 16, 1, 1, True, list(faults))
+    reach = model.net.connected(set(faults))
+    plan = {e: [0, 12] for e in range(1, 16) if e != 12}
+    tries = {}
+    for retry in ("immediate", "round", "backoff"):
+        model.reset()
+        res = deliver(model, nodes, heads, plan, 4, 64, 1, retry)
+        assert res["wrong"] == 0
+        assert sorted(res["given_up"]) == sorted(
+            (s, d) for s in plan for d in plan[s] if not reach[s][d]
+        )
+        tries[retry] = res["tries"] / len(res["delivered"])
+    assert tries["backoff"] < tries["immediate"] and tries["round"] < tries["immediate"]
+    with pytest.raises(ValueError, match="retry must be one of immediate, round, backoff"):
+        deliver(model, nodes, heads, plan, 4, 64, 1, "later")
+
+
+class _Starts:
+    """A network model that records ``(cycle, node)`` of every try's first head byte."""
+
+    def __init__(self, inner):
+        self.inner, self.channels = inner, inner.channels
+        self.dead_channels = inner.dead_channels
+        self.cycle, self.starts, self.prev = 0, [], [0] * inner.channels
+
+    o_fwd = property(lambda self: self.inner.o_fwd)
+    i_bk = property(lambda self: self.inner.i_bk)
+
+    def step(self, i_fwd, o_bk):
+        for c, w in enumerate(i_fwd):
+            if ctrl_of(w) and not ctrl_of(self.prev[c]):
+                self.starts.append((self.cycle, c // 2))
+        self.prev = list(i_fwd)
+        self.cycle += 1
+        self.inner.step(i_fwd, o_bk)
+
+
+def test_rounds_start_only_when_no_try_is_under_way():
+    # Three nodes to node 0 (two links in): two get through, one is BLOCKED. Immediately:
+    # everyone at cycle 0, the loser again in the cycle its BLOCKED is back (7). Rounds: the
+    # first waits for go (cycle 1, after the idle cycle 0), the retry for the round after the
+    # two winners' tries are confirmed (10), not at its own BLOCKED.
+    def starts(retry):
+        model, nodes, heads = make_network("bidelta", 16, 1, 1)
+        spy = _Starts(model)
+        res = deliver(spy, nodes, heads, {1: [0], 2: [0], 3: [0]}, 4, 8, 1, retry)
+        assert len(res["delivered"]) == 3 and res["tries"] == 4
+        return spy.starts
+
+    assert starts("immediate") == [(0, 1), (0, 2), (0, 3), (7, 1)]
+    assert starts("round") == [(1, 1), (1, 2), (1, 3), (10, 3)]
+
+
+def test_a_dead_parent_stack_on_the_hybrid_tree():
+    # 12-node clusters have one parent unit tree: with it dead every message between
+    # clusters has no path and is given up (none hangs), every one inside is delivered.
+    args = argparse.Namespace(
+        delivery=True,
+        network="hybrid",
+        cluster=12,
+        endpoints=64,
+        stages=2,
+        kind="stacks",
+        faults=[1],
+        trials=1,
+        pattern=["random"],
+        retry=["immediate", "backoff"],
+        messages=1,
+        give_up=8,
+        senders=48,
+        length=4,
+        seed=1,
+    )
+    result = registry()["dehon-faults"].run(args)
+    col = {c: i for i, c in enumerate(result.columns)}
+    rows = {(r[0], r[1], r[col["retry"]]): r for r in result.rows}
+    assert len(rows) == 8
+    for (faults, _, _), r in rows.items():
+        assert (
+            r[col["given up: with a path"]] == 0
+            and r[col["given up: no path"]] == r[col["no path"]]
+        )
+        if faults:
+            assert r[col["no path"]] > 40 and r[col["delivered"]] == 48 - r[col["no path"]]
+        else:
+            assert r[col["delivered"]] == 48
+
+
+def test_hybrid_connectivity_rows():
+    args = argparse.Namespace(
+        network="hybrid", cluster=12, endpoints=64, faults=[1], trials=3, seed=1
+    )
+    result = registry()["dehon-faults"].run(args)
+    rows = {(r[0], r[1]): r[2:] for r in result.rows}
+    n, c = 768, 12
+    inside = 64 * c * (c - 1) / (n * (n - 1))  # the one parent tree gone: inside clusters only
+    assert rows["parent stacks", 1] == pytest.approx([inside] * 6)
+    leaf = 1 - (2 * c * (n - 1) - c * (c - 1)) / (n * (n - 1))
+    assert rows["leaf stacks", 1] == pytest.approx([leaf] * 6)
+    assert rows["routers", 1][:4] == [1, 1, 1, 1]  # one dead router of 656 cuts no pair
+    assert result.params["cluster"] == 12
 
 
 # --- opening a connection -------------------------------------------------------------------

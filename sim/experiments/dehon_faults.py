@@ -7,12 +7,15 @@ random against regular wiring.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 from collections import Counter
 
+from ...spec.lfsr import LFSRModel
 from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
-from ...spec.rn1_hybrid import CLUSTER_SIZES
+from ...spec.rn1_endpoint import BACKOFF_CAP, LFSR_WIDTH, RETRY, backoff_cycles, endpoint_seed
+from ...spec.rn1_hybrid import CLUSTER_SIZES, hybrid_network
 from ...spec.rn1_tree import WIRED_STAGES, fat_tree_network
 from . import Experiment, Result, counted, int_list, positive_int
 from .dehon_open import DRAIN, answer_closes, make_network
@@ -25,9 +28,9 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
         "--network",
         choices=("bidelta", "fat-tree", "hybrid"),
         default="bidelta",
-        help="bidelta (dead routers) or the 2-stage fat-tree of unit trees (dead unit-tree "
-        "stacks, links and routers; random, regular and non-dispersed wiring); with "
-        "--delivery also the fat-tree of --stages 1 and the hybrid fat-tree (--cluster)",
+        help="bidelta (dead routers), or the 2-stage fat-tree of unit trees or hybrid "
+        "fat-tree of --cluster-node leaf clusters (dead unit-tree stacks, links and routers; "
+        "random, regular and non-dispersed wiring); with --delivery also --stages 1",
     )
     parser.add_argument("--endpoints", type=int, choices=SIZES[1:3], default=64)
     parser.add_argument(
@@ -62,13 +65,22 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=CLUSTER_SIZES,
         default=None,
-        help="with --delivery --network hybrid: leaf cluster nodes (default 12)",
+        help="with --network hybrid: leaf cluster nodes (default 12)",
     )
     parser.add_argument(
         "--kind",
-        choices=("routers", "links"),
+        choices=KINDS,
         default=None,
-        help="with --delivery: dead routers (default), or dead links (fat-tree, hybrid)",
+        help="with --delivery: dead routers (default), links (fat-tree, hybrid) or whole "
+        "non-leaf unit-tree stacks (--stages 2)",
+    )
+    parser.add_argument(
+        "--retry",
+        type=_retries,
+        default=None,
+        help="with --delivery: the senders' retry strategies, comma list of immediate, round "
+        "(wait until no node has a transmission under way), backoff (binary exponential, "
+        "the endpoints' rule); default immediate",
     )
     parser.add_argument(
         "--pattern",
@@ -103,12 +115,15 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: What ``--delivery --kind`` kills.
+KINDS = ("routers", "links", "stacks")
+
 #: Options of ``--delivery`` (default None: what was not given).
 DELIVERY_OPTIONS = (
     "stages",
     "senders",
-    "cluster",
     "kind",
+    "retry",
     "pattern",
     "messages",
     "give_up",
@@ -117,6 +132,7 @@ DELIVERY_OPTIONS = (
 #: Their defaults in a delivery run.
 DELIVERY_DEFAULTS = {
     "kind": "routers",
+    "retry": ["immediate"],
     "pattern": ["random", "permutation"],
     "messages": 2,
     "give_up": 64,
@@ -132,9 +148,10 @@ def _faults_run(args, progress=lambda text: None) -> Result:
     for option in DELIVERY_OPTIONS:  # given without --delivery: refused, not ignored
         if getattr(args, option, None) is not None:
             raise ValueError(f"--{option.replace('_', '-')} goes with --delivery")
-    if getattr(args, "network", "bidelta") == "hybrid":
-        raise ValueError("--network hybrid goes with --delivery (its connectivity alone: not here)")
-    if getattr(args, "network", "bidelta") == "fat-tree":
+    network = getattr(args, "network", "bidelta")
+    if getattr(args, "cluster", None) is not None and network != "hybrid":
+        raise ValueError("--cluster is the hybrid fat-tree's: with --network hybrid")
+    if network in ("fat-tree", "hybrid"):
         return _fat_tree_faults(args, progress)
     faults_list = args.faults or [1, 2, 4, 8, 16]
     trials = args.trials or 20
@@ -178,8 +195,15 @@ def _faults_run(args, progress=lambda text: None) -> Result:
 FAT_WIRINGS = ("random", "regular", "not dispersed")
 
 
-def fat_tree_wirings(seed: int) -> dict:
-
+def fat_tree_wirings(seed: int, cluster: int | None = None) -> dict:
+    """The three wirings of the 2-stage fat-tree (``cluster`` None) or of the 2-stage hybrid
+    fat-tree of ``cluster``-node leaf clusters."""
+    if cluster is not None:
+        return {
+            "random": hybrid_network(cluster, 2, seed),
+            "regular": hybrid_network(cluster, 2, None),
+            "not dispersed": hybrid_network(cluster, 2, None, dispersed=False),
+        }
     return {
         "random": fat_tree_network(2, seed),
         "regular": fat_tree_network(2, None),
@@ -238,14 +262,37 @@ def fat_tree_fault_rows(nets: dict, faults: list[int], trials: int, seed: int, p
 def _fat_tree_faults(args, progress) -> Result:
     faults = args.faults or [16, 64, 256]
     trials = args.trials or 5
-    nets = fat_tree_wirings(args.seed)
+    hybrid = getattr(args, "network", "fat-tree") == "hybrid"
+    cluster = (getattr(args, "cluster", None) or 12) if hybrid else None
+    nets = fat_tree_wirings(args.seed, cluster)
     rows = fat_tree_fault_rows(nets, faults, trials, args.seed, progress)
     columns = ["faults", "count"]
     for name in nets:
         columns += [f"{name}: pairs", f"{name}: worst"]
+    first = next(iter(nets.values()))
+    params = {"network": "hybrid" if hybrid else "fat-tree", "faults": faults, "trials": trials}
+    if hybrid:
+        params["cluster"] = cluster
+        n, c = first.nodes, cluster
+        parents = len(first.stage_trees(2))
+        return Result(
+            "dehon-faults",
+            {**params, "seed": args.seed},
+            columns,
+            rows,
+            notes=[
+                f"2-stage hybrid fat-tree ({n} nodes, 64 leaf clusters of {c} under {parents} "
+                "8-wide unit trees): fraction of ordered pairs of distinct nodes with a path "
+                "that avoids the faults, mean and worst over the sets; parent stacks: every "
+                "choice; leaf stacks: each cluster; links and routers: random sets, the same "
+                "parts in every wiring",
+                f"a cluster removed takes its own {c} nodes "
+                f"({1 - (2 * c * (n - 1) - c * (c - 1)) / (n * (n - 1)):.5f} of the pairs left)",
+            ],
+        )
     return Result(
         "dehon-faults",
-        {"network": "fat-tree", "faults": faults, "trials": trials, "seed": args.seed},
+        {**params, "seed": args.seed},
         columns,
         rows,
         notes=[
@@ -277,6 +324,15 @@ def _patterns(text: str) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def _retries(text: str) -> list[str]:
+    values = text.split(",")
+    if not text or any(v not in RETRY for v in values):
+        raise argparse.ArgumentTypeError(
+            f"retry strategies are {', '.join(RETRY)} (comma list), not {text!r}"
+        )
+    return list(dict.fromkeys(values))
+
+
 def traffic(pattern: str, senders: list[int], nodes: int, messages: int, rng) -> dict:
     """Per sending node, its destinations in order: ``messages`` uniform random other nodes,
     or its image under ``messages`` random permutations drawn one after the other (without
@@ -297,21 +353,37 @@ def traffic(pattern: str, senders: list[int], nodes: int, messages: int, rng) ->
     return out
 
 
-def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, seed: int) -> dict:
+def deliver(
+    model,
+    nodes: int,
+    heads,
+    plan: dict,
+    length: int,
+    give_up: int,
+    seed: int,
+    retry: str = "immediate",
+) -> dict:
     """Run ``plan`` (node -> destinations) on ``model`` (of ``nodes`` processing nodes)
     until every message is delivered or given up. A node sends one message at a time, as
     the endpoints do: the head bytes, ``length - 1`` data bytes (the first three name the
     message) and DROP on one of its links, then waits for the status; CONNECTED: the next
-    message; BLOCKED: sent again the next cycle on its other link (every try takes the link
-    the last one did not, skipping a link the network disabled); after ``give_up`` tries
-    the message is given up. A node with both links disabled gives up its messages unsent.
-    Receivers answer CONNECTED at the close.
+    message; BLOCKED: sent again on its other link (every try takes the link the last one
+    did not, skipping a link the network disabled) when ``retry`` lets it, as the endpoints'
+    strategies (:class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel`): ``immediate``
+    in the cycle the status arrives; ``round`` when ``go`` is high, one cycle after a cycle
+    in which no node had a try under way (a first try waits for it too); ``backoff`` after
+    :func:`~fattree.spec.rn1_endpoint.backoff_cycles` for the BLOCKED in a row, from the
+    node's 16-bit LFSR (seeded by :func:`~fattree.spec.rn1_endpoint.endpoint_seed`,
+    clocked every cycle). After ``give_up`` tries the message is given up. A node with both
+    links disabled gives up its messages unsent. Receivers answer CONNECTED at the close.
 
     Returns ``delivered`` and ``given_up`` (lists of ``(src, dest)``), ``tries`` (of the
     delivered messages), ``latency`` (their cycles from first head to CONNECTED, summed),
     ``last`` (the cycle the last CONNECTED came back; 0 if none), ``cycles`` (the run) and
     ``wrong``: transmissions that reached a node but were not confirmed, or confirmed but
     did not arrive there with their bytes (0 unless the model is wrong)."""
+    if retry not in RETRY:
+        raise ValueError(f"retry must be one of {', '.join(RETRY)}, not {retry!r}")
     rng = random.Random(seed)
     dead = set(model.dead_channels)
     n = model.channels
@@ -329,6 +401,10 @@ def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, see
     current = dict.fromkeys(plan)  # (dest, words, tries) of the message under way
     sending = {e: [] for e in plan}
     waiting = dict.fromkeys(plan)  # channel whose status the node waits for
+    pending = dict.fromkeys(plan, False)  # a try waits for the strategy to let it start
+    wait = dict.fromkeys(plan, 0)  # back-off cycles left
+    lfsr = {e: LFSRModel(LFSR_WIDTH, seed=endpoint_seed(seed, e)) for e in plan}
+    go = False  # rounds: no try was under way in the last cycle
     prev_out = [0] * n
     receiving: dict[int, list] = {}
     arrivals: list[tuple] = []
@@ -358,6 +434,9 @@ def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, see
                 else:
                     current[e] = (dest, words, tries)
                     sending[e] = list(words)
+                    pending[e] = True
+                    if retry == "backoff":  # tries so far: the BLOCKED in a row
+                        wait[e] = backoff_cycles(min(tries, BACKOFF_CAP), lfsr[e].state)
             if current[e] is None:
                 if not queue[e]:
                     continue
@@ -372,8 +451,16 @@ def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, see
                 words.append(word(0, DROP))
                 current[e] = (dest, words, 0)
                 sending[e] = list(words)
+                pending[e], wait[e] = True, 0
                 started[e] = cycle
-            if sending[e]:
+            if sending[e] and pending[e]:
+                if retry == "round":
+                    pending[e] = not go
+                elif wait[e]:
+                    wait[e] -= 1
+                else:
+                    pending[e] = False
+            if sending[e] and not pending[e]:
                 use = links[e][turn[e] % len(links[e])]
                 c = ENDPOINT_LINKS * e + use
                 i_fwd[c] = sending[e].pop(0)
@@ -383,6 +470,10 @@ def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, see
                     waiting[e] = c
                     turn[e] += 1
             # (a node's bytes of one try go out on one link: turn moves after the close)
+        go = not any((sending[e] and not pending[e]) or waiting[e] is not None for e in plan)
+        if retry == "backoff":
+            for x in lfsr.values():
+                x.clock()
         for c in range(ENDPOINT_LINKS * nodes):  # what reaches the nodes' links
             w, p = o_fwd[c], prev_out[c]
             if ctrl_of(w) and not ctrl_of(p):
@@ -397,7 +488,10 @@ def deliver(model, nodes: int, heads, plan: dict, length: int, give_up: int, see
         cycle += 1
         if bound is None:
             # Every message needs at most give_up tries of a few tens of cycles each.
-            bound = (max(map(len, plan.values()), default=0) * give_up + 1) * DRAIN // 100
+            most = max(map(len, plan.values()), default=0) * give_up
+            bound = (most + 1) * DRAIN // 100
+            if retry == "backoff":  # and the longest back-off before every try
+                bound += most * backoff_cycles(BACKOFF_CAP, (1 << BACKOFF_CAP) - 1)
         if cycle > bound:
             raise RuntimeError(f"messages still under way after {bound} cycles")
     out["cycles"] = cycle
@@ -414,6 +508,10 @@ def _fault_names(network: str, model, kind: str) -> list:
     pair)."""
     if kind == "routers":
         return sorted(model.routers)
+    if kind == "stacks":
+        if network == "bidelta" or model.net.stages < 2:
+            raise ValueError("--kind stacks: the trees' non-leaf unit-tree stacks (--stages 2)")
+        return [(2, t) for t in model.net.stage_trees(2)]
     if network == "bidelta":
         raise ValueError(
             "--kind links: the bidelta rows kill routers only (use --network fat-tree)"
@@ -426,11 +524,13 @@ def _fault_names(network: str, model, kind: str) -> list:
     )
 
 
-def _reachable(network: str, model, dead, links):
+def _reachable(network: str, model, dead, links, stacks=()):
     """``[src][dst]`` of the definitions' path search for the same faults (independent of
     the model: :meth:`Bidelta.connected`, :meth:`FatTreeNetwork.connected`)."""
     if network == "bidelta":
         return model.net.connected(set(dead))
+    if stacks:
+        return model.net.connected(stacks=stacks)
     return model.net.connected(dead=dead, links=links)
 
 
@@ -467,17 +567,20 @@ def _delivery_run(args, progress) -> Result:
         chosen = rng.sample(names, min(faults, len(names)))
         dead = chosen if kind == "routers" else []
         cut = chosen if kind == "links" else []
+        stacks = chosen if kind == "stacks" else []
+        if stacks:  # a stack removed: every router of it (the links into it are disabled)
+            dead = sorted(k for k in probe.routers if k[:2] in set(stacks))
         senders = sorted(rng.sample(range(nodes), args.senders or nodes))
         plans = {p: traffic(p, senders, nodes, args.messages, rng) for p in args.pattern}
         for wiring in wirings:
             model, _, heads = make_network(
                 network, endpoints, stages or 1, args.seed, wiring == "random", dead, cut, cluster
             )
-            reach = _reachable(network, model, dead, cut)
-            for pattern, plan in plans.items():
+            reach = _reachable(network, model, dead, cut, stacks)
+            for (pattern, plan), retry in itertools.product(plans.items(), args.retry):
                 model.reset()
                 res = deliver(
-                    model, nodes, heads, plan, args.length, args.give_up, args.seed + trial
+                    model, nodes, heads, plan, args.length, args.give_up, args.seed + trial, retry
                 )
                 if res["wrong"]:
                     raise RuntimeError(f"{res['wrong']} transmissions delivered wrongly")
@@ -494,10 +597,10 @@ def _delivery_run(args, progress) -> Result:
                     res["tries"],
                     res["latency"],
                 ]
-                key = (faults, wiring, pattern)
+                key = (faults, wiring, pattern, retry)
                 sums[key] = [a + b for a, b in zip(sums.get(key, [0] * len(got)), got, strict=True)]
     rows = []
-    for (faults, wiring, pattern), (
+    for (faults, wiring, pattern, retry), (
         k,
         sent,
         ok,
@@ -514,6 +617,7 @@ def _delivery_run(args, progress) -> Result:
                 faults,
                 wiring,
                 pattern,
+                retry,
                 k,
                 sent,
                 ok,
@@ -541,6 +645,7 @@ def _delivery_run(args, progress) -> Result:
             "stages": stages,
             "cluster": cluster if network == "hybrid" else None,
             "kind": kind,
+            "retry": args.retry,
             "faults": faults_list,
             "trials": trials,
             "pattern": args.pattern,
@@ -554,6 +659,7 @@ def _delivery_run(args, progress) -> Result:
             f"dead {kind}",
             "wiring",
             "pattern",
+            "retry",
             "sets",
             "messages",
             "delivered",
@@ -571,7 +677,9 @@ def _delivery_run(args, progress) -> Result:
             "ports facing a dead router or link are disabled (a head finds no enabled output "
             "of its direction: BLOCKED, and the sender retries); "
             f"{args.senders or nodes} sending nodes, {args.messages} messages each, one at a "
-            f"time, every try on the other link, given up after {args.give_up} tries",
+            f"time, every try on the other link, retried {' / '.join(args.retry)}, given up "
+            f"after {args.give_up} tries"
+            + (", a dead stack: every router of a non-leaf unit tree" if kind == "stacks" else ""),
             "no path: messages whose pair the definitions' path search (connected()) finds cut "
             "off; given up: no path must equal it, given up: with a path should be 0; cycles "
             "to deliver: when the last CONNECTED came back; to finish: the run, give-ups "
