@@ -41,6 +41,8 @@ from ..spec.rn1 import (
     RUNTIME,
     TURN,
     WORD_BITS,
+    arbitration_groups,
+    check_priority,
     check_router_mode,
     circuit_pairs,
     word,
@@ -70,6 +72,10 @@ class RN1Router(wiring.Component):
     seed : int
         Seed of the 16-bit LFSR that makes the random choice between two free outputs,
         ``1 .. 65535`` (the alternate mode has no choice to make and no LFSR).
+    priority : str
+        How requests for one direction are ranked: ``"fixed"`` (input order, lowest first)
+        or ``"round-robin"`` (input order from a pointer per direction and crossbar that
+        moves past the last input granted; :data:`fattree.spec.rn1.PRIORITIES`).
 
     Attributes
     ----------
@@ -83,9 +89,10 @@ class RN1Router(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, mode: str = "primary", seed: int = 1):
+    def __init__(self, mode: str = "primary", seed: int = 1, priority: str = "fixed"):
         self.mode = check_router_mode(mode)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.priority = check_priority(priority)
         channel = channel_signature()
         members = {"i": In(channel).array(CHANNELS), "o": Out(channel).array(CHANNELS)}
         if mode == RUNTIME:
@@ -106,6 +113,15 @@ class RN1Router(wiring.Component):
         self.busy = [Signal(name=f"busy_{o}") for o in range(n)]
         self.discard = [Signal(name=f"discard_{i}") for i in range(n)]
         self.prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
+        # pointer[key]: round-robin only, the position in the group's inputs where its
+        # ranking starts (arbitration_groups; none with the fixed priority).
+        self.pointer = {}
+        if priority == "round-robin":
+            modes = MODES if mode == RUNTIME else (mode,)
+            for m in modes:
+                for key, inputs, _ in arbitration_groups(m):
+                    name = "ptr_" + "_".join(str(k) for k in key)
+                    self.pointer[key] = Signal(range(len(inputs)), name=name)
 
     def elaborate(self, platform):
         m = Module()
@@ -201,6 +217,7 @@ class RN1Router(wiring.Component):
     def _arbitrate(self, m, header, busy, conn):
         """``claim[i, o]``: input ``i``'s head takes output ``o`` this cycle."""
         claim = {key: Signal(name=f"claim_{key[0]}_{key[1]}") for key in conn}
+        self._header, self._ranks = header, {}
         lfsr = None
         if self.mode != "alternate":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
@@ -210,6 +227,7 @@ class RN1Router(wiring.Component):
                 m.d.comb += claim[key].eq(value)
 
             self._claims(m, self.mode, header, busy, lfsr, assign)
+            self._move_pointers(m, claim)
             return claim
         # Both modes' arbitrations side by side, the input picking one: a change takes
         # effect for the heads of the cycle it is seen in. The alternate mode's pairs are a
@@ -220,7 +238,58 @@ class RN1Router(wiring.Component):
         for key in conn:
             value = Mux(self.alternate, alternate.get(key, Const(0)), primary[key])
             m.d.comb += claim[key].eq(value)
+        self._move_pointers(m, claim)
         return claim
+
+    def _move_pointers(self, m, claim):
+        """Round-robin: a group that granted this cycle starts next time one past the last
+        input it granted (the second winner when two were). In the run-time mode only the
+        groups of the mode the input names move: the other mode's groups share outputs (and
+        so claims) with them."""
+        for key, (inputs, outs, _, rank1) in self._ranks.items():
+            ptr = self.pointer[key]
+            on = Const(1)
+            if self.mode == RUNTIME:
+                on = self.alternate if key[0] == "alternate" else ~self.alternate
+            won = [on & _any(claim[i, o] for o in outs) for i in inputs]
+            second = _any(won[k] & rank1[i] for k, i in enumerate(inputs))
+            last = [won[k] & (rank1[i] | ~second) for k, i in enumerate(inputs)]
+            after = 0
+            for k in range(len(inputs)):
+                after = after | Mux(last[k], (k + 1) % len(inputs), 0)
+            m.d.sync += ptr.eq(Mux(_any(won), after, ptr))
+
+    def _rotated_ranks(self, m, key, inputs, d, prefix, outs):
+        """Round-robin ranks: the chain of the fixed priority run twice over the group's
+        inputs, first those at or after the pointer, then those before it."""
+        ptr = self.pointer[key]
+        header = self._header
+        reqs = []
+        for i in inputs:
+            req = Signal(name=f"{prefix}req_{i}_{outs[0]}")
+            m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
+            reqs.append(req)
+        passes = [(k, reqs[k] & (ptr <= k)) for k in range(len(inputs))]
+        passes += [(k, reqs[k] & (ptr > k)) for k in range(len(inputs))]
+        # Named signals along the chain keep each rank's expression small (amaranth.sim
+        # compiles expressions as trees: unnamed, the chain's prefixes repeat in every rank).
+        seen_one, seen_two = Const(0), Const(0)
+        rank0 = dict.fromkeys(inputs, Const(0))
+        rank1 = dict.fromkeys(inputs, Const(0))
+        for step, (k, req) in enumerate(passes):
+            i = inputs[k]
+            rank0[i] = rank0[i] | (req & ~seen_one)
+            rank1[i] = rank1[i] | (req & seen_one & ~seen_two)
+            one = Signal(name=f"{prefix}seen1_{outs[0]}_{step}")
+            two = Signal(name=f"{prefix}seen2_{outs[0]}_{step}")
+            m.d.comb += [two.eq(seen_two | (seen_one & req)), one.eq(seen_one | req)]
+            seen_one, seen_two = one, two
+        for ranks, name in ((rank0, "rank0"), (rank1, "rank1")):
+            for i in inputs:
+                sig = Signal(name=f"{prefix}{name}_{i}_{outs[0]}")
+                m.d.comb += sig.eq(ranks[i])
+                ranks[i] = sig
+        return rank0, rank1
 
     def _claims(self, m, mode, header, busy, lfsr, assign, prefix=""):
         """A fixed ``mode``'s arbitration: ``assign((i, o), value)`` for every pair it can
@@ -238,7 +307,11 @@ class RN1Router(wiring.Component):
             # rank0: the first request of the group in input order; rank1: the second.
             seen_one, seen_two = Const(0), Const(0)
             rank0, rank1 = {}, {}
-            for i in inputs:
+            if self.priority == "round-robin":
+                key = ("primary", d) if mode == "primary" else ("alternate", inputs[0] // 4, d)
+                rank0, rank1 = self._rotated_ranks(m, key, inputs, d, prefix, outs)
+                self._ranks[key] = (inputs, outs, rank0, rank1)
+            for i in inputs if self.priority == "fixed" else ():
                 req = Signal(name=f"{prefix}req_{i}_{outs[0]}")
                 m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
                 rank0[i] = req & ~seen_one

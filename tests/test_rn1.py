@@ -434,6 +434,7 @@ def test_runtime_definitions():
     [
         ({"mode": "dual"}, "mode must be 'primary', 'alternate' or 'runtime', not 'dual'"),
         ({"seed": 0}, "seed must be between 1 and 65535, not 0"),
+        ({"priority": "lottery"}, "priority must be 'fixed' or 'round-robin', not 'lottery'"),
         ({"seed": 1 << 16}, "seed must be between 1 and 65535, not 65536"),
     ],
 )
@@ -494,7 +495,7 @@ def test_rn1_is_a_design():
     from fattree.designs import DESIGNS, elaborate_verilog
 
     design = DESIGNS["rn1"]
-    assert design.defaults() == {"mode": "primary", "seed": 1}
+    assert design.defaults() == {"mode": "primary", "seed": 1, "priority": "fixed"}
     assert design.bench == "fattree.sim.benches.rn1"
     text = elaborate_verilog(design, {"mode": "alternate", "seed": 5})
     assert "module rn1(" in text

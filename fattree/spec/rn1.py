@@ -39,10 +39,13 @@ __all__ = [
     "MODES",
     "RUNTIME",
     "ROUTER_MODES",
+    "PRIORITIES",
     "LFSR_WIDTH",
     "LFSR_STEPS",
     "check_mode",
     "check_router_mode",
+    "check_priority",
+    "arbitration_groups",
     "routing_mode",
     "circuit_pairs",
     "word",
@@ -84,6 +87,15 @@ MODES = ("primary", "alternate")
 RUNTIME = "runtime"
 ROUTER_MODES = (*MODES, RUNTIME)
 
+#: How the requests for one direction (of one crossbar) are ranked when more arrive in one
+#: cycle than there are free outputs. ``fixed``: input order, lowest first (the cheapest; a
+#: sender on a high input loses every round in which lower ones ask for its direction, so
+#: under round retries it waits as long as they have messages: docs/dehon.md, "Routing").
+#: ``round-robin``: input order starting at a pointer per group, which moves to one past the
+#: last input granted in a cycle the group granted any: a requester is passed over at most
+#: once by each other input of its group.
+PRIORITIES = ("fixed", "round-robin")
+
 #: The router's random bits come from a 16-bit Fibonacci LFSR (default taps) advanced
 #: :data:`LFSR_STEPS` single steps per clock: bit ``d`` of the state is direction ``d``'s
 #: fresh random bit in every cycle.
@@ -103,6 +115,29 @@ def check_router_mode(mode) -> str:
     if mode not in ROUTER_MODES:
         raise ValueError(f"mode must be 'primary', 'alternate' or 'runtime', not {mode!r}")
     return mode
+
+
+def check_priority(priority) -> str:
+    """``"fixed"`` or ``"round-robin"``, or ``ValueError`` naming the bad value."""
+    if priority not in PRIORITIES:
+        raise ValueError(f"priority must be 'fixed' or 'round-robin', not {priority!r}")
+    return priority
+
+
+def arbitration_groups(mode: str) -> list[tuple[tuple, tuple[int, ...], tuple[int, ...]]]:
+    """The arbitration groups of a fixed ``mode``: ``(key, inputs, outputs)``, the inputs in
+    their fixed-priority order; each group's requests compete for its outputs alone. Primary
+    mode: one group per direction (every input, outputs ``2d, 2d + 1``); alternate mode: one
+    per crossbar and direction (its four inputs, output ``4c + d``)."""
+    if check_mode(mode) == "primary":
+        return [
+            (("primary", d), tuple(range(CHANNELS)), (2 * d, 2 * d + 1)) for d in range(DIRECTIONS)
+        ]
+    return [
+        (("alternate", c, d), tuple(range(DIRECTIONS * c, DIRECTIONS * (c + 1))), (4 * c + d,))
+        for c in range(CHANNELS // DIRECTIONS)
+        for d in range(DIRECTIONS)
+    ]
 
 
 def routing_mode(mode: str, alternate: int) -> str:

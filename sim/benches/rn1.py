@@ -225,4 +225,5 @@ async def traffic_phases(dut):
     p = bench_config()["params"]
     # One router runs fast (about 5,000 cycles/s on Icarus): more traffic, and the stress
     # phases, which the mutants of fattree.mutants showed were needed.
-    await run_phases(dut, RN1Model(p["mode"], p["seed"]), frames=1000, stress=True)
+    model = RN1Model(p["mode"], p["seed"], p.get("priority", "fixed"))
+    await run_phases(dut, model, frames=1000, stress=True)

@@ -16,7 +16,9 @@ The rules, per cycle:
   Alternate mode: per crossbar and direction one output; the lowest requesting input of the
   crossbar takes it if it is free. Run-time mode: the heads of a cycle are routed by the
   primary or the alternate rule as :attr:`RN1Model.alternate` (the router's one-bit input)
-  says in that cycle; held circuits do not depend on it. The claimed output sends the head
+  says in that cycle; held circuits do not depend on it. With ``priority="round-robin"``
+  each group's input order starts at its pointer, which moves to one past the last input it
+  granted (in a cycle it granted any). The claimed output sends the head
   rotated (``pass_head``) in the next cycle.
 * **Held circuit**: both links pass through one register each way (``o_fwd[o]`` is
   ``i_fwd[i]`` one cycle later, ``i_bk[i]`` is ``o_bk[o]`` one cycle later). A close
@@ -34,12 +36,14 @@ from ...spec.lfsr import LFSRModel
 from ...spec.rn1 import (
     BLOCKED,
     CHANNELS,
-    DIRECTIONS,
     LFSR_STEPS,
     LFSR_WIDTH,
+    MODES,
     RUNTIME,
     STATUS,
     TURN,
+    arbitration_groups,
+    check_priority,
     check_router_mode,
     ctrl_of,
     data_of,
@@ -79,6 +83,8 @@ class RN1Model:
         ``"primary"``, ``"alternate"`` (:data:`fattree.spec.rn1.MODES`) or ``"runtime"``.
     seed : int
         Seed of the router's LFSR, ``1 .. 65535``.
+    priority : str
+        ``"fixed"`` (input order) or ``"round-robin"`` (:data:`fattree.spec.rn1.PRIORITIES`).
 
     Attributes
     ----------
@@ -88,9 +94,10 @@ class RN1Model:
         a register).
     """
 
-    def __init__(self, mode: str = "primary", seed: int = 1):
+    def __init__(self, mode: str = "primary", seed: int = 1, priority: str = "fixed"):
         self.mode = check_router_mode(mode)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.priority = check_priority(priority)
         self._alternate = 0
         self.reset()
 
@@ -113,6 +120,9 @@ class RN1Model:
 
     def reset(self) -> None:
         self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
+        #: Per arbitration group (``arbitration_groups``), the position its ranking starts
+        #: at: always 0 with the fixed priority.
+        self.pointer = {key: 0 for mode in MODES for key, _, _ in arbitration_groups(mode)}
         self.state = [IDLE] * CHANNELS
         self.route = [0] * CHANNELS
         self.closing = [0] * CHANNELS
@@ -129,25 +139,19 @@ class RN1Model:
         """Input -> granted output for this cycle's heads (inputs missing were blocked)."""
         grants = {}
         rand = self.lfsr.state
-        if self.routing == "primary":
-            for d in range(DIRECTIONS):
-                reqs = [i for i in range(CHANNELS) if header[i] and direction(heads[i]) == d]
-                free = [o for o in (2 * d, 2 * d + 1) if not self.busy[o]]
-                if len(free) == 2:
-                    r = (rand >> d) & 1
-                    free = [2 * d + r, 2 * d + 1 - r]
-                for i, o in zip(reqs, free, strict=False):
-                    grants[i] = o
-        else:
-            for base in (0, DIRECTIONS):
-                for d in range(DIRECTIONS):
-                    reqs = [
-                        i
-                        for i in range(base, base + DIRECTIONS)
-                        if header[i] and direction(heads[i]) == d
-                    ]
-                    if reqs and not self.busy[base + d]:
-                        grants[reqs[0]] = base + d
+        for key, inputs, outs in arbitration_groups(self.routing):
+            d = key[-1]
+            start = self.pointer[key]
+            order = inputs[start:] + inputs[:start]
+            reqs = [i for i in order if header[i] and direction(heads[i]) == d]
+            free = [o for o in outs if not self.busy[o]]
+            if len(free) == 2:
+                r = (rand >> d) & 1
+                free = [outs[r], outs[1 - r]]
+            won = list(zip(reqs, free, strict=False))
+            grants.update(won)
+            if won and self.priority == "round-robin":
+                self.pointer[key] = (inputs.index(won[-1][0]) + 1) % len(inputs)
         return grants
 
     def step(self, i_fwd, o_bk) -> None:
