@@ -234,6 +234,12 @@ DESIGNS: Registry[Design] = Registry(
                     choices=("primary", "alternate", "runtime"),
                 ),
                 Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
+                Param(
+                    "priority",
+                    "fixed",
+                    "ranking of requests for one direction: fixed (input order) or round-robin",
+                    choices=("fixed", "round-robin"),
+                ),
             ),
             bench="fattree.sim.benches.rn1",
         ),

@@ -147,7 +147,7 @@ TARGETS = [
         _hdl("registered_memory", "RegisteredReadMemory"),
         {"width": 4, "depth": 8, "init": 0, "form": "portable"},
     ),
-    ("RN1Router", _hdl("rn1", "RN1Router"), {"mode": "primary", "seed": 1}),
+    ("RN1Router", _hdl("rn1", "RN1Router"), {"mode": "primary", "seed": 1, "priority": "fixed"}),
     ("RN1Bidelta", _hdl("rn1_bidelta", "RN1Bidelta"), {"endpoints": 4, "seed": 1}),
     (
         "RN1Hybrid",
@@ -197,7 +197,7 @@ TARGETS = [
         lambda **kw: _model("leiserson_stream", "LeisersonStreamModel")(layout=_layout(), **kw),
         {"data_bits": 8},
     ),
-    ("RN1Model", _model("rn1", "RN1Model"), {"mode": "primary", "seed": 1}),
+    ("RN1Model", _model("rn1", "RN1Model"), {"mode": "primary", "seed": 1, "priority": "fixed"}),
     (
         "RN1BideltaModel",
         _model("rn1", "RN1BideltaModel"),
