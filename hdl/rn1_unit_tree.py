@@ -19,6 +19,7 @@ from ..params import check_int_range
 from ..spec.rn1_tree import unit_tree
 from ._validation import validates_parameters
 from .rn1 import channel_signature
+from .rn1_modules import network_modules, network_verilog
 from .rn1_network import wire_network
 
 __all__ = ["RN1UnitTree"]
@@ -50,6 +51,17 @@ class RN1UnitTree(wiring.Component):
         channel = channel_signature()
         n = len(self.tree.inputs())
         super().__init__({"i": In(channel).array(n), "o": Out(channel).array(n)})
+
+    def structural_verilog(self, name: str) -> str:
+        """The tree's Verilog (``fattree verilog rn1-unit-tree``), module ``name``: written
+        from the link list over one shared module per router mode, the seeds on ports
+        (:mod:`fattree.hdl.rn1_modules`), so the 8-wide tree's 208 routers export in seconds;
+        amaranth.sim and synthesis elaborate the routers as components."""
+        self._MustUse__silence = True  # exported without elaboration: used all the same
+        tree = self.tree
+        routers = tree.router_modes(self.seed)
+        top = network_verilog(name, routers, tree.links, tree.inputs(), tree.outputs())
+        return top + network_modules(routers)
 
     def elaborate(self, platform):
         m = Module()
