@@ -249,7 +249,8 @@ PROOFS: Registry[Proof] = Registry(
             design="rn1",
             harness="fattree.proofs.rn1:harness",
             summary="one RN1 router (mode 0 primary: radix 4, dilation 2; mode 1 alternate: "
-            "two 4x4 crossbars): any words on every channel, any random choice",
+            "two 4x4 crossbars; mode 2 run-time: either, by a free input): any words on every "
+            "channel, any random choice",
             properties=(
                 Property(
                     "circuits",
