@@ -15,7 +15,15 @@ from __future__ import annotations
 from amaranth import Cat, Const, Module, Signal
 from amaranth.hdl import Value
 
-from ..spec.rn1 import BLOCKED, CHANNELS, DIRECTIONS, WORD_BITS, outputs_for, word
+from ..spec.rn1 import (
+    BLOCKED,
+    CHANNELS,
+    DIRECTIONS,
+    WORD_BITS,
+    arbitration_groups,
+    outputs_for,
+    word,
+)
 from .harness import Harness, any_of, at_most_one
 
 __all__ = ["harness", "RN1Properties"]
@@ -23,20 +31,27 @@ __all__ = ["harness", "RN1Properties"]
 MODES = ("primary", "alternate", "runtime")
 
 
+PRIORITIES = ("fixed", "round-robin")
+
+
 def harness(params: dict, broken: bool) -> RN1Properties:
     mode = params.get("mode", 0)
     if mode not in (0, 1, 2):
         raise ValueError(f"mode must be 0 (primary), 1 (alternate) or 2 (runtime), not {mode!r}")
-    return RN1Properties(MODES[mode], broken=broken)
+    priority = params.get("priority", 0)
+    if priority not in (0, 1):
+        raise ValueError(f"priority must be 0 (fixed) or 1 (round-robin), not {priority!r}")
+    return RN1Properties(MODES[mode], broken=broken, priority=PRIORITIES[priority])
 
 
 class RN1Properties(Harness):
-    def __init__(self, mode: str, *, broken: bool = False):
+    def __init__(self, mode: str, *, broken: bool = False, priority: str = "fixed"):
         super().__init__()
         from ..hdl.rn1 import RN1Router
 
         self.mode = mode
-        self.dut = RN1Router(mode, seed=1)
+        self.priority = priority
+        self.dut = RN1Router(mode, seed=1, priority=priority)
         self.broken = broken
         d = self.dut
         self.ports = [d.i[k].fwd.as_value() for k in range(CHANNELS)]
@@ -141,15 +156,30 @@ class RN1Properties(Harness):
         # Arbitration: a head for direction d is served when fewer heads for d came before it
         # (in input order, on the same crossbar) than there were free outputs for d; a head
         # that gets no output is thrown away.
+        # Round-robin: the group's order starts at its pointer of the cycle before (the
+        # router's register, read like conn): input j comes before input i when its distance
+        # from the pointer is smaller.
+        was_ptr = {key: past(p, "ptr_" + "_".join(map(str, key))) for key, p in dut.pointer.items()}
+
+        def before(fixed, j, i, d):
+            key, inputs = _group(fixed, i, d)
+            size, ptr = len(inputs), was_ptr[key]
+            pj = (inputs.index(j) - ptr + size) % size
+            pi = (inputs.index(i) - ptr + size) % size
+            return pj < pi
+
         for i in range(n):
             for d in range(DIRECTIONS):
                 served = Const(0)
                 for fixed, on in settings:
                     outs = outputs_for(fixed, i, d)
                     free = [~was_busy[o] for o in outs]
-                    earlier = [
-                        head_direction(j, d) for j in range(i) if outputs_for(fixed, j, d) == outs
-                    ]
+                    if self.priority == "fixed":
+                        group = [j for j in range(i) if outputs_for(fixed, j, d) == outs]
+                        earlier = [head_direction(j, d) for j in group]
+                    else:
+                        group = [j for j in range(n) if j != i and outputs_for(fixed, j, d) == outs]
+                        earlier = [head_direction(j, d) & before(fixed, j, i, d) for j in group]
                     if len(outs) == 1:
                         rule = free[0] & ~any_of(earlier)
                     else:
@@ -185,6 +215,14 @@ class RN1Properties(Harness):
             },
         )
         return m
+
+
+def _group(mode: str, i: int, d: int):
+    """The arbitration group (key, inputs) of input ``i``'s direction ``d`` in ``mode``."""
+    for key, inputs, _ in arbitration_groups(mode):
+        if key[-1] == d and i in inputs:
+            return key, inputs
+    raise AssertionError((mode, i, d))
 
 
 def _at_least_two(bits):
