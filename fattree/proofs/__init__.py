@@ -295,7 +295,8 @@ PROOFS: Registry[Proof] = Registry(
                     ("circuits",),
                 ),
             ),
-            params={"mode": 0},
+            # priority 0: fixed (input order), 1: round-robin (priority="round-robin").
+            params={"mode": 0, "priority": 0},
         ),
         Proof(
             design="hypercube",
