@@ -276,7 +276,8 @@ def test_retry_strategies_deliver_everything_with_a_path(faults):
     tries = {}
     for retry in ("immediate", "round", "backoff"):
         model.reset()
-        res = deliver(model, nodes, heads, plan, 4, 64, 1, retry)
+        # 24 tries: a cut pair's back-off waits grow to 1020 cycles a try (64 take ~30 s).
+        res = deliver(model, nodes, heads, plan, 4, 24 if faults else 64, 1, retry)
         assert res["wrong"] == 0
         assert sorted(res["given_up"]) == sorted(
             (s, d) for s in plan for d in plan[s] if not reach[s][d]
@@ -336,29 +337,30 @@ def test_a_dead_parent_stack_on_the_hybrid_tree():
         faults=[1],
         trials=1,
         pattern=["random"],
-        retry=["immediate", "backoff"],
+        retry=["immediate"],
         messages=1,
         give_up=8,
-        senders=48,
+        senders=24,
         length=4,
         seed=1,
     )
     result = registry()["dehon-faults"].run(args)
     col = {c: i for i, c in enumerate(result.columns)}
     rows = {(r[0], r[1], r[col["retry"]]): r for r in result.rows}
-    assert len(rows) == 8
+    assert len(rows) == 4
     for (faults, _, _), r in rows.items():
         assert (
             r[col["given up: with a path"]] == 0
             and r[col["given up: no path"]] == r[col["no path"]]
         )
         if faults:
-            assert r[col["no path"]] > 40 and r[col["delivered"]] == 48 - r[col["no path"]]
+            assert r[col["no path"]] > 18 and r[col["delivered"]] == 24 - r[col["no path"]]
         else:
-            assert r[col["delivered"]] == 48
+            assert r[col["delivered"]] == 24
 
 
 def test_hybrid_connectivity_rows():
+    # ~10 s: every one of the 64 clusters removed, in three wirings.
     args = argparse.Namespace(
         network="hybrid", cluster=12, endpoints=64, faults=[1], trials=3, seed=1
     )
