@@ -247,8 +247,8 @@ def test_any_one_dead_router_of_the_unit_tree_cuts_no_pair(seed):
     assert (net.connected() == everyone).all()
     for key in net.routers:
         assert (net.connected(dead=[key]) == everyone).all(), key
-    # Two dead up chips of a node's two ways cut exactly its level-1 node's 4 nodes from
-    # sending (the check can fail: it is not tolerance everywhere).
+    # Two faults can cut: up chips 0 and 1 are both ways up of level-1 nodes 0 and 1, whose 8
+    # nodes then reach no one (they are still reached); every other pair is kept.
     cut = net.connected(dead=[(1, 0, "up0"), (1, 0, "up1")])
     assert (~cut[:8].any(axis=1)).sum() == 8 and cut[8:].sum() == everyone[8:].sum()
 
