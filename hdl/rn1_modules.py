@@ -3,8 +3,8 @@ for the swallow element, written once, and a top that places them as instances.
 
 Why: Amaranth 0.5 writes every elaborated component as a module of its own, so a network of
 ``R`` routers is ``R`` copies of the router's logic in the export (one stage of DeHon's
-fat-tree, 52 routers: 85 MB of RTLIL, 73 s and 0.9 GB; two stages, 4160 routers, would not fit
-this machine). The routers of a network differ only in their mode and their LFSR seed (the
+fat-tree, 52 routers: 69.8 MB of RTLIL, 34 s and 0.9 GB; two stages, 4160 routers, would not
+fit this machine). The routers of a network differ only in their mode and their LFSR seed (the
 reset value of the LFSR register), so :func:`router_module` exports the router once per mode
 with the seed as a 16-bit input port ``seed``, loaded into the LFSR at reset, and
 :func:`network_modules` gives the modules a network uses; :func:`wire_network` with
