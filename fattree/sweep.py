@@ -79,6 +79,8 @@ class Job:
     freq_mhz: float | None = None
     #: nextpnr's router (``--router``), None for nextpnr's default.
     router: str | None = None
+    #: Yosys's LUT mapping; None for the family's script (``delay``).
+    lut_mapping: str | None = None
 
     def label(self) -> str:
         params = " ".join(k if v is None else f"{k}={v}" for k, v in self.params)
@@ -90,6 +92,7 @@ class Job:
             if self.seed is None
             else ("nextpnr " * (self.kind == "synth")) + f"seed {self.seed}",
             self.router or "",
+            f"{self.lut_mapping} mapping" if self.lut_mapping else "",
         ]
         return " ".join(p for p in parts if p)
 
@@ -103,6 +106,7 @@ class Job:
             "freq_mhz": self.freq_mhz,
             # Only when set, so the cache keys of jobs without it stay as they were.
             **({"router": self.router} if self.router else {}),
+            **({"lut_mapping": self.lut_mapping} if self.lut_mapping else {}),
         }
 
 
@@ -167,6 +171,7 @@ def synth_grid(
     seeds: list[int],
     freq_mhz: float | None = None,
     router: str | None = None,
+    lut_mapping: str | None = None,
 ) -> list[Job]:
     """Every job of designs x parameter values x families x seeds, each point checked.
 
@@ -229,6 +234,7 @@ def synth_grid(
                             family,
                             freq_mhz,
                             router,
+                            None if lut_mapping in (None, "delay") else lut_mapping,
                         )
                     )
     return jobs
@@ -490,6 +496,7 @@ def _run_synth(job: Job, out: Path) -> dict:
         seed=job.seed,
         freq_mhz=job.freq_mhz,
         router=job.router,
+        lut_mapping=job.lut_mapping or "delay",
     )
     return result.as_dict()
 

@@ -18,7 +18,7 @@ import sys
 
 from .. import sweep
 from ..designs import DESIGNS
-from ..synthesis import FAMILIES, NEXTPNR_ROUTERS
+from ..synthesis import FAMILIES, LUT_MAPPINGS, NEXTPNR_ROUTERS
 from .common import CliError, progress, progress_display, writable_dir, writable_file
 
 NAME = "sweep"
@@ -104,6 +104,12 @@ def add_arguments(parser) -> None:
         help="nextpnr's router (default nextpnr's own, router1; router2 for large ECP5 points)",
     )
     p.add_argument(
+        "--lut-mapping",
+        choices=LUT_MAPPINGS,
+        default="delay",
+        help="Yosys's LUT mapping: delay (the family's script, default) or area (LUT4 only)",
+    )
+    p.add_argument(
         "--plot",
         metavar="DIR",
         help="write DIR/<design>.png: Fmax and LUTs against size per family (median, min-max)",
@@ -141,7 +147,13 @@ def _grid(args) -> list:
             raise CliError(f"--freq must be a positive number of MHz, not {args.freq:g}")
         families = [f.strip() for f in args.family.split(",")]
         jobs = sweep.synth_grid(
-            args.designs, args.param, families, seeds or [1], args.freq, args.nextpnr_router
+            args.designs,
+            args.param,
+            families,
+            seeds or [1],
+            args.freq,
+            args.nextpnr_router,
+            args.lut_mapping,
         )
         for job in jobs:  # before any run, not after the sweep
             if args.x is not None and args.x not in dict(job.params):

@@ -11,7 +11,14 @@ import math
 from pathlib import Path
 
 from ..designs import DESIGNS, build_dir
-from ..synthesis import FAMILIES, NEXTPNR_ROUTERS, SynthError, get_family, synthesise
+from ..synthesis import (
+    FAMILIES,
+    LUT_MAPPINGS,
+    NEXTPNR_ROUTERS,
+    SynthError,
+    get_family,
+    synthesise,
+)
 from .common import (
     CliError,
     add_design_arguments,
@@ -53,6 +60,13 @@ def add_arguments(parser) -> None:
         "netlists router1 does not finish (the 64-leaf circuit tree: 78 s against over an hour)",
     )
     parser.add_argument(
+        "--lut-mapping",
+        choices=LUT_MAPPINGS,
+        default="delay",
+        help="Yosys's LUT mapping: delay (the family's script, default) or area (LUT4 only, "
+        "ABC9's delay target relaxed: fewer LUTs, deeper logic)",
+    )
+    parser.add_argument(
         "--build-root",
         default="build/synth",
         metavar="DIR",
@@ -72,7 +86,8 @@ def _summary(data: dict) -> str:
     lines = [
         f"{data['design']} ({params}) on {data['device']}-{data['package']} "
         f"({data['board']}), nextpnr seed {data['seed']}"
-        + (f", {data['nextpnr_router']}" if data.get("nextpnr_router") else ""),
+        + (f", {data['nextpnr_router']}" if data.get("nextpnr_router") else "")
+        + (", LUTs mapped for area" if data.get("lut_mapping") == "area" else ""),
         f"  resources of the component: {r['luts']} LUTs, {r['ffs']} FFs, "
         f"{r['carries']} carries, {r['brams']} block RAMs, {r['lutrams']} LUT RAMs, "
         f"{r['dsps']} DSPs",
@@ -134,6 +149,7 @@ def run(args) -> int:
                 freq_mhz=args.freq,
                 progress=show,
                 router=args.nextpnr_router,
+                lut_mapping=args.lut_mapping,
             )
     except SynthError as exc:
         raise CliError(str(exc), code=1) from None

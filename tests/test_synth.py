@@ -16,6 +16,7 @@ from fattree.designs import DESIGNS, get_design
 from fattree.hdl.selector import Selector
 from fattree.scripts.main import main
 from fattree.synthesis import (
+    LUT_MAPPINGS,
     classify_cells,
     make_harness,
     parse_nextpnr_log,
@@ -372,6 +373,36 @@ def test_unknown_router_is_one_line(capsys, tmp_path):
 def test_synthesise_refuses_an_unknown_router(tmp_path):
     with pytest.raises(ValueError, match="router must be one of router1, router2"):
         synthesise(DESIGNS["selector"], {"width": 1}, "ecp5", root=tmp_path, router="fast")
+
+
+@pytest.mark.synthesis
+@pytest.mark.parametrize("family", ["ice40", "ecp5"])
+def test_area_mapping_maps_to_lut4_with_fewer_luts(capsys, tmp_path, family):
+    # The RN1 router's arbitration: deep cones that the delay mapping duplicates.
+    argv = ["synth", "rn1", "-p", "mode=alternate", "-f", family, "--json", "--freq", "10"]
+    luts = {}
+    for mapping in LUT_MAPPINGS:
+        root = tmp_path / mapping
+        code = main([*argv, "--lut-mapping", mapping, "--build-root", str(root)])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["lut_mapping"] == mapping and data["fmax_mhz"] > 0
+        script = Path(data["files"]["yosys_script"]).read_text()
+        assert ("-D 100000" in script) == (mapping == "area")
+        if mapping == "area":
+            assert not set(data["resources"]["cells"]) & {"PFUMX", "L6MUX21"}  # LUT4 only
+        luts[mapping] = data["resources"]["luts"]
+    assert luts["area"] < luts["delay"]
+
+
+def test_unknown_lut_mapping_is_refused(capsys, tmp_path):
+    with pytest.raises(ValueError, match="lut_mapping must be one of delay, area"):
+        synthesise(DESIGNS["selector"], {"width": 1}, "ecp5", root=tmp_path, lut_mapping="x")
+    with pytest.raises(SystemExit) as exit_:
+        main(["synth", "selector", "--lut-mapping", "speed", "--build-root", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "argument --lut-mapping: invalid choice" in capsys.readouterr().err
 
 
 @pytest.mark.synthesis

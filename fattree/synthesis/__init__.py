@@ -30,7 +30,7 @@ The package has four parts:
 
 from __future__ import annotations
 
-from .families import FAMILIES, NEXTPNR_ROUTERS, Family, get_family
+from .families import FAMILIES, LUT_MAPPINGS, NEXTPNR_ROUTERS, Family, get_family
 from .flow import SynthError, SynthResult, synthesise
 
 # Private helpers the tests call directly, importable from here as before the split.
@@ -54,6 +54,7 @@ from .reports import (
 __all__ = [
     "Family",
     "FAMILIES",
+    "LUT_MAPPINGS",
     "NEXTPNR_ROUTERS",
     "get_family",
     "HARNESS_TOP",

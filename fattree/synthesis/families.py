@@ -11,10 +11,15 @@ from dataclasses import dataclass
 
 from ..registry import Registry
 
-__all__ = ["Family", "FAMILIES", "NEXTPNR_ROUTERS", "get_family"]
+__all__ = ["Family", "FAMILIES", "LUT_MAPPINGS", "NEXTPNR_ROUTERS", "get_family"]
 
 #: nextpnr's routers (its ``--router``), for every family; nextpnr's default is router1.
 NEXTPNR_ROUTERS = ("router1", "router2")
+
+#: How Yosys maps logic to LUTs: ``delay`` is the family's script as it stands (ABC9 for
+#: depth; on the ECP5 with LUT5..LUT7 made of PFU multiplexers), ``area`` maps to LUT4 only
+#: with ABC9's delay target relaxed (:attr:`Family.map_luts_area`).
+LUT_MAPPINGS = ("delay", "area")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,12 @@ class Family:
     #: run between ``-run :map_luts`` and ``-run map_cells:`` of :attr:`synth`. Used when
     #: ABC9 fails (YoWASP's Yosys stops inside it, without a message, on large designs).
     map_luts_abc: tuple[str, ...] = ()
+    #: The ``area`` LUT mapping: flags added to :attr:`synth`, and the Yosys commands run in
+    #: place of its ``map_luts`` step (ABC9 with a delay target so loose that it maps for
+    #: area), then with ``abc`` if ABC9 stops.
+    synth_area_flags: str = ""
+    map_luts_area: tuple[str, ...] = ()
+    map_luts_area_abc: tuple[str, ...] = ()
 
     def constraint_text(self) -> str:
         if self.name == "ice40":
@@ -71,6 +82,24 @@ FAMILIES: Registry[Family] = Registry(
                 "clean",
                 "opt_lut -tech ice40",
             ),
+            # synth_ice40's map_luts step with a 100 us delay target: ABC9 recovers area.
+            map_luts_area=(
+                "techmap -map +/ice40/latches_map.v",
+                "read_verilog -D ICE40_HX -icells -lib -specify +/ice40/abc9_model.v",
+                "abc9 -W 250 -D 100000",
+                "ice40_wrapcarry -unwrap",
+                "techmap -map +/ice40/ff_map.v",
+                "clean",
+                "opt_lut -tech ice40",
+            ),
+            map_luts_area_abc=(
+                "techmap -map +/ice40/latches_map.v",
+                "abc -dress -lut 4",
+                "ice40_wrapcarry -unwrap",
+                "techmap -map +/ice40/ff_map.v",
+                "clean",
+                "opt_lut -tech ice40",
+            ),
         ),
         Family(
             name="ecp5",
@@ -90,6 +119,19 @@ FAMILIES: Registry[Family] = Registry(
             map_luts_abc=(
                 "techmap -map +/lattice/latches_map.v",
                 "abc -dress -lut 4:7",
+                "clean",
+            ),
+            # LUT4 only (a LUT6 of PFU multiplexers costs four LUT4, a LUT7 eight), mapped
+            # with a 100 us delay target: the RN1 router 2607 -> ~1700 LUT4 (docs/dehon.md).
+            synth_area_flags=" -nowidelut",
+            map_luts_area=(
+                "techmap -map +/lattice/latches_map.v",
+                "abc9 -maxlut 4 -W 300 -D 100000",
+                "clean",
+            ),
+            map_luts_area_abc=(
+                "techmap -map +/lattice/latches_map.v",
+                "abc -dress -lut 4",
                 "clean",
             ),
         ),

@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import toolchain
 from ..designs import Design, build_dir, top_name
 from ..hdl.target import SynthesisTarget
-from .families import NEXTPNR_ROUTERS, Family, get_family
+from .families import LUT_MAPPINGS, NEXTPNR_ROUTERS, Family, get_family
 from .harness import HARNESS_TOP, make_harness
 from .reports import (
     Resources,
@@ -69,6 +69,8 @@ class SynthResult:
     abc9_error: str | None = None
     #: nextpnr's router (``--router``), or None for nextpnr's default (router1).
     router: str | None = None
+    #: Yosys's LUT mapping, ``"delay"`` or ``"area"`` (:data:`LUT_MAPPINGS`).
+    lut_mapping: str = "delay"
 
     def as_dict(self) -> dict:
         f = self.family
@@ -83,6 +85,7 @@ class SynthResult:
             "top": self.top,
             "seed": self.seed,
             "nextpnr_router": self.router,
+            "lut_mapping": self.lut_mapping,
             "resources": self.core.as_dict(),
             "harness": {
                 **self.harness.as_dict(),
@@ -105,36 +108,47 @@ class SynthResult:
         }
 
 
-def _synth_commands(family: Family, top: str, abc9: bool, json_out: str = "") -> list[str]:
+def _synth_commands(
+    family: Family, top: str, abc9: bool, json_out: str = "", mapping: str = "delay"
+) -> list[str]:
     """The synthesis of ``top``: the family's script, or with ``abc9=False`` the same script
-    around :attr:`Family.map_luts_abc` in place of its ``map_luts`` step."""
+    around :attr:`Family.map_luts_abc` in place of its ``map_luts`` step; with
+    ``mapping="area"`` around :attr:`Family.map_luts_area` (or its ``abc`` form)."""
     json_flag = f" -json {json_out}" if json_out else ""
-    if abc9:
-        return [f"{family.synth} -top {top}{json_flag}"]
-    if not family.map_luts_abc:
-        raise ValueError(f"family {family.name} has no LUT mapping without ABC9")
+    if mapping == "area":
+        synth = family.synth + family.synth_area_flags
+        steps = family.map_luts_area if abc9 else family.map_luts_area_abc
+        if not steps:
+            raise ValueError(f"family {family.name} has no area LUT mapping")
+    else:
+        synth = family.synth
+        if abc9:
+            return [f"{synth} -top {top}{json_flag}"]
+        steps = family.map_luts_abc
+        if not steps:
+            raise ValueError(f"family {family.name} has no LUT mapping without ABC9")
     return [
-        f"{family.synth} -top {top} -run :map_luts",
-        *family.map_luts_abc,
-        f"{family.synth} -top {top}{json_flag} -run map_cells:",
+        f"{synth} -top {top} -run :map_luts",
+        *steps,
+        f"{synth} -top {top}{json_flag} -run map_cells:",
     ]
 
 
-def _yosys_script(family: Family, top: str, abc9: bool = True) -> str:
+def _yosys_script(family: Family, top: str, abc9: bool = True, mapping: str = "delay") -> str:
     # stat -json goes to a file through `tee -q -o`, so the log keeps only the human text.
     return "\n".join(
         [
             "# core: the component alone, as a user would drop it into a design",
             f"read_rtlil {top}.il",
             f"hierarchy -top {top}",
-            *_synth_commands(family, top, abc9),
+            *_synth_commands(family, top, abc9, mapping=mapping),
             "tee -q -o core.stat.json stat -json",
             "tee -o core.stat.txt stat",
             "design -reset",
             "# harness: the component between shift chains, for place and route",
             f"read_rtlil {HARNESS_TOP}.il",
             f"hierarchy -top {HARNESS_TOP}",
-            *_synth_commands(family, HARNESS_TOP, abc9, f"{HARNESS_TOP}.json"),
+            *_synth_commands(family, HARNESS_TOP, abc9, f"{HARNESS_TOP}.json", mapping),
             "tee -q -o harness.stat.json stat -json",
             "",
         ]
@@ -183,7 +197,7 @@ def _stopwatch(seconds: dict[str, float], step: str) -> Iterator[None]:
     seconds[step] = round(time.monotonic() - t0, 2)
 
 
-def _export(design: Design, params: dict[str, int], fam: Family, out: Path, top: str):
+def _export(design: Design, params: dict[str, int], fam: Family, out: Path, top: str, mapping: str):
     """Write the component's and the harness's RTLIL and the Yosys script; return the harness."""
     from amaranth.back import rtlil
 
@@ -194,7 +208,7 @@ def _export(design: Design, params: dict[str, int], fam: Family, out: Path, top:
     (out / f"{HARNESS_TOP}.il").write_text(
         rtlil.convert(harness, name=HARNESS_TOP, ports=harness.ports(), platform=target)
     )
-    (out / "synth.ys").write_text(_yosys_script(fam, top))
+    (out / "synth.ys").write_text(_yosys_script(fam, top, mapping=mapping))
     return harness
 
 
@@ -226,6 +240,7 @@ def _yosys(
     top: str,
     files: dict[str, Path],
     say: Callable[[str], None],
+    mapping: str = "delay",
 ) -> tuple[str, str | None]:
     """Run the Yosys script, and again with ``abc`` if it stopped inside ABC9.
 
@@ -233,7 +248,10 @@ def _yosys(
     None. On a retry, ``files`` gets the new script and the failed log.
     """
     yosys = toolchain.TOOLS["yosys"].exe
-    say(f"yosys {fam.synth}: {design.name} and its harness ({files['yosys_log']}){_cold(yosys)}")
+    script = fam.synth + (
+        f"{fam.synth_area_flags}, LUTs mapped for area" if mapping == "area" else ""
+    )
+    say(f"yosys {script}: {design.name} and its harness ({files['yosys_log']}){_cold(yosys)}")
     try:
         _run(
             [yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"],
@@ -243,14 +261,15 @@ def _yosys(
         )
     except SynthError as exc:
         log = files["yosys_log"].read_text() if files["yosys_log"].exists() else ""
-        if not (fam.map_luts_abc and failed_in_abc9(log)):
+        fallback = fam.map_luts_area_abc if mapping == "area" else fam.map_luts_abc
+        if not (fallback and failed_in_abc9(log)):
             raise
         # Map LUTs with ABC instead; keep the failed log next to the new one.
         abc9_error = str(exc)
         files["yosys_log"].replace(out / "yosys.abc9.log")
         files["yosys_abc9_log"] = out / "yosys.abc9.log"
         ys = files["yosys_script"] = out / "synth_abc.ys"
-        ys.write_text(_yosys_script(fam, top, abc9=False))
+        ys.write_text(_yosys_script(fam, top, abc9=False, mapping=mapping))
         say(f"yosys stopped inside ABC9; again with abc ({files['yosys_log']})")
         _run(
             [yosys, "-q", "-l", "yosys.log", "-s", ys.name],
@@ -258,8 +277,8 @@ def _yosys(
             "yosys",
             files["yosys_log"],
         )
-        return f"{fam.synth}, abc instead of abc9", abc9_error
-    return fam.synth, None
+        return f"{script}, abc instead of abc9", abc9_error
+    return script, None
 
 
 def _nextpnr(
@@ -329,6 +348,7 @@ def synthesise(
     freq_mhz: float | None = None,
     progress: Callable[[str], None] | None = None,
     router: str | None = None,
+    lut_mapping: str = "delay",
 ) -> SynthResult:
     """Synthesise ``design`` for ``family``, place and route its harness, parse the reports.
 
@@ -350,7 +370,14 @@ def synthesise(
         nextpnr's router, ``"router1"`` or ``"router2"`` (:data:`NEXTPNR_ROUTERS`); None
         leaves nextpnr's default, router1. router2 routes large congested ECP5 netlists that
         router1 does not finish (the 64-leaf circuit tree: 78 s against over an hour).
+    lut_mapping : str
+        ``"delay"`` (the family's script) or ``"area"`` (:data:`LUT_MAPPINGS`): LUT4 only,
+        ABC9 with a relaxed delay target; fewer LUTs for a longer logic depth.
     """
+    if lut_mapping not in LUT_MAPPINGS:
+        raise ValueError(
+            f"lut_mapping must be one of {', '.join(LUT_MAPPINGS)}, not {lut_mapping!r}"
+        )
     if router is not None and router not in NEXTPNR_ROUTERS:
         raise ValueError(f"router must be one of {', '.join(NEXTPNR_ROUTERS)}, not {router!r}")
     fam = family if isinstance(family, Family) else get_family(family)
@@ -364,10 +391,10 @@ def synthesise(
     seconds: dict[str, float] = {}
 
     with _stopwatch(seconds, "export"):
-        harness = _export(design, params, fam, out, top)
+        harness = _export(design, params, fam, out, top, lut_mapping)
     files = _report_files(out, top, fam)
     with _stopwatch(seconds, "yosys"):
-        script, abc9_error = _yosys(design, fam, out, top, files, say)
+        script, abc9_error = _yosys(design, fam, out, top, files, say, lut_mapping)
     core = parse_stat(files["core_stat"].read_text(), top)
     harness_res = parse_stat(files["harness_stat"].read_text(), HARNESS_TOP)
     with _stopwatch(seconds, "nextpnr"):
@@ -393,4 +420,5 @@ def synthesise(
         synth_script=script,
         abc9_error=abc9_error,
         router=router,
+        lut_mapping=lut_mapping,
     )
