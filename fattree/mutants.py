@@ -68,6 +68,7 @@ POINTS: dict[str, dict[str, int | str]] = {
     "leiserson-tree": {"leaves": 4},
     "rn1": {},
     "hypercube": {"dim": 2},
+    "rn1-bidelta-stream": {"endpoints": 4, "max_bytes": 2, "retry": "backoff"},
 }
 
 #: Inputs a design's bench holds at 0 all the time: a survivor is checked again with them held,

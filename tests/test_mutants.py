@@ -125,7 +125,10 @@ def test_cli_errors(argv, message, capsys):
 #: survivors and why); strict, so a stronger bench turns the xfail into a failure to remove.
 #: None since the Leiserson tree's bench drives root traffic (100 %: 58 killed, 2 proved
 #: equivalent).
-BELOW_TARGET: dict[str, str] = {}
+BELOW_TARGET: dict[str, str] = {
+    "rn1-bidelta-stream": "65.5 %: router features the endpoints never use, the status "
+    "timeout (no fault input), long back-off streaks (docs/verification.md)",
+}
 
 
 @pytest.mark.slow

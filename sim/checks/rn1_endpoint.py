@@ -147,8 +147,11 @@ class StreamCheck:
     ``model`` (:class:`RN1BideltaStreamModel`, :class:`RN1FatTreeStreamModel`).
     :attr:`cycle` counts every phase's cycles; :attr:`stats` gathers what the bench reports."""
 
-    #: Once a check has failed, cycles without a delivered message after which a phase ends.
+    #: Once a check has failed, cycles without a delivered message after which a phase ends,
+    #: and cycles after the first failure after which it ends anyway (a broken design that
+    #: keeps delivering, wrongly, would otherwise run to the limit).
     patience = 2000
+    after_failure = 5000
 
     def __init__(
         self,
@@ -203,7 +206,17 @@ class StreamCheck:
         delivered = [0] * n
         start, quiet_since = self.cycle, None
         progress, delivered_so_far = self.cycle, 0
+        failed_at = None
         while self.cycle - start < limit:
+            if sb.mismatches and failed_at is None:
+                failed_at = self.cycle
+            if failed_at is not None and self.cycle - failed_at > self.after_failure:
+                sb.fail(
+                    "message_mismatches",
+                    f"{name}: phase ended {self.after_failure} cycles after the first mismatch "
+                    f"(cycle {failed_at})",
+                )
+                break
             if sb.mismatches and self.cycle - progress > self.patience:
                 # Failed already, and a broken design that stopped delivering would run to
                 # the limit (what fattree mutants would count as a timeout).
