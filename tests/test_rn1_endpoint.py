@@ -486,7 +486,7 @@ def test_timeout_parameter_errors():
     assert RN1BideltaStreamModel(4, dead_outputs=[3, 1, 3]).dead_outputs == (1, 3)
 
 
-@pytest.mark.parametrize("n", [4, 16, 64, 256])
+@pytest.mark.parametrize("n", [4, 16, 64, pytest.param(256, marks=pytest.mark.slow)])  # 256: 55 s
 def test_longest_status_wait_of_a_working_network_is_status_cycles(n):
     """The bound the timeout rests on: in the model of a working bidelta network (random and
     hot-spot traffic, every blocking stage met) no attempt waits longer than
