@@ -95,3 +95,18 @@ def test_cocotbext_axi_bench_catches_a_broken_reference(tmp_path):
     result = _bench(tmp_path, "immediate", frames=40, mutation=True)
     assert not result["passed"]
     assert result["summary"]["message_mismatches"] >= 1
+
+
+def test_fat_tree_axis_ports(built_but_unused):
+    """The 64-node fat-tree's AXI4-Stream top has the same ports per node (built, not
+    elaborated: its Verilog takes minutes)."""
+    from amaranth.lib.wiring import In, Out
+
+    from fattree.hdl.rn1_axis import rn1_fat_tree_axis
+
+    top = rn1_fat_tree_axis(seed=1, retry="round", max_bytes=4)
+    members = top.signature.members
+    assert top.n == 64
+    assert members["s_axis_63_tdest"] == In(6) and members["m_axis_0_tlast"] == Out(1)
+    assert members["timeouts_63"] == Out(16) and members["m_axis_63_tready"] == In(1)
+    assert len(members) == 2 + 64 * (9 + 5)
