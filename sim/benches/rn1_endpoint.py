@@ -8,7 +8,9 @@ Per endpoint ``e``: a stream user on ``tx__<e>__*`` that offers frames (one beat
 random; now and then a frame longer than ``max_bytes``, which must be dropped and counted),
 and one on ``rx__<e>__*`` that holds ``ready`` low ``backpressure`` percent of the cycles.
 Phases: random destinations (``frames`` messages in all), then a hot spot (every message to
-endpoint 0). :class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both checks:
+endpoint 0), then :data:`BURSTS` bursts (every endpoint a one-byte message to one
+destination, offered from the same cycle).
+:class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both checks:
 
 * cycle by cycle, every output (``tx__e__ready``, ``rx__e__valid``, the ``rx`` beat while
   valid, the counters ``sent``, ``retries``, ``received``, ``dropped``, ``timeouts``) against
@@ -35,6 +37,8 @@ from fattree.spec.bits import pack_fields
 from fattree.spec.rn1_endpoint import TIMEOUT, tx_fields
 
 COUNTERS = ("sent", "retries", "received", "dropped", "timeouts")
+#: Rounds of the burst phase (all endpoints to one destination at once).
+BURSTS = 24
 
 #: The model of each design this bench runs, built from the design's parameters.
 MODELS = {
@@ -112,6 +116,14 @@ async def traffic_phases(dut):
     for name in ("random", "hotspot"):
         queues = messages(name, n, per_endpoint, mb, rng, traffic.overlong)
         counts[name] = await check.phase(name, queues, limit=20_000 * per_endpoint)
+    # Bursts: every endpoint offers a one-byte message for the same destination from the same
+    # cycle on (no idle beats), so their heads meet in one cycle and the losers retry in
+    # step: the arbitration of three or more heads, and long BLOCKED streaks.
+    check.traffic = Traffic(idle=0, backpressure=traffic.backpressure, overlong=0.0)
+    counts["bursts"] = 0
+    for burst in range(BURSTS):
+        queues = [[(burst % n, [rng.getrandbits(8)])] for _ in range(n)]
+        counts["bursts"] += await check.phase("burst", queues, limit=20_000, settle=8)
     seconds = time.perf_counter() - started
     stats, blocked = check.stats, check.blocked_per_message
     write_summary(
