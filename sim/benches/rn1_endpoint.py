@@ -8,8 +8,8 @@ Per endpoint ``e``: a stream user on ``tx__<e>__*`` that offers frames (one beat
 random; now and then a frame longer than ``max_bytes``, which must be dropped and counted),
 and one on ``rx__<e>__*`` that holds ``ready`` low ``backpressure`` percent of the cycles.
 Phases: random destinations (``frames`` messages in all), then a hot spot (every message to
-endpoint 0), then :data:`BURSTS` bursts (every endpoint a one-byte message to one
-destination, offered from the same cycle).
+endpoint 0), then bursts (every endpoint a one-byte message to one destination, offered
+from the same cycle; :data:`BURST_MESSAGES` in all).
 :class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both checks:
 
 * cycle by cycle, every output (``tx__e__ready``, ``rx__e__valid``, the ``rx`` beat while
@@ -37,8 +37,9 @@ from fattree.spec.bits import pack_fields
 from fattree.spec.rn1_endpoint import TIMEOUT, tx_fields
 
 COUNTERS = ("sent", "retries", "received", "dropped", "timeouts")
-#: Rounds of the burst phase (all endpoints to one destination at once).
-BURSTS = 24
+#: Messages of the burst phase, all endpoints to one destination at once in each round:
+#: 24 rounds of 4 endpoints, 6 of 16, 2 of 64 (a round serialises at its destination).
+BURST_MESSAGES = 96
 
 #: The model of each design this bench runs, built from the design's parameters.
 MODELS = {
@@ -121,7 +122,7 @@ async def traffic_phases(dut):
     # step: the arbitration of three or more heads, and long BLOCKED streaks.
     check.traffic = Traffic(idle=0, backpressure=traffic.backpressure, overlong=0.0)
     counts["bursts"] = 0
-    for burst in range(BURSTS):
+    for burst in range(max(2, BURST_MESSAGES // n)):
         queues = [[(burst % n, [rng.getrandbits(8)])] for _ in range(n)]
         counts["bursts"] += await check.phase("burst", queues, limit=20_000, settle=8)
     seconds = time.perf_counter() - started
