@@ -639,16 +639,14 @@ def test_one_cluster_design_on_icarus(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.cocotb
-def test_two_stage_hybrid_on_verilator(tmp_path):
-    # 64 clusters of 12 under 8-wide unit trees: 656 RN1, 1024 swallows, 768 nodes; the
-    # router modules verilated once, as hierarchical blocks. Not yet run to the end (the
-    # two-stage fat-tree's C++ build took over an hour: docs/dehon.md).
-    from fattree.sim.benches.rn1_fat_tree import run_hierarchical
-
-    params = {"cluster": 12, "stages": 2, "seed": 1}
-    s = run_hierarchical("rn1-hybrid", params, 96, tmp_path)
-    assert s.get("mismatches") == 0, s.get("first_mismatch") or s
-    assert s["checked"] == 96 and s["turned_segments"] > 0
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
+def test_two_stage_hybrid_on_icarus(tmp_path):
+    # 64 clusters of 12 under 8-wide unit trees: 656 RN1, 1024 swallows, 768 nodes, 1664
+    # channels each way against RN1HybridModel every cycle; random pairs, so most
+    # transmissions cross the swallows into the unit trees and back with their status.
+    # About 3.5 minutes, and iverilog's compile peaks at 7 GB (docs/dehon.md).
+    s = _hybrid_bench({"cluster": 12, "stages": 2, "seed": 1}, "icarus", 96, tmp_path)
+    assert s["channels"] == 1664 and s["retries"] > 0
 
 
 def test_hierarchy_parameter_error():

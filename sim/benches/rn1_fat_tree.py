@@ -1,14 +1,16 @@
 """cocotb bench of DeHon's fat-tree network (``rn1-fat-tree-network``: :class:`fattree.hdl.
 rn1_fat_tree.RN1FatTree` of 1 or 2 unit-tree stages, routers and swallows as instances of
-shared modules) against :class:`RN1FatTreeModel`, and of the hybrid fat-tree
-(``rn1-hybrid``, :class:`fattree.hdl.rn1_hybrid.RN1Hybrid`) against :class:`RN1HybridModel`.
+shared modules) against :class:`RN1FatTreeModel`, and of the hybrid fat-tree (``rn1-hybrid``,
+:class:`fattree.hdl.rn1_hybrid.RN1Hybrid`) against :class:`RN1HybridModel`.
 
-``frames`` transmissions between node pairs whose lowest common node lies at every level in
-turn (:func:`fattree.sim.checks.rn1.level_pairs`; the hybrid: random pairs), each with its
-head bytes (one per unit tree or cluster crossed), closed with TURN now and then, answered
-BLOCKED now and then by a busy receiver and retried. Checks (:func:`network_phase`): every
-output word of every channel against the model every cycle, and every transmission
-delivered exactly once to its node with its bytes.
+First, at the fat-tree, one head from node 0 to a node at each level alone in the idle network
+(:func:`head_phase`): the cycles until its first word reaches the node, the figures of
+``dehon-latency`` measured on the RTL. Then ``frames`` transmissions between node pairs whose lowest
+common node lies at every level in turn (:func:`fattree.sim.checks.rn1.level_pairs`; the
+hybrid: random pairs), each with its head bytes (one per unit tree or cluster crossed), closed
+with TURN now and then, answered BLOCKED now and then by a busy receiver and retried. Checks
+(:func:`network_phase`): every output word of every channel against the model every cycle, and
+every transmission delivered exactly once to its node with its bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from fattree.sim.checks.rn1 import (
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.rn1 import RN1FatTreeModel, RN1HybridModel
 from fattree.sim.scoreboard import Scoreboard
+from fattree.spec.rn1 import CONNECTED, DROP, ctrl_of, word
+from fattree.spec.rn1_bidelta import ENDPOINT_LINKS
 
 #: Endpoints' behaviour: turns and busy receivers, so statuses, turned segments and retries
 #: cross the swallows both ways.
@@ -56,6 +60,51 @@ def _pairs(net, frames: int, rng: random.Random):
     return pairs
 
 
+def _names(n: int) -> list[str]:
+    return [f"o_fwd[{c}]" for c in range(n)] + [f"i_bk[{c}]" for c in range(n)]
+
+
+async def head_phase(model, scoreboard: Scoreboard, ports: Ports, tick, limit: int = 64):
+    """For each tree level, node 0 sends its head bytes, one data byte and DROP to the node
+    ``3 << 2 (level - 1)`` (lowest common node at that level) into the idle network; the
+    destination answers CONNECTED as the close reaches it (a held path is released only by
+    its status), and the phase waits until the network is idle again. Every word compared
+    with the model every cycle. Returns the cycles from the first head byte to the first
+    word at the destination, per level (None: it never came)."""
+    n, nodes = model.channels, model.net.nodes
+    names = _names(n)
+    found = []
+    for level in range(1, (nodes.bit_length() - 1) // 2 + 1):
+        dest = 3 << 2 * (level - 1)
+        words = [word(1, h) for h in model.net.heads(0, dest)] + [word(1, 0), word(0, DROP)]
+        arrived = out = None
+        last = status = 0
+        for cycle in range(limit):
+            o_fwd, i_bk = ports.sample()
+            where = f"head to level {level} cycle {cycle}"
+            ref = model.o_fwd + model.i_bk
+            scoreboard.compare("cycle_mismatches", where, o_fwd + i_bk, ref, names)
+            if out is None:
+                ends = [ENDPOINT_LINKS * dest + k for k in range(ENDPOINT_LINKS)]
+                out = next((c for c in ends if ctrl_of(o_fwd[c])), None)
+                arrived = None if out is None else cycle
+            status = status or i_bk[0]
+            if status and not any(o_fwd + i_bk):
+                break  # the status is back and the released path is idle again
+            i_fwd, o_bk = [0] * n, [0] * n
+            i_fwd[0] = words[cycle] if cycle < len(words) else 0
+            if out is not None:
+                # The close (a word after a byte) gets its answer in the cycle it comes.
+                if ctrl_of(last) and not ctrl_of(o_fwd[out]):
+                    o_bk[out] = word(0, CONNECTED)
+                last = o_fwd[out]
+            ports.drive(i_fwd, o_bk)
+            model.step(i_fwd, o_bk)
+            await tick()
+        found.append(arrived)
+    return found
+
+
 @cocotb.test()
 async def traffic(dut):
     config = bench_config()
@@ -68,7 +117,10 @@ async def traffic(dut):
     queues, want = network_queues(model.net, _pairs(model.net, frames, rng), rng)
     ports.drive([0] * n, [0] * n)
     await clock_and_reset(dut)
-    started = time.perf_counter()
+    heads = None
+    if isinstance(model, RN1FatTreeModel):
+        heads = await head_phase(model, scoreboard, ports, lambda: FallingEdge(dut.clk))
+    started = time.perf_counter()  # cycles/s of the traffic phase alone
     counts = await network_phase(
         model,
         scoreboard,
@@ -88,6 +140,7 @@ async def traffic(dut):
         scoreboard.summary(
             cycles,
             channels=n,
+            head_cycles=heads,
             **counts,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycles / seconds, 1) if seconds else None,
