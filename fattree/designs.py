@@ -321,8 +321,8 @@ DESIGNS: Registry[Design] = Registry(
             summary="DeHon's fat-tree of 1-2 unit-tree stages (64 / 4096 nodes), no endpoints",
             component="fattree.hdl.rn1_fat_tree:fat_tree_network_top",
             params=(
-                # 1 by default: two stages simulate only with Verilator's --hierarchical
-                # (sim/benches/rn1_fat_tree.py run_hierarchical), plain they pass 23 GB.
+                # 1 by default: fattree sim refuses two stages on both simulators, which ran
+                # out of this machine's memory (sim/cocotb_runner.py TOO_BIG).
                 Param("stages", 1, "unit-tree stages: 1 (52 RN1) or 2 (4160 RN1)", lo=1, hi=2),
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
             ),
