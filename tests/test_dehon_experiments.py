@@ -398,9 +398,10 @@ def test_mixed_local_traffic_opens_more_on_the_fat_tree_only():
         c = measure_open(network, 64, 0.1, 300, 4, 1, local=local, level=1)
         return c["first_ok"] / c["first"]
 
-    # A unit tree's up router takes four nodes' eight links and has two outputs per
-    # direction: uniform traffic sends 48 of 63 heads to the level-3 crossover, half local
-    # traffic spreads them over two directions. The bidelta network routes every pair
+    # A unit tree's up layer (dual-crossbar mode since 5770e72) gives a level-1 node's
+    # links one output per direction per crossbar: uniform traffic sends 48 of 63 heads to
+    # the level-3 crossover, half local traffic spreads them over two directions (docs/dehon.md,
+    # load 0.1: 0.32 uniform, 0.41 half local). The bidelta network routes every pair
     # through the same three stages.
     assert p("fat-tree", 0.5) > p("fat-tree", 0.0) + 0.1
     assert abs(p("bidelta", 0.5) - p("bidelta", 0.0)) < 0.06
@@ -503,3 +504,87 @@ def test_worst_placed_dead_routers():
     ]:
         with pytest.raises(ValueError, match=message):
             registry()["dehon-faults"].run(argparse.Namespace(**{**vars(args), **bad}))
+
+
+# --- the RTL under the same traffic (--rtl) -----------------------------------------------
+
+
+@pytest.mark.parametrize("load", [0.05, 0.3])
+def test_rtl_counts_equal_the_models_at_two_loads(load):
+    from fattree.sim.experiments.dehon_open import measure_open_rtl
+
+    model = measure_open("bidelta", 16, load, 120, 6, 1)
+    rtl = measure_open_rtl(16, load, 120, 6, 1)
+    assert rtl == model
+    # The run is real traffic: blocked tries and retries at both loads.
+    assert model["first"] > model["first_ok"] > 0 and model["tries"] > model["first"]
+
+
+def test_rtl_of_another_wiring_does_not_agree_with_the_model():
+    # The same traffic on the RTL of seed 2's wiring and LFSRs: a network the model of seed 1
+    # does not describe, and the counts show it.
+    from fattree.sim.experiments.dehon_open import measure_open_rtl
+
+    model = measure_open("bidelta", 16, 0.3, 120, 6, 1)
+    assert measure_open_rtl(16, 0.3, 120, 6, 1, wiring_seed=2) != model
+
+
+def _rtl_args(**changes):
+    args = dict(
+        network=["bidelta"],
+        endpoints=4,
+        stages=1,
+        cluster=12,
+        loads=[0.1, 0.4],
+        local=[0.0],
+        level=1,
+        cycles=100,
+        active=None,
+        length=4,
+        seed=3,
+        rtl=True,
+    )
+    return argparse.Namespace(**{**args, **changes})
+
+
+def test_rtl_option_reports_both_counts_and_stops_when_they_differ(monkeypatch):
+    from fattree.sim.experiments import dehon_open
+
+    run = registry()["dehon-open-probability"].run
+    result = run(_rtl_args())
+    col = {c: i for i, c in enumerate(result.columns)}
+    assert len(result.rows) == 2 and result.params["rtl"] is True
+    for row in result.rows:
+        assert row[col["model counts"]] == row[col["RTL counts"]]
+        first, first_ok, tries, ok, cycles = map(int, row[col["RTL counts"]].split("/"))
+        assert (first, tries) == (row[col["first tries"]], row[col["tries"]]) and cycles >= 100
+    # An RTL that disagrees (another wiring under the same traffic) stops the run.
+    real = dehon_open.measure_open_rtl
+    monkeypatch.setattr(
+        dehon_open,
+        "measure_open_rtl",
+        lambda *a, **k: real(*a, **k, wiring_seed=4),
+    )
+    with pytest.raises(dehon_open.RTLMismatch, match="RTL and model differ at load 0.1"):
+        run(_rtl_args())
+    for bad in (
+        {"network": ["fat-tree"], "endpoints": None},
+        {"network": ["bidelta"], "endpoints": 64},
+    ):
+        with pytest.raises(ValueError, match="--rtl runs only the bidelta network"):
+            run(_rtl_args(**bad))
+
+
+def test_rtl_option_leaves_the_model_only_output_as_it_was():
+    result = registry()["dehon-open-probability"].run(_rtl_args(rtl=False))
+    assert "rtl" not in result.params and result.columns[-1] == "opened/link/cycle"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("local", [0.0, 0.5])
+def test_rtl_counts_equal_the_models_at_300_cycles(local):
+    from fattree.sim.experiments.dehon_open import measure_open_rtl
+
+    for load in (0.02, 0.1, 0.5):
+        model = measure_open("bidelta", 16, load, 300, 8, 1, local=local)
+        assert measure_open_rtl(16, load, 300, 8, 1, local=local) == model, load

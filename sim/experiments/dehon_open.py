@@ -20,7 +20,14 @@ from ...spec.rn1_tree import WIRED_STAGES
 from ..models.rn1 import RN1BideltaModel, RN1FatTreeModel, RN1SparseNetworkModel
 from . import Experiment, Result, counted, positive_int
 
-__all__ = ["EXPERIMENTS", "make_network", "answer_closes", "measure_open", "open_probability"]
+__all__ = [
+    "EXPERIMENTS",
+    "make_network",
+    "answer_closes",
+    "measure_open",
+    "measure_open_rtl",
+    "open_probability",
+]
 
 #: Networks of the experiments (the hybrid fat-tree: bidelta leaf clusters under unit trees).
 NETWORKS = ("bidelta", "fat-tree", "hybrid")
@@ -130,39 +137,143 @@ def measure_open(
     ``heads_in`` (heads the routers behind the senders' links decided) and ``blocked``
     (heads any router blocked)."""
     model, nodes, heads = make_network(network, endpoints, stages, seed, cluster=cluster)
-    if not 1 <= level or 4**level > nodes:
-        raise ValueError(f"level must be 1..{_max_level(nodes)}, not {level}")
-    rng = random.Random(seed)
-    if active is None or active >= nodes:
-        senders = list(range(ENDPOINT_LINKS * nodes))
-    else:
-        chosen = sorted(rng.sample(range(nodes), active))
-        senders = [ENDPOINT_LINKS * e + k for e in chosen for k in range(ENDPOINT_LINKS)]
-    n = model.channels
-    words = {c: [] for c in senders}
-    waiting = dict.fromkeys(senders, False)
-    retry = dict.fromkeys(senders)
-    gap = dict.fromkeys(senders, 0)
-    first = dict.fromkeys(senders, True)
-    prev_out = [0] * n
-    counts = dict.fromkeys(("first", "first_ok", "tries", "ok"), 0)
+    traffic = _Traffic(
+        model.channels, nodes, heads, load, cycles, length, seed, local, level, active
+    )
+    counts = traffic.counts
     if count_decisions:
         # The router input each sender's link enters (the bidelta and unit-tree links go
         # straight into routers).
         entry = {
             a: (b, pb)
             for (kind, a, _), (dkind, b, pb) in model._links
-            if kind == "edge" and dkind == "router" and a in words
+            if kind == "edge" and dkind == "router" and a in traffic.words
         }
         counts["heads_in"] = counts["blocked"] = 0
-    cycle = 0
-    while cycle < cycles or any(waiting.values()):
-        if cycle >= cycles + DRAIN:
+    while traffic.running:
+        model.step(*traffic.cycle(model.o_fwd, model.i_bk))
+        if count_decisions:
+            counts["blocked"] += sum(d == "blocked" for d in model.decisions)
+            counts["heads_in"] += sum(
+                router.decisions[port] in ("blocked",) or isinstance(router.decisions[port], tuple)
+                for router, port in entry.values()
+            )
+    counts["cycles"] = traffic.cycles_run
+    return counts
+
+
+#: Bidelta sizes ``--rtl`` runs in amaranth.sim (64 endpoints: 48 routers, too slow there).
+RTL_ENDPOINTS = (4, 16)
+
+
+def measure_open_rtl(
+    endpoints: int,
+    load: float,
+    cycles: int,
+    length: int,
+    seed: int,
+    local: float = 0.0,
+    level: int = 1,
+    active: int | None = None,
+    wiring_seed: int | None = None,
+) -> dict:
+    """:func:`measure_open` on the RTL of the bidelta network (``RN1Bidelta`` of the same
+    ``endpoints`` and seed, in amaranth.sim): the same senders and receivers, the same
+    traffic, the same counts (``first``, ``first_ok``, ``tries``, ``ok``, ``cycles``).
+    ``wiring_seed`` (default ``seed``) builds the RTL of another wiring and LFSR seeds under
+    the same traffic: a network the model does not describe, for the tests."""
+    from ...designs import get_design
+    from ..testbench import simulate
+
+    if endpoints not in RTL_ENDPOINTS:
+        raise ValueError(
+            f"--rtl runs the bidelta network of {' or '.join(map(str, RTL_ENDPOINTS))} "
+            f"endpoints in amaranth.sim, not {endpoints}"
+        )
+    wiring = seed if wiring_seed is None else wiring_seed
+    dut = get_design("rn1-bidelta").build({"endpoints": endpoints, "seed": wiring})
+    # The heads come from the definitions (the model's make_network gives the same ones).
+    net = dut.net
+    n = ENDPOINT_LINKS * endpoints
+    traffic = _Traffic(
+        n,
+        endpoints,
+        lambda src, dest, fill: [net.head(dest, fill)],
+        load,
+        cycles,
+        length,
+        seed,
+        local,
+        level,
+        active,
+    )
+
+    async def bench(ctx):
+        fwd_in = [dut.i[k].fwd.as_value() for k in range(n)]
+        bk_in = [dut.i[k].bk.as_value() for k in range(n)]
+        fwd_out = [dut.o[k].fwd.as_value() for k in range(n)]
+        bk_out = [dut.o[k].bk.as_value() for k in range(n)]
+        while traffic.running:
+            # Outputs as the model's o_fwd / i_bk of the cycle (sim/checks/rn1.py reads the
+            # same way before it drives), then this cycle's inputs.
+            i_fwd, o_bk = traffic.cycle([ctx.get(v) for v in fwd_out], [ctx.get(v) for v in bk_in])
+            for k in range(n):
+                ctx.set(fwd_in[k], i_fwd[k])
+                ctx.set(bk_out[k], o_bk[k])
+            await ctx.tick()
+
+    simulate(dut, bench)
+    counts = traffic.counts
+    counts["cycles"] = traffic.cycles_run
+    return counts
+
+
+class _Traffic:
+    """The senders and receivers of :func:`measure_open`, one cycle at a time, apart from
+    what they drive (a model or the RTL in amaranth.sim): the same seed gives the same
+    stimulus rule on both, so their counts can be compared."""
+
+    def __init__(self, n, nodes, heads, load, cycles, length, seed, local, level, active):
+        if not 1 <= level or 4**level > nodes:
+            raise ValueError(f"level must be 1..{_max_level(nodes)}, not {level}")
+        self.rng = rng = random.Random(seed)
+        if active is None or active >= nodes:
+            senders = list(range(ENDPOINT_LINKS * nodes))
+        else:
+            chosen = sorted(rng.sample(range(nodes), active))
+            senders = [ENDPOINT_LINKS * e + k for e in chosen for k in range(ENDPOINT_LINKS)]
+        self.n, self.nodes, self.heads, self.senders = n, nodes, heads, senders
+        self.load, self.cycles, self.length, self.local, self.level = (
+            load,
+            cycles,
+            length,
+            local,
+            level,
+        )
+        self.words = {c: [] for c in senders}
+        self.waiting = dict.fromkeys(senders, False)
+        self.retry = dict.fromkeys(senders)
+        self.gap = dict.fromkeys(senders, 0)
+        self.first = dict.fromkeys(senders, True)
+        self.prev_out = [0] * n
+        self.counts = dict.fromkeys(("first", "first_ok", "tries", "ok"), 0)
+        self.cycles_run = 0
+
+    @property
+    def running(self) -> bool:
+        """Starts still allowed, or a status still under way."""
+        return self.cycles_run < self.cycles or any(self.waiting.values())
+
+    def cycle(self, o_fwd, i_bk) -> tuple[list[int], list[int]]:
+        """``(i_fwd, o_bk)`` to drive this cycle, from the network's outputs ``o_fwd`` and
+        ``i_bk`` of this cycle (counting the statuses that came back)."""
+        if self.cycles_run >= self.cycles + DRAIN:
             raise RuntimeError(f"statuses still missing {DRAIN} cycles after the last start")
-        starting = cycle < cycles
-        o_fwd, i_bk = model.o_fwd, model.i_bk
-        i_fwd = [0] * n
-        for c in senders:
+        rng, counts, words, waiting = self.rng, self.counts, self.words, self.waiting
+        retry, gap, first = self.retry, self.gap, self.first
+        starting = self.cycles_run < self.cycles
+        i_fwd = [0] * self.n
+        for c in self.senders:
             if waiting[c]:
                 w = i_bk[c]
                 if not ctrl_of(w) and data_of(w) in STATUS:
@@ -185,31 +296,23 @@ def measure_open(
                     gap[c] -= 1
                     continue
                 if retry[c] is None:
-                    if rng.random() >= load:
+                    if rng.random() >= self.load:
                         continue
                     own = c // ENDPOINT_LINKS
-                    dest = pick_destination(rng, own, nodes, local, level)
+                    dest = pick_destination(rng, own, self.nodes, self.local, self.level)
                     fill = rng.getrandbits(8)
-                    data = [rng.getrandbits(8) for _ in range(length - 1)]
-                    retry[c] = [word(1, h) for h in heads(own, dest, fill)] + [
+                    data = [rng.getrandbits(8) for _ in range(self.length - 1)]
+                    retry[c] = [word(1, h) for h in self.heads(own, dest, fill)] + [
                         word(1, b) for b in data
                     ]
                 words[c] = retry[c] + [word(0, DROP)]
             i_fwd[c] = words[c].pop(0)
             if not words[c]:
                 waiting[c] = True
-        o_bk = answer_closes(o_fwd, prev_out)
-        prev_out = o_fwd
-        model.step(i_fwd, o_bk)
-        if count_decisions:
-            counts["blocked"] += sum(d == "blocked" for d in model.decisions)
-            counts["heads_in"] += sum(
-                router.decisions[port] in ("blocked",) or isinstance(router.decisions[port], tuple)
-                for router, port in entry.values()
-            )
-        cycle += 1
-    counts["cycles"] = cycle
-    return counts
+        o_bk = answer_closes(o_fwd, self.prev_out)
+        self.prev_out = o_fwd
+        self.cycles_run += 1
+        return i_fwd, o_bk
 
 
 def open_probability(endpoints, load, cycles, length, seed):
@@ -287,6 +390,20 @@ def _open_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--length", type=positive_int, default=8, help="bytes per transmission")
     parser.add_argument("--seed", type=int, default=1, help="network and traffic seed")
+    parser.add_argument(
+        "--rtl",
+        action="store_true",
+        help="also run the RTL (RN1Bidelta, 16 endpoints, in amaranth.sim; a few seconds per "
+        "load at --cycles 300) under the same traffic: its counts must equal the model's",
+    )
+
+
+class RTLMismatch(ValueError):
+    """The RTL's counts differ from the model's (a ValueError, so the command line gives the
+    one line and a non-zero exit)."""
+
+
+_COUNTS = ("first", "first_ok", "tries", "ok", "cycles")
 
 
 def networks_asked(args) -> list[tuple[str, int, int]]:
@@ -324,6 +441,13 @@ def _open_run(args, progress=lambda text: None) -> Result:
             raise ValueError(f"--level must be 1..{_max_level(nodes)}, not {level}")
         if active is not None and active > nodes:
             raise ValueError(f"--active must be 1..{nodes}, not {active}")
+    rtl = getattr(args, "rtl", False)
+    if rtl:
+        for network, nodes, _ in nets:
+            if network != "bidelta" or nodes not in RTL_ENDPOINTS:
+                raise ValueError(
+                    f"--rtl runs only the bidelta network of 16 endpoints, not {network} {nodes}"
+                )
     rows = []
     points = [(n, q, p) for n in nets for q in local_list for p in args.loads]
     for (network, nodes, stages), local, load in counted(progress, points):
@@ -341,6 +465,19 @@ def _open_run(args, progress=lambda text: None) -> Result:
             cluster=cluster,
         )
         links = ENDPOINT_LINKS * (active if active is not None else nodes)
+        extra = []
+        if rtl:
+            r = measure_open_rtl(
+                nodes, load, args.cycles, args.length, args.seed, local, level, active
+            )
+            model_counts = [c[k] for k in _COUNTS]
+            rtl_counts = [r[k] for k in _COUNTS]
+            if rtl_counts != model_counts:
+                raise RTLMismatch(
+                    f"RTL and model differ at load {load}, local {local}: "
+                    f"{'/'.join(_COUNTS)} RTL {rtl_counts}, model {model_counts}"
+                )
+            extra = ["/".join(map(str, model_counts)), "/".join(map(str, rtl_counts))]
         rows.append(
             [
                 network,
@@ -353,6 +490,7 @@ def _open_run(args, progress=lambda text: None) -> Result:
                 c["tries"],
                 c["ok"] / c["tries"] if c["tries"] else None,
                 c["ok"] / (args.cycles * links),
+                *extra,
             ]
         )
     keys = ("endpoints", "loads", "cycles", "length", "seed")
@@ -376,6 +514,16 @@ def _open_run(args, progress=lambda text: None) -> Result:
     ]
     if active is not None:
         notes.append(f"senders on {active} nodes only (a random sample, seed {args.seed})")
+    columns = []
+    if rtl:
+        # Only with --rtl, so the output of every other command stays as it was.
+        params["rtl"] = True
+        columns = ["model counts", "RTL counts"]
+        notes.append(
+            "--rtl: the same senders, receivers and traffic on RN1Bidelta (same seed) in "
+            "amaranth.sim; counts are first tries/opened/tries/opened/cycles, and the run "
+            "stops with an error if the RTL's differ from the model's: every row here agrees"
+        )
     return Result(
         "dehon-open-probability",
         params,
@@ -390,6 +538,7 @@ def _open_run(args, progress=lambda text: None) -> Result:
             "tries",
             "P(open)",
             "opened/link/cycle",
+            *columns,
         ],
         rows,
         notes=notes,
