@@ -89,7 +89,8 @@ def test_verilog_writes_axis_file(capsys, tmp_path, monkeypatch):
 
 NO_AXIS = (
     "design selector has no AXI-Stream top yet (--ports axis); "
-    "designs with one: circuit-tree, scheduler, leiserson-stream"
+    "designs with one: circuit-tree, scheduler, leiserson-stream, rn1-bidelta-stream, "
+    "rn1-fat-tree"
 )
 
 
