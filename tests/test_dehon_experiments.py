@@ -568,10 +568,11 @@ def test_rtl_option_reports_both_counts_and_stops_when_they_differ(monkeypatch):
     with pytest.raises(dehon_open.RTLMismatch, match="RTL and model differ at load 0.1"):
         run(_rtl_args())
     for bad in (
-        {"network": ["fat-tree"], "endpoints": None},
+        {"network": ["hybrid"], "endpoints": None},
+        {"network": ["fat-tree"], "endpoints": None, "stages": 2},
         {"network": ["bidelta"], "endpoints": 64},
     ):
-        with pytest.raises(ValueError, match="--rtl runs only the bidelta network"):
+        with pytest.raises(ValueError, match="--rtl runs only bidelta 4, bidelta 16, fat-tree 64"):
             run(_rtl_args(**bad))
 
 
@@ -588,3 +589,14 @@ def test_rtl_counts_equal_the_models_at_300_cycles(local):
     for load in (0.02, 0.1, 0.5):
         model = measure_open("bidelta", 16, load, 300, 8, 1, local=local)
         assert measure_open_rtl(16, load, 300, 8, 1, local=local) == model, load
+
+
+@pytest.mark.slow
+def test_fat_tree_rtl_counts_equal_the_regular_models_at_two_loads():
+    # RN1FatTree (52 routers, flat, in amaranth.sim: about 20 s to start) is regularly wired.
+    from fattree.sim.experiments.dehon_open import measure_open_rtl
+
+    for load in (0.05, 0.3):
+        model = measure_open("fat-tree", 64, load, 100, 6, 1, random_wiring=False)
+        assert measure_open_rtl(64, load, 100, 6, 1, network="fat-tree") == model, load
+        assert model["first"] > model["first_ok"] > 0

@@ -123,6 +123,7 @@ def measure_open(
     active: int | None = None,
     count_decisions: bool = False,
     cluster: int = 12,
+    random_wiring: bool = True,
 ) -> dict:
     """Drive the model for ``cycles`` with senders on every link of ``active`` nodes (all by
     default; else a seeded random sample of that many): an idle one starts a transmission
@@ -135,8 +136,11 @@ def measure_open(
     Returns counts: ``first``, ``first_ok`` (first tries, and those that opened), ``tries``,
     ``ok``, ``cycles`` (run), and with ``count_decisions`` the model's own events:
     ``heads_in`` (heads the routers behind the senders' links decided) and ``blocked``
-    (heads any router blocked)."""
-    model, nodes, heads = make_network(network, endpoints, stages, seed, cluster=cluster)
+    (heads any router blocked). ``random_wiring=False``: the regular wiring (the fat-tree
+    RTL's)."""
+    model, nodes, heads = make_network(
+        network, endpoints, stages, seed, random_wiring, cluster=cluster
+    )
     traffic = _Traffic(
         model.channels, nodes, heads, load, cycles, length, seed, local, level, active
     )
@@ -162,8 +166,11 @@ def measure_open(
     return counts
 
 
-#: Bidelta sizes ``--rtl`` runs in amaranth.sim (64 endpoints: 48 routers, too slow there).
-RTL_ENDPOINTS = (4, 16)
+#: ``(network, nodes)`` ``--rtl`` runs in amaranth.sim: the bidelta network of 4 and 16 and
+#: the one-stage fat-tree (52 routers: about 20 s to start and 0.06 s a cycle on this machine,
+#: measured with another engineer's load beside it). Not bidelta 64 (no faster than the
+#: fat-tree, and not needed) and not the hybrid (no RTL of its own at one stage).
+RTL_NETWORKS = (("bidelta", 4), ("bidelta", 16), ("fat-tree", 64))
 
 
 def measure_open_rtl(
@@ -176,29 +183,37 @@ def measure_open_rtl(
     level: int = 1,
     active: int | None = None,
     wiring_seed: int | None = None,
+    network: str = "bidelta",
 ) -> dict:
-    """:func:`measure_open` on the RTL of the bidelta network (``RN1Bidelta`` of the same
-    ``endpoints`` and seed, in amaranth.sim): the same senders and receivers, the same
-    traffic, the same counts (``first``, ``first_ok``, ``tries``, ``ok``, ``cycles``).
-    ``wiring_seed`` (default ``seed``) builds the RTL of another wiring and LFSR seeds under
-    the same traffic: a network the model does not describe, for the tests."""
+    """:func:`measure_open` on the RTL (``RN1Bidelta`` of the same ``endpoints`` and seed, or
+    ``RN1FatTree`` of one stage, whose wiring is the regular one, in amaranth.sim): the same
+    senders and receivers, the same traffic, the same counts (``first``, ``first_ok``,
+    ``tries``, ``ok``, ``cycles``). ``wiring_seed`` (default ``seed``) builds the RTL of
+    another wiring (bidelta) and LFSR seeds under the same traffic: a network the model does
+    not describe, for the tests."""
     from ...designs import get_design
     from ..testbench import simulate
 
-    if endpoints not in RTL_ENDPOINTS:
-        raise ValueError(
-            f"--rtl runs the bidelta network of {' or '.join(map(str, RTL_ENDPOINTS))} "
-            f"endpoints in amaranth.sim, not {endpoints}"
-        )
+    if (network, endpoints) not in RTL_NETWORKS:
+        raise ValueError(f"--rtl runs {_rtl_names()} in amaranth.sim, not {network} {endpoints}")
     wiring = seed if wiring_seed is None else wiring_seed
-    dut = get_design("rn1-bidelta").build({"endpoints": endpoints, "seed": wiring})
     # The heads come from the definitions (the model's make_network gives the same ones).
-    net = dut.net
-    n = ENDPOINT_LINKS * endpoints
+    if network == "bidelta":
+        dut = get_design("rn1-bidelta").build({"endpoints": endpoints, "seed": wiring})
+        net = dut.net
+
+        def heads(src, dest, fill):
+            return [net.head(dest, fill)]
+    else:
+        dut = get_design("rn1-fat-tree-network").build({"stages": 1, "seed": wiring})
+        # The flat form: the hierarchical one places Instances, which amaranth.sim cannot run.
+        dut.hierarchy = False
+        heads = dut.net.heads
+    n = len(dut.i)
     traffic = _Traffic(
         n,
         endpoints,
-        lambda src, dest, fill: [net.head(dest, fill)],
+        heads,
         load,
         cycles,
         length,
@@ -393,8 +408,9 @@ def _open_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rtl",
         action="store_true",
-        help="also run the RTL (RN1Bidelta, 16 endpoints, in amaranth.sim; a few seconds per "
-        "load at --cycles 300) under the same traffic: its counts must equal the model's",
+        help="also run the RTL in amaranth.sim (bidelta 16: seconds per load at --cycles 300; "
+        "fat-tree 64, stages 1, regular wiring: about a minute) under the same traffic: its "
+        "counts must equal the model's",
     )
 
 
@@ -404,6 +420,10 @@ class RTLMismatch(ValueError):
 
 
 _COUNTS = ("first", "first_ok", "tries", "ok", "cycles")
+
+
+def _rtl_names() -> str:
+    return ", ".join(f"{net} {nodes}" for net, nodes in RTL_NETWORKS)
 
 
 def networks_asked(args) -> list[tuple[str, int, int]]:
@@ -444,10 +464,8 @@ def _open_run(args, progress=lambda text: None) -> Result:
     rtl = getattr(args, "rtl", False)
     if rtl:
         for network, nodes, _ in nets:
-            if network != "bidelta" or nodes not in RTL_ENDPOINTS:
-                raise ValueError(
-                    f"--rtl runs only the bidelta network of 16 endpoints, not {network} {nodes}"
-                )
+            if (network, nodes) not in RTL_NETWORKS:
+                raise ValueError(f"--rtl runs only {_rtl_names()}, not {network} {nodes}")
     rows = []
     points = [(n, q, p) for n in nets for q in local_list for p in args.loads]
     for (network, nodes, stages), local, load in counted(progress, points):
@@ -463,12 +481,22 @@ def _open_run(args, progress=lambda text: None) -> Result:
             level,
             active,
             cluster=cluster,
+            # The fat-tree RTL is regularly wired: with --rtl its model rows are too.
+            random_wiring=not (rtl and network == "fat-tree"),
         )
         links = ENDPOINT_LINKS * (active if active is not None else nodes)
         extra = []
         if rtl:
             r = measure_open_rtl(
-                nodes, load, args.cycles, args.length, args.seed, local, level, active
+                nodes,
+                load,
+                args.cycles,
+                args.length,
+                args.seed,
+                local,
+                level,
+                active,
+                network=network,
             )
             model_counts = [c[k] for k in _COUNTS]
             rtl_counts = [r[k] for k in _COUNTS]
@@ -520,10 +548,12 @@ def _open_run(args, progress=lambda text: None) -> Result:
         params["rtl"] = True
         columns = ["model counts", "RTL counts"]
         notes.append(
-            "--rtl: the same senders, receivers and traffic on RN1Bidelta (same seed) in "
+            "--rtl: the same senders, receivers and traffic on the RTL (same seed) in "
             "amaranth.sim; counts are first tries/opened/tries/opened/cycles, and the run "
             "stops with an error if the RTL's differ from the model's: every row here agrees"
         )
+        if any(n == "fat-tree" for n, _, _ in nets):
+            notes.append("--rtl: the fat-tree rows are its regular (dispersed) wiring, the RTL's")
     return Result(
         "dehon-open-probability",
         params,
