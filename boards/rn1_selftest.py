@@ -57,7 +57,14 @@ from ..params import check_int_range
 from ..sim.models.rn1_endpoint import LOAD, R_IDLE, RN1BideltaStreamModel
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.rn1_bidelta import check_endpoints
-from ..spec.rn1_endpoint import check_max_bytes, check_retry, dest_bits
+from ..spec.rn1_endpoint import (
+    TIMEOUT,
+    check_max_bytes,
+    check_retry,
+    check_timeout,
+    dest_bits,
+    path_routers,
+)
 from ..spec.traffic import PATTERNS, destination
 from .hypercube_selftest import _max_tree
 from .selftest import RunTrace, SelfTestCore, harness_signature, popcount, replay_deliveries
@@ -252,7 +259,9 @@ def _model_run(params, fields, traffic_seed, pattern, messages):
     retries, longest)``, ``cycles`` including the tail. Each delivered message is checked
     against the one sent (the model must deliver what the twin sent, once)."""
     n = params["endpoints"]
-    model = RN1BideltaStreamModel(n, params["seed"], params["retry"], params["max_bytes"])
+    model = RN1BideltaStreamModel(
+        n, params["seed"], params["retry"], params["max_bytes"], timeout=params["timeout"]
+    )
     eps = model.endpoints
     twin = SourcesTwin(n, fields, seed=traffic_seed, pattern=pattern, messages=messages)
     h = twin.h
@@ -316,12 +325,16 @@ def expected_run(
     traffic_seed=1,
     pattern="random",
     messages=8,
+    timeout=TIMEOUT,
 ) -> RunTrace:
     """Run the reference model with the sources' twin until every message is delivered and
     every endpoint is idle; the trace the hardware must reproduce. The time stamp must hold
     the longest latency, and its width changes the header and so the timing: start with 4
     bits and widen it until the run's longest latency fits."""
-    params = {"endpoints": endpoints, "seed": seed, "retry": retry, "max_bytes": max_bytes}
+    params = {
+        "endpoints": endpoints, "seed": seed, "retry": retry, "max_bytes": max_bytes,
+        "timeout": timeout,
+    }  # fmt: skip
     stamp = 4
     while True:
         fields = message_fields(endpoints, max_bytes, stamp)
@@ -340,7 +353,7 @@ class RN1Harness(wiring.Component):
 
     Parameters
     ----------
-    endpoints, seed, retry, max_bytes
+    endpoints, seed, retry, max_bytes, timeout
         The network's parameters (as :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream`);
         ``max_bytes`` must hold a header and a check byte (:func:`message_fields`).
     traffic_seed : int
@@ -352,7 +365,7 @@ class RN1Harness(wiring.Component):
     latency_bits : int
         Width of the reported latency (it saturates).
     network : callable, optional
-        ``network(endpoints, seed, retry, max_bytes)`` builds the network under test; tests
+        ``network(endpoints, seed, retry, max_bytes, timeout)`` builds the network under test; tests
         pass broken ones.
     """
 
@@ -363,6 +376,7 @@ class RN1Harness(wiring.Component):
         seed=1,
         retry="immediate",
         max_bytes=8,
+        timeout=TIMEOUT,
         *,
         traffic_seed=1,
         pattern="random",
@@ -374,6 +388,7 @@ class RN1Harness(wiring.Component):
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
         self.max_bytes = check_max_bytes(max_bytes)
+        self.timeout = check_timeout(timeout, path_routers("bidelta", self.endpoints))
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
         if pattern not in PATTERNS:
             raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
@@ -383,7 +398,7 @@ class RN1Harness(wiring.Component):
         self.network = network or RN1BideltaStream
         self.trace = expected_run(
             endpoints, seed, self.retry, max_bytes, traffic_seed=traffic_seed, pattern=pattern,
-            messages=messages,
+            messages=messages, timeout=self.timeout,
         )  # fmt: skip
         self.fields = dict(self.trace.fields)
         self.header_bytes = _header_bytes(self.fields)
@@ -440,7 +455,7 @@ class RN1Harness(wiring.Component):
         live = Module()  # network and sources, held in reset while priming
         m.submodules.live = ResetInserter(~primed)(live)
 
-        net = self.network(n, self.seed, self.retry, self.max_bytes)
+        net = self.network(n, self.seed, self.retry, self.max_bytes, self.timeout)
         live.submodules.net = net
         t = Signal(self.cycle_bits)
         with m.If(primed):

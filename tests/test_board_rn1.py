@@ -205,10 +205,10 @@ def test_injected_fault_is_counted():
 class _Broken(wiring.Component):
     """The real network with one thing changed between it and the checker."""
 
-    def __init__(self, how, endpoints, seed, retry, max_bytes):
+    def __init__(self, how, endpoints, seed, retry, max_bytes, timeout):
         if how == "other-wiring":
             seed += 1
-        self.net = RN1BideltaStream(endpoints, seed, retry, max_bytes)
+        self.net = RN1BideltaStream(endpoints, seed, retry, max_bytes, timeout)
         self.how = how
         super().__init__(self.net.signature)
 
@@ -324,7 +324,9 @@ def test_build_simulate(capsys, fault):
     assert data["lines"] == 1 and data["checked"] > 0 and data["verdict"] == "PASS"
     assert (data["errors"] > 0) == fault
     # The iCEBreaker's point.
-    assert data["params"] == {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 4}
+    assert data["params"] == {
+        "endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 4, "timeout": 32
+    }  # fmt: skip
     assert data["selftest"]["messages_per_run"] == 4 * 8
 
 
