@@ -342,7 +342,11 @@ def test_bipartite_edge_colouring():
             ValueError,
             "algorithm must be one of level-wise, greedy, random, not 'optimal'",
         ),
-        (lambda t: SchedulerModel(3), TypeError, "tree must be a FatTree, not 3"),
+        (
+            lambda t: SchedulerModel(3),
+            TypeError,
+            "tree must be a FatTree or a GeneralizedFatTree, not 3",
+        ),
     ],
 )
 def test_errors(call, exc, message):

@@ -1,5 +1,10 @@
-"""Reference schedulers for FT(l, w) fat-trees (Ding et al., SC'06, sections 4-5), and an
-optimal off-line one.
+"""Reference schedulers for FT(l, w) and FT(l, m, w) fat-trees (Ding et al., SC'06, sections
+4-5), and an optimal off-line one.
+
+Every function and class takes a :class:`~fattree.spec.topology.FatTree` FT(l, w) or a
+:class:`~fattree.spec.scheduler.GeneralizedFatTree` FT(l, m, w) (``m`` children, ``w``
+parents per switch): the link state has ``w`` bits per switch and
+``m**(l-1-h) * w**h`` switches on level ``h``; a node is on leaf switch ``node div m``.
 
 A *request* is a pair (source node, destination node); scheduling it means choosing the up
 ports ``P_0 .. P_{H-1}`` (``H`` = lowest common level of the two nodes) so that every link of
@@ -21,8 +26,10 @@ Algorithms (``ALGORITHMS``):
     As ``greedy`` but a uniformly random free up port (``random.Random(seed)``).
 ``optimal``
     Off-line: any partial permutation is routed without conflict in one round (a full
-    FT(l, w) is rearrangeable), by bipartite edge colouring level by level; see
-    :func:`optimal_ports`.
+    FT(l, w) is rearrangeable, and so is FT(l, m, w) with ``w >= m``), by bipartite edge
+    colouring level by level; see :func:`optimal_ports`. Refused for ``w < m`` (a tapered
+    tree, where a permutation may need more than one round and a maximum one-round subset is
+    not what edge colouring finds).
 
 Failure modes (``FAILURE_MODES``), for links a request took before it failed:
 
@@ -45,6 +52,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ...spec.scheduler import GeneralizedFatTree, general_tree
 from ...spec.topology import FatTree, Link
 
 __all__ = [
@@ -97,17 +105,18 @@ def _check_choice(name: str, value, choices: Sequence[str]) -> str:
 
 class LinkState:
     """``Ulink(h, t)`` and ``Dlink(h, t)`` availability vectors, bit ``i`` = port ``i``, 1 =
-    free (the paper's convention), for the link levels ``0 .. l-2``."""
+    free (the paper's convention), for the link levels ``0 .. l-2`` (``tree``: a ``FatTree``
+    or a ``GeneralizedFatTree``; level ``h`` has a vector per switch of that level)."""
 
-    def __init__(self, tree: FatTree):
-        self.tree = tree
-        self.full = (1 << tree.w) - 1
+    def __init__(self, tree: FatTree | GeneralizedFatTree):
+        self.tree = general_tree(tree)
+        self.full = (1 << self.tree.w) - 1
         self.clear()
 
     def clear(self) -> None:
-        levels, count = self.tree.levels - 1, self.tree.num_switches
-        self.up = [[self.full] * count for _ in range(levels)]
-        self.down = [[self.full] * count for _ in range(levels)]
+        counts = self.tree.switch_counts
+        self.up = [[self.full] * counts[h] for h in range(self.tree.levels - 1)]
+        self.down = [[self.full] * counts[h] for h in range(self.tree.levels - 1)]
 
     def vectors(self, direction: str) -> list[list[int]]:
         return self.up if direction == "up" else self.down
@@ -141,7 +150,8 @@ class SchedulerModel:
 
     Parameters
     ----------
-    tree : FatTree
+    tree : FatTree or GeneralizedFatTree
+        FT(l, w), or FT(l, m, w); :attr:`tree` is always the ``GeneralizedFatTree``.
     algorithm : {"level-wise", "greedy", "random"}
         ``"optimal"`` is off-line only (see :func:`schedule`).
     failure_mode : {"keep", "release"}
@@ -151,19 +161,17 @@ class SchedulerModel:
 
     def __init__(
         self,
-        tree: FatTree,
+        tree: FatTree | GeneralizedFatTree,
         algorithm: str = "level-wise",
         failure_mode: str = "keep",
         seed: int = 0,
     ):
-        if not isinstance(tree, FatTree):
-            raise TypeError(f"tree must be a FatTree, not {tree!r}")
-        self.tree = tree
+        self.tree = general_tree(tree)
         _check_choice("algorithm", algorithm, ALGORITHMS[:3])
         self.algorithm = algorithm
         self.failure_mode = _check_choice("failure_mode", failure_mode, FAILURE_MODES)
         self.rng = random.Random(seed)
-        self.state = LinkState(tree)
+        self.state = LinkState(self.tree)
 
     def clear(self) -> None:
         """Every link free again."""
@@ -183,7 +191,7 @@ class SchedulerModel:
 
     def _level_wise(self, src: int, dst: int, height: int):
         tree, up, down = self.tree, self.state.up, self.state.down
-        s, d = src // tree.w, dst // tree.w
+        s, d = src // tree.m, dst // tree.m
         ports, taken = [], []
         for h in range(height):
             avail = up[h][s] & down[h][d]
@@ -199,7 +207,7 @@ class SchedulerModel:
 
     def _local(self, src: int, dst: int, height: int):
         tree, state = self.tree, self.state
-        s = src // tree.w
+        s = src // tree.m
         ports, taken = [], []
         for h in range(height):
             free = state.up[h][s]
@@ -256,7 +264,7 @@ def permutation_conflict(
     return None
 
 
-def check_partial_permutation(tree: FatTree, requests: Sequence[tuple[int, int]]) -> None:
+def check_partial_permutation(tree, requests: Sequence[tuple[int, int]]) -> None:
     """Raise ``ValueError`` unless the nodes exist and :func:`permutation_conflict` finds
     nothing."""
     for src, dst in requests:
@@ -268,11 +276,12 @@ def check_partial_permutation(tree: FatTree, requests: Sequence[tuple[int, int]]
         raise ValueError(f"request {k}: {role} {node} already {verb} in request {earlier}")
 
 
-def level_wise_by_level(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[Grant]:
+def level_wise_by_level(tree, requests: Sequence[tuple[int, int]]) -> list[Grant]:
     """Fig. 7 in the paper's loop order: all requests at level 0, then the survivors at level
     1, and so on (``keep`` mode: a refused request keeps the links it took)."""
+    tree = general_tree(tree)
     state = LinkState(tree)
-    current = [(k, src // tree.w, dst // tree.w) for k, (src, dst) in enumerate(requests)]
+    current = [(k, src // tree.m, dst // tree.m) for k, (src, dst) in enumerate(requests)]
     heights = [tree.common_level(src, dst) for src, dst in requests]
     ports: list[list[int]] = [[] for _ in requests]
     failed: list[int | None] = [None] * len(requests)
@@ -342,9 +351,11 @@ def bipartite_edge_colouring(edges: Sequence[tuple[object, object]], colours: in
     return colour
 
 
-def optimal_ports(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[tuple[int, ...]]:
+def optimal_ports(tree, requests: Sequence[tuple[int, int]]) -> list[tuple[int, ...]]:
     """Conflict-free port vectors for a partial permutation (every node sends at most once
-    and receives at most once): the full FT(l, w) is rearrangeable.
+    and receives at most once): the full FT(l, w) is rearrangeable, and so is FT(l, m, w)
+    with ``w >= m`` (each switch has ``m <= w`` down links, so the degree bound below holds
+    with ``m`` in place of ``w``). ``ValueError`` for ``w < m``.
 
     Level by level, the requests that climb above level ``h`` form a bipartite multigraph
     from their level-``h`` source switch ``s_h`` to their destination switch ``d_h``; an edge
@@ -354,11 +365,12 @@ def optimal_ports(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[tu
     colours at ``s_h`` mean distinct ``Ulink(h, s_h, P_h)``, at ``d_h`` distinct
     ``Dlink(h, d_h, P_h)``, so no link is used twice.
     """
+    tree = _rearrangeable(tree)
     check_partial_permutation(tree, requests)
     w = tree.w
     heights = [tree.common_level(src, dst) for src, dst in requests]
     ports: list[list[int]] = [[] for _ in requests]
-    at = [(src // w, dst // w) for src, dst in requests]
+    at = [(src // tree.m, dst // tree.m) for src, dst in requests]
     for h in range(tree.levels - 1):
         active = [k for k, height in enumerate(heights) if height > h]
         if not active:
@@ -371,7 +383,17 @@ def optimal_ports(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[tu
     return [tuple(p) for p in ports]
 
 
-def optimal_rounds(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[Grant]:
+def _rearrangeable(tree) -> GeneralizedFatTree:
+    tree = general_tree(tree)
+    if tree.w < tree.m:
+        raise ValueError(
+            f"the optimal scheduler needs w >= m; {tree.name()} has fewer parents than "
+            f"children per switch, so a permutation may not fit in one round"
+        )
+    return tree
+
+
+def optimal_rounds(tree, requests: Sequence[tuple[int, int]]) -> list[Grant]:
     """Any request multiset in the fewest rounds possible: ``D`` rounds, ``D`` the largest
     number of requests one node sends or receives.
 
@@ -381,6 +403,7 @@ def optimal_rounds(tree: FatTree, requests: Sequence[tuple[int, int]]) -> list[G
     :func:`optimal_ports` routes in one round. Returns grants in request order, all granted,
     ``round`` = colour.
     """
+    tree = _rearrangeable(tree)
     for src, dst in requests:
         tree.common_level(src, dst)
     if not requests:
@@ -408,7 +431,7 @@ def _counts(items: Iterable[int]) -> dict[int, int]:
 
 
 def schedule(
-    tree: FatTree,
+    tree: FatTree | GeneralizedFatTree,
     requests: Sequence[tuple[int, int]],
     algorithm: str = "level-wise",
     *,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from ...spec.scheduler import Op
+from ...spec.scheduler import GeneralizedFatTree, Op, general_tree
 from ...spec.topology import FatTree
 from .scheduler import SchedulerModel
 
@@ -23,8 +23,8 @@ class CommandStream:
     """Commands and expected results, appended command by command (``commands``,
     ``expected``); every port vector is ``levels - 1`` long."""
 
-    def __init__(self, tree: FatTree):
-        self.tree = tree
+    def __init__(self, tree: FatTree | GeneralizedFatTree):
+        self.tree = tree = general_tree(tree)
         self.model = SchedulerModel(tree, "level-wise", "keep")
         self.zeros = (0,) * (tree.levels - 1)
         #: Granted connections not yet released: ``(src, dst, ports)``.
@@ -57,8 +57,9 @@ class CommandStream:
         """The nodes of a few random leaf switches: back-to-back requests among them keep
         hitting the same memory rows (the forwarding paths)."""
         tree = self.tree
-        chosen = rng.sample(range(tree.num_switches), min(switches, tree.num_switches))
-        return [s * tree.w + p for s in chosen for p in range(tree.w)]
+        leaves = tree.switch_count(0)
+        chosen = rng.sample(range(leaves), min(switches, leaves))
+        return [s * tree.m + p for s in chosen for p in range(tree.m)]
 
     def random(
         self,
@@ -96,8 +97,8 @@ class LinkLedger:
     """Follows the results and reports any link granted to two established connections, or
     released by a connection that does not hold it."""
 
-    def __init__(self, tree: FatTree):
-        self.tree = tree
+    def __init__(self, tree: FatTree | GeneralizedFatTree):
+        self.tree = general_tree(tree)
         self.held: dict = {}
 
     def apply(self, result: tuple) -> list[str]:
