@@ -1,0 +1,265 @@
+"""Reference model of the on-line Leiserson fat-tree (design ``leiserson-online``).
+
+Restated from section II of the paper and the definitions of
+:mod:`fattree.spec.leiserson_online`, never from the RTL:
+
+* :func:`route_cycle` is one delivery cycle of the network: every message's M bit leaves its
+  leaf in cycle 1, passes each node's selector in 2 cycles and each concentrator stage in 1.
+  A stage input carrying an M bit takes, in that cycle, the **first edge (in adjacency
+  order) whose output is still free** in this delivery cycle; inputs whose M bits arrive in
+  the same cycle choose in input order (a greedy matching, built as messages arrive). An
+  input that finds every output of its edges taken loses its message there.
+* :class:`LeisersonOnlineModel` is the whole design at its ports, cycle by cycle: a queue of
+  ``queue`` messages per leaf (``tx``), a global delivery-cycle counter, each leaf sending
+  its oldest message every delivery cycle until it is acknowledged, and each receiver
+  (``rx``, one holding register) acknowledging a message only if its register is free when
+  the message's last bit arrives; an acknowledged message leaves the sender's queue in the
+  last cycle of the delivery cycle.
+* :func:`run_online` delivers a whole message set (receivers always ready) and counts the
+  delivery cycles, for the experiments.
+
+The model shares the graphs (:class:`~fattree.spec.capacities.TreeLayout`), the frame and the
+delivery-cycle length with the hardware; the greedy choice, the timing of the events and the
+queues are its own.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from ...params import check_int_range, check_power_of_two
+from ...spec.capacities import TreeLayout
+from ...spec.concentrator_graph import max_matching
+from ...spec.leiserson_online import (
+    check_online_layout,
+    cycle_length,
+)
+
+__all__ = ["Outcome", "CycleResult", "route_cycle", "LeisersonOnlineModel", "run_online"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one message in one delivery cycle."""
+
+    src: int
+    dst: int
+    delivered: bool
+    #: Cycles from its M bit on the send wire to its M bit on ``dst``'s wire (if delivered).
+    latency: int | None
+    #: Stages passed (registers on the acknowledgement's way back), if delivered.
+    stages: int | None
+    #: ``(node, port, stage)`` where it was lost, or None.
+    lost_at: tuple[int, str, int] | None = None
+
+
+@dataclass
+class CycleResult:
+    outcomes: dict[int, Outcome]
+    #: Per stage instance ``(node, port, stage)``: inputs that arrived, inputs the greedy
+    #: routed, and a maximum matching of the same inputs (with hindsight, as if all had
+    #: been known at once).
+    stage_stats: dict[tuple[int, str, int], tuple[int, int, int]] = field(default_factory=dict)
+
+    @property
+    def delivered(self) -> list[int]:
+        return sorted(s for s, o in self.outcomes.items() if o.delivered)
+
+    @property
+    def lost(self) -> list[int]:
+        return sorted(s for s, o in self.outcomes.items() if not o.delivered)
+
+
+def _out_port(n: int, node: int, in_port: str, dst: int) -> str:
+    """Where the message goes at ``node``: up, unless ``dst`` is below it; then towards it."""
+    level = node.bit_length() - 1
+    height = (n.bit_length() - 1) - level
+    below = (n + dst) >> (height - 1)  # dst's ancestor one level below node
+    if below >> 1 != node:
+        return "U"
+    return "LR"[below & 1]
+
+
+def route_cycle(layout: TreeLayout, sends: dict[int, int], *, stats: bool = False) -> CycleResult:
+    """One delivery cycle: ``sends[src] = dst`` (one message per leaf). With ``stats``, the
+    greedy's routed count against a maximum matching per stage instance."""
+    check_online_layout(layout)
+    n = layout.leaves
+    # Pending arrivals: time -> list of (stage key, input vertex, src). A message is at a
+    # node's selector input at time t on wire w (t = 1 at its source's send wire).
+    events: dict[int, list] = defaultdict(list)
+    latency: dict[int, int] = {}
+    stages_of: dict[int, int] = defaultdict(int)
+    outcomes: dict[int, Outcome] = {}
+
+    def enter(src: int, node: int, in_port: str, wire: int, time: int) -> None:
+        # Walk identity cascades (no stage, no delay) until a stage or the destination.
+        dst = sends[src]
+        while True:
+            out = _out_port(n, node, in_port, dst)
+            level = node.bit_length() - 1
+            cascade = layout.cascade(level, out)
+            vertex = layout.group_offset(level, out, in_port) + wire
+            time += 2  # the selector
+            if cascade.stages:
+                events[time].append(((node, out, 0), vertex, src))
+                return
+            wire = vertex
+            node, in_port, done = _next(node, out, wire)
+            if done is not None:
+                latency[src] = time - 1
+                outcomes[src] = Outcome(src, dst, True, time - 1, stages_of[src])
+                return
+
+    def _next(node: int, out: str, wire: int):
+        if out == "U":
+            return node >> 1, "LR"[node & 1], None
+        child = 2 * node + (out == "R")
+        if child >= n:
+            return None, None, child - n
+        return child, "U", None
+
+    for src, dst in sorted(sends.items()):
+        if not 0 <= src < n or not 0 <= dst < n or src == dst:
+            raise ValueError(f"message {src} -> {dst} is not between two leaves of {n}")
+        enter(src, (n + src) >> 1, "LR"[(n + src) & 1], 0, 1)
+
+    taken: dict[tuple[int, str, int], set[int]] = defaultdict(set)
+    arrived: dict[tuple[int, str, int], list[int]] = defaultdict(list)
+    routed: dict[tuple[int, str, int], int] = defaultdict(int)
+    while events:
+        time = min(events)
+        for key, vertex, src in sorted(events.pop(time)):
+            node, port, t = key
+            graph = layout.cascade(node.bit_length() - 1, port).stages[t].graph
+            arrived[key].append(vertex)
+            free = [j for j in graph.adjacency[vertex] if j not in taken[key]]
+            if not free:
+                outcomes[src] = Outcome(src, sends[src], False, None, None, key)
+                continue
+            taken[key].add(free[0])
+            routed[key] += 1
+            stages_of[src] += 1
+            cascade = layout.cascade(node.bit_length() - 1, port)
+            if t + 1 < cascade.depth:
+                events[time + 1].append(((node, port, t + 1), free[0], src))
+                continue
+            # Out of the cascade at time + 1, onto the next channel.
+            after, in_port, done = _next(node, port, free[0])
+            if done is not None:
+                outcomes[src] = Outcome(src, sends[src], True, time, stages_of[src])
+                continue
+            enter(src, after, in_port, free[0], time + 1)
+    result = CycleResult(dict(sorted(outcomes.items())))
+    if stats:
+        for key, inputs in arrived.items():
+            node, port, t = key
+            graph = layout.cascade(node.bit_length() - 1, port).stages[t].graph
+            result.stage_stats[key] = (len(inputs), routed[key], len(max_matching(graph, inputs)))
+    return result
+
+
+class LeisersonOnlineModel:
+    """The design at its ports, cycle by cycle.
+
+    Call :meth:`outputs` for the values the outputs have in the current cycle (functions of
+    registers only), then :meth:`tick` with the inputs of that cycle. ``tx[i]`` is a beat
+    ``(dst, data)`` or None (valid low); ``rx_ready[i]`` is 0 or 1.
+    """
+
+    def __init__(self, layout: TreeLayout, data_bits: int = 8, queue: int = 4):
+        self.layout = check_online_layout(layout)
+        self.data_bits = check_int_range("data_bits", data_bits, 1, 64)
+        self.queue = check_power_of_two("queue", queue, 1)
+        self.length = cycle_length(layout, data_bits)
+        self.h = layout.levels
+        n = self.leaves = layout.leaves
+        self.count = 0  # the delivery-cycle counter, 0 .. length - 1
+        self.start = False  # high in cycle 0 of every delivery cycle but the first after reset
+        self.cycle = 0
+        self.queues = [deque() for _ in range(n)]
+        self.in_flight = [False] * n
+        self.acked = [False] * n
+        self.rx = [None] * n  # (src, data) held for the receiver
+        #: Absolute cycle -> [(dst, src, data)] whose last bit reaches dst in that cycle.
+        self.arrivals: dict[int, list] = defaultdict(list)
+        #: Per delivery cycle: the :class:`CycleResult` of the network.
+        self.results: list[CycleResult] = []
+        self.delivery_cycles = 0
+        #: Messages the network delivered that the receiver refused (its register full).
+        self.refused = 0
+
+    def outputs(self):
+        """``(cycle_start, [tx_ready per leaf], [(src, data) or None per leaf])``."""
+        ready = [int(len(q) < self.queue) for q in self.queues]
+        return int(self.start), ready, list(self.rx)
+
+    def tick(self, tx, rx_ready) -> None:
+        n, now = self.leaves, self.cycle
+        if self.start:
+            self.delivery_cycles += 1
+            sends = {}
+            for leaf in range(n):
+                self.in_flight[leaf] = bool(self.queues[leaf])
+                self.acked[leaf] = False
+                if self.queues[leaf]:
+                    sends[leaf] = self.queues[leaf][0][0]
+            result = route_cycle(self.layout, sends)
+            self.results.append(result)
+            for src, outcome in result.outcomes.items():
+                if outcome.delivered:
+                    # The M bit leaves at now + 1; source and data follow it.
+                    last = now + 1 + outcome.latency + self.h + self.data_bits
+                    self.arrivals[last].append((outcome.dst, src, self.queues[src][0][1]))
+        # The receivers: a take frees the register; a message whose last bit is now is
+        # kept (and acknowledged) only if the register is free now.
+        arriving = self.arrivals.pop(now, [])
+        taken = [self.rx[i] is not None and rx_ready[i] for i in range(n)]
+        for dst, src, data in arriving:
+            if self.rx[dst] is None:
+                self.rx[dst] = (src, data)
+                self.acked[src] = True
+            else:
+                self.refused += 1
+        for i in range(n):
+            if taken[i]:
+                self.rx[i] = None
+        # The senders: a beat is taken when the queue was not full at the cycle's start (the
+        # ready the sender saw); the last cycle drops what was acknowledged.
+        ready = [len(q) < self.queue for q in self.queues]
+        if self.count == self.length - 1:
+            for leaf in range(n):
+                if self.in_flight[leaf] and self.acked[leaf]:
+                    self.queues[leaf].popleft()
+        for leaf in range(n):
+            beat = tx[leaf]
+            if beat is not None and ready[leaf]:
+                self.queues[leaf].append(tuple(beat))
+        self.start = self.count == self.length - 1
+        self.count = (self.count + 1) % self.length
+        self.cycle += 1
+
+
+def run_online(
+    layout: TreeLayout, messages, *, max_cycles: int = 10_000, stats: bool = False
+) -> tuple[int, list[CycleResult]]:
+    """Deliver ``messages`` (``(src, dst)`` pairs, in each leaf's queue in list order) with
+    every receiver always ready: each delivery cycle every leaf sends its oldest message not
+    yet acknowledged. Returns the delivery cycles taken and each cycle's result; raises
+    ``RuntimeError`` after ``max_cycles`` (a message that never gets through)."""
+    check_online_layout(layout)
+    queues: dict[int, deque] = defaultdict(deque)
+    for src, dst in messages:
+        queues[src].append(dst)
+    results = []
+    while any(queues.values()):
+        if len(results) == max_cycles:
+            left = sum(len(q) for q in queues.values())
+            raise RuntimeError(f"{left} messages still undelivered after {max_cycles} cycles")
+        sends = {src: q[0] for src, q in queues.items() if q}
+        result = route_cycle(layout, sends, stats=stats)
+        for src in result.delivered:
+            queues[src].popleft()
+        results.append(result)
+    return len(results), results
