@@ -6,6 +6,9 @@
   :func:`pr_c2_monte_carlo` samples it, with a confidence interval (any n up to 2^20+).
 * :func:`model_one_rounds` and :func:`model_two_rounds` are the balls-and-bins Models I and
   II: delivery rounds of m messages tossed into ``b = 2n / lg n`` collision bins.
+* :func:`model_one_distribution` is Model I's rounds distribution computed exactly (a Markov
+  chain over the balls left, with the occupancy law of one toss), not sampled: the
+  independent check of :func:`model_one_rounds` and of the experiments built on it.
 
 The routing rule (shared with :mod:`fattree.sim.fastsim` and the hardware): a message from
 ``src`` to ``dst`` climbs to level ``L``, the highest bit in which they differ, turns there
@@ -42,6 +45,8 @@ __all__ = [
     "Estimate",
     "model_one_rounds",
     "model_two_rounds",
+    "model_one_distribution",
+    "MODEL_ONE_EXACT_MAX",
 ]
 
 
@@ -225,3 +230,49 @@ def model_two_rounds(n: int, m: int, rng: np.random.Generator, *, b: int | None 
         counts = counts[counts > 0]
         rounds += 1
     return rounds
+
+
+#: Largest m :func:`model_one_distribution` takes (its occupancy table is about m * b floats).
+MODEL_ONE_EXACT_MAX = 8192
+
+
+def model_one_distribution(
+    n: int, m: int, *, b: int | None = None, tail: float = 1e-12
+) -> np.ndarray:
+    """Model I's number of delivery rounds, exactly: ``p[t - 1] = Pr[rounds = t]``.
+
+    One toss of ``r`` balls into ``b`` bins leaves ``k`` bins occupied with the occupancy
+    law ``q_r(k)``, built ball by ball (``q_r(k) = q_{r-1}(k) k/b + q_{r-1}(k-1) (b-k+1)/b``);
+    ``k`` balls are delivered and ``r - k`` tossed again. The chain over the balls left is
+    run until less than ``tail`` of the mass is still undelivered (that remainder is left
+    off, so the sum falls short of 1 by at most ``tail``).
+    """
+    _check_model_args(n, m)
+    check_int_range("m", m, 1, MODEL_ONE_EXACT_MAX)
+    b = bins(n) if b is None else check_positive_int("b", b)
+    if not (isinstance(tail, float) and 0 < tail < 1):
+        raise ValueError(f"tail must be a float between 0 and 1, not {tail!r}")
+    # occupancy[r][k]: Pr[k bins occupied | r balls], k = 0 .. min(r, b).
+    occupancy = [np.ones(1)]
+    for r in range(1, m + 1):
+        prev = occupancy[-1]
+        top = min(r, b)
+        k = np.arange(top + 1, dtype=float)
+        q = np.zeros(top + 1)
+        q[: prev.size] += prev * k[: prev.size] / b
+        q[1:] += prev[:top] * (b - k[1:] + 1) / b
+        occupancy.append(q)
+    left = np.zeros(m + 1)  # Pr[r balls still undelivered]
+    left[m] = 1.0
+    done, probabilities = 0.0, []
+    while 1.0 - done > tail:
+        nxt = np.zeros(m + 1)
+        nxt[0] = left[0]
+        for r in np.flatnonzero(left[1:]) + 1:
+            q = occupancy[r]
+            # k occupied bins deliver k balls: r - k remain, for k = 1 .. min(r, b).
+            nxt[r - np.arange(1, q.size)] += left[r] * q[1:]
+        probabilities.append(nxt[0] - done)
+        done = nxt[0]
+        left = nxt
+    return np.array(probabilities)
