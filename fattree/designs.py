@@ -222,6 +222,20 @@ DESIGNS: Registry[Design] = Registry(
             bench_params=(backpressure(30),),
         ),
         Design(
+            name="leiserson-online",
+            summary="the Leiserson fat-tree on-line: switches set in hardware, acks, resends",
+            component="fattree.hdl.leiserson_online:leiserson_online",
+            params=(
+                Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
+                Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
+                Param("seed", 0, "seed of the concentrator graphs", lo=0),
+                Param("data_bits", 8, "data bits per message", lo=1, hi=64),
+                Param("queue", 4, "messages each sender queues (a power of two)", lo=2, hi=64),
+            ),
+            bench="fattree.sim.benches.leiserson_online",
+            bench_params=(backpressure(30),),
+        ),
+        Design(
             name="rn1",
             summary="DeHon's RN1 router: 8x8 byte channels, radix 4 dilation 2 (or 2 x 4x4), turns",
             component="fattree.hdl.rn1:RN1Router",

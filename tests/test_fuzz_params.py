@@ -89,6 +89,12 @@ def _layout():
     return TreeLayout(4, (2, 2, 2))
 
 
+def _online_layout():
+    from fattree.spec.capacities import TreeLayout
+
+    return TreeLayout.universal(4)
+
+
 def _tree():
     from fattree.spec.topology import FatTree
 
@@ -136,6 +142,16 @@ TARGETS = [
         "LeisersonStreamTree",
         _hdl("leiserson_stream", "LeisersonStreamTree"),
         {"leaves": 4, "w": 4, "seed": 0, "data_bits": 8},
+    ),
+    (
+        "LeisersonOnline",
+        _hdl("leiserson_online", "LeisersonOnline"),
+        {"leaves": 4, "w": 4, "seed": 0, "data_bits": 8, "queue": 4},
+    ),
+    (
+        "OnlineNode",
+        lambda **kw: _hdl("leiserson_online", "OnlineNode")(layout=_online_layout(), **kw),
+        {"level": 1},
     ),
     (
         "LFSR",
@@ -196,6 +212,13 @@ TARGETS = [
         "LeisersonStreamModel",
         lambda **kw: _model("leiserson_stream", "LeisersonStreamModel")(layout=_layout(), **kw),
         {"data_bits": 8},
+    ),
+    (
+        "LeisersonOnlineModel",
+        lambda **kw: _model("leiserson_online", "LeisersonOnlineModel")(
+            layout=_online_layout(), **kw
+        ),
+        {"data_bits": 8, "queue": 4},
     ),
     ("RN1Model", _model("rn1", "RN1Model"), {"mode": "primary", "seed": 1, "priority": "fixed"}),
     (
@@ -362,6 +385,7 @@ def test_targets_cover_the_designs():
         by_factory = {
             "leiserson_tree": "LeisersonFatTree",
             "leiserson_stream_tree": "LeisersonStreamTree",
+            "leiserson_online": "LeisersonOnline",
             "hypercube": "HypercubeNetwork",
         }
         cls = by_factory.get(cls, cls)
