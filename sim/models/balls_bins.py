@@ -53,6 +53,7 @@ __all__ = [
     "proof_rounds",
     "P_PHASE_ONE",
     "P_PHASE_TWO",
+    "MAX_CELLS",
 ]
 
 #: Section 6.1: a Phase I round is successful with probability at least 1/2 (Markov).
@@ -203,9 +204,18 @@ def occupancy(m: int, b: int) -> np.ndarray:
     return occupancies(m, b)[m]
 
 
+#: Largest ``m * min(m, b)`` the exact computations take (about 800 MB of float64).
+MAX_CELLS = 10**8
+
+
 def occupancies(m: int, b: int) -> list[np.ndarray]:
     """:func:`occupancy` for every ``0 .. m`` balls, computed in one pass."""
     _check_toss(m, b)
+    if m * min(m, b) > MAX_CELLS:
+        raise ValueError(
+            f"m and b too large for the exact distribution (m * min(m, b) = "
+            f"{m * min(m, b)} > {MAX_CELLS}): m = {m}, b = {b}"
+        )
     p = np.zeros(min(m, b) + 1)
     p[0] = 1.0
     out = [p[:1].copy()]
