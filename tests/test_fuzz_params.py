@@ -255,6 +255,13 @@ TARGETS = [
         lambda **kw: _model("scheduler", "SchedulerModel")(tree=_tree(), **kw),
         {"algorithm": "level-wise", "failure_mode": "keep", "seed": 0},
     ),
+    # Strumpen-Krishnamurthy's analysis (exact computations of sim/models/balls_bins.py)
+    ("pr_kij", _model("balls_bins", "pr_kij"), {"k": 1, "i": 1, "j": 0}),
+    ("pr_kij_network", _model("balls_bins", "pr_kij_network"), {"n": 4, "k": 1, "i": 1, "j": 0}),
+    ("occupancy", _model("balls_bins", "occupancy"), {"m": 4, "b": 3}),
+    ("phase_success", _model("balls_bins", "phase_success"), {"m": 3, "b": 4}),
+    ("rounds_tail", _model("balls_bins", "rounds_tail"), {"m": 4, "b": 3, "max_rounds": 10}),
+    ("proof_rounds", _model("balls_bins", "proof_rounds"), {"n": 16, "m": 4, "eps": 0.1}),
     # definitions
     ("FatTree", _spec("topology", "FatTree"), {"levels": 2, "w": 2}),
     ("TreeLayout", _spec("capacities", "TreeLayout"), {"leaves": 4, "capacities": (2, 2, 2)}),
