@@ -35,7 +35,7 @@ from fattree.spec.leiserson_online import rx_fields, tx_fields
 
 class Ports:
     """The flattened Verilog's streams: ``tx__3__valid/ready/payload``,
-    ``rx__3__valid/ready/payload``, ``cycle_start``."""
+    ``rx__3__valid/ready/payload``, ``cycle_start``, ``error``."""
 
     def __init__(self, dut, n: int, data_bits: int):
         self.tx_fields, self.rx_fields = tx_fields(n, data_bits), rx_fields(n, data_bits)
@@ -47,7 +47,7 @@ class Ports:
         self.tx_payload = ports("tx__{}__payload")
         self.rx_valid, self.rx_ready = ports("rx__{}__valid"), ports("rx__{}__ready")
         self.rx_payload = ports("rx__{}__payload")
-        self.cycle_start = dut.cycle_start
+        self.cycle_start, self.error = dut.cycle_start, dut.error
 
     def read(self):
         rx = []
@@ -57,7 +57,13 @@ class Ports:
                 fields = unpack_fields(self.rx_fields, int(payload.value))
                 beat = (fields["src"], fields["data"])
             rx.append(beat)
-        return int(self.cycle_start.value), [int(r.value) for r in self.tx_ready], rx
+        error = int(self.error.value)
+        return (
+            int(self.cycle_start.value),
+            [int(r.value) for r in self.tx_ready],
+            rx,
+            [(error >> i) & 1 for i in range(len(rx))],
+        )
 
     def drive(self, beats, ready):
         for i, beat in enumerate(beats):

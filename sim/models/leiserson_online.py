@@ -182,6 +182,8 @@ class LeisersonOnlineModel:
         self.in_flight = [False] * n
         self.acked = [False] * n
         self.rx = [None] * n  # (src, data) held for the receiver
+        #: A message to its own leaf was offered (it has no path: taken, dropped, flagged).
+        self.error = [0] * n
         #: Absolute cycle -> [(dst, src, data)] whose last bit reaches dst in that cycle.
         self.arrivals: dict[int, list] = defaultdict(list)
         #: Per delivery cycle: the :class:`CycleResult` of the network.
@@ -191,9 +193,10 @@ class LeisersonOnlineModel:
         self.refused = 0
 
     def outputs(self):
-        """``(cycle_start, [tx_ready per leaf], [(src, data) or None per leaf])``."""
+        """``(cycle_start, [tx_ready per leaf], [(src, data) or None per leaf], [error per
+        leaf])``."""
         ready = [int(len(q) < self.queue) for q in self.queues]
-        return int(self.start), ready, list(self.rx)
+        return int(self.start), ready, list(self.rx), list(self.error)
 
     def tick(self, tx, rx_ready) -> None:
         n, now = self.leaves, self.cycle
@@ -235,7 +238,10 @@ class LeisersonOnlineModel:
         for leaf in range(n):
             beat = tx[leaf]
             if beat is not None and ready[leaf]:
-                self.queues[leaf].append(tuple(beat))
+                if beat[0] == leaf:
+                    self.error[leaf] = 1
+                else:
+                    self.queues[leaf].append(tuple(beat))
         self.start = self.count == self.length - 1
         self.count = (self.count + 1) % self.length
         self.cycle += 1

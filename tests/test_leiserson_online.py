@@ -1,0 +1,287 @@
+"""The on-line Leiserson fat-tree (design leiserson-online): its definitions against the paper
+(section II), its model against independent computations, the RTL against the model."""
+
+import random
+import shutil
+from math import ceil
+
+import pytest
+
+from fattree.hdl.leiserson_online import LeisersonOnline
+from fattree.sim.checks.leiserson_online import CHECKS, LeisersonOnlineCheck
+from fattree.sim.models.leiserson_online import LeisersonOnlineModel, route_cycle, run_online
+from fattree.sim.models.leiserson_schedule import (
+    ideal_capacities,
+    load_factor,
+    loads,
+    message_set,
+    random_messages,
+)
+from fattree.sim.scoreboard import Scoreboard
+from fattree.sim.testbench import simulate
+from fattree.spec.capacities import TreeLayout
+from fattree.spec.leiserson_online import (
+    address_bits,
+    cycle_length,
+    frame_bits,
+    latency_bound,
+    path_latency,
+    path_stages,
+    stages_bound,
+)
+
+
+def walk(n: int, src: int, bits: list[int]) -> int:
+    """Follow address bits from leaf ``src`` as the nodes read them: on a child input 1 = up,
+    0 = across; on the parent input 1 = right, 0 = left. Returns the leaf reached."""
+    node, came_up = (n + src) >> 1, False
+    side = (n + src) & 1
+    for k, bit in enumerate(bits):
+        if not came_up and bit == 1:
+            side, node = node & 1, node >> 1
+            continue
+        if not came_up:
+            node, came_up = 2 * node + (1 - side), True
+        else:
+            node = 2 * node + bit
+        if node >= n:
+            assert k == len(bits) - 1, "bits left over at a leaf"
+            return node - n
+    raise AssertionError("the bits ended inside the tree")
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 64])
+def test_address_is_at_most_2_lg_n_bits_and_reaches_its_destination(n):
+    lg = n.bit_length() - 1
+    longest = 0
+    for src in range(n):
+        for dst in range(n):
+            if src != dst:
+                bits = address_bits(n, src, dst)
+                assert walk(n, src, bits) == dst
+                assert len(bits) == 2 * (src ^ dst).bit_length() - 1
+                longest = max(longest, len(bits))
+    # Section II: "a bit string of length at most 2 lg n is sufficient"; ours is one less
+    # (the across bit at the common ancestor is one bit for the two directions).
+    assert longest == 2 * lg - 1 <= 2 * lg
+
+
+def test_frame_is_m_bit_address_source_data():
+    assert frame_bits(8, 1, 4, 0xA5, 8) == [1, 1, 1, 0, 0, 0, 0, 0, 1, *[1, 0, 1, 0, 0, 1, 0, 1]]
+    with pytest.raises(ValueError, match="itself"):
+        address_bits(8, 3, 3)
+
+
+@pytest.mark.parametrize(("n", "w"), [(4, 4), (8, 8), (8, 4), (16, 16), (32, 11)])
+def test_bounds_are_the_longest_path(n, w):
+    layout = TreeLayout.universal(n, w)
+    pairs = [(a, b) for a in range(n) for b in range(n) if a != b]
+    assert max(path_latency(layout, a, b) for a, b in pairs) == latency_bound(layout)
+    assert max(path_stages(layout, a, b) for a, b in pairs) == stages_bound(layout)
+    h = layout.levels
+    length = cycle_length(layout, 8)
+    assert length == latency_bound(layout) + h + 8 + stages_bound(layout) + 4
+
+
+@pytest.mark.parametrize(("n", "w"), [(8, 8), (16, 8)])
+def test_model_alone_is_the_path_latency(n, w):
+    # One message alone always gets through, as late as its path's selectors and stages say.
+    layout = TreeLayout.universal(n, w)
+    for src in range(n):
+        for dst in range(n):
+            if src != dst:
+                outcome = route_cycle(layout, {src: dst}).outcomes[src]
+                assert outcome.delivered
+                assert outcome.latency == path_latency(layout, src, dst)
+                assert outcome.stages == path_stages(layout, src, dst)
+
+
+def test_same_cycle_contention_goes_to_the_lower_input():
+    # 4 leaves, w = 4: leaves 0 and 1 both send to leaf 2. They cross the root on wires 0 and
+    # 1 (the root's R cascade is complete), then meet at node 3's L cascade (3 -> 1, complete)
+    # in the same cycle on inputs 0 and 1: input 0 (leaf 0's message) takes the one wire.
+    layout = TreeLayout.universal(4, 4)
+    result = route_cycle(layout, {0: 2, 1: 2})
+    assert result.delivered == [0]
+    assert result.outcomes[1].lost_at == (3, "L", 0)
+
+
+@pytest.mark.parametrize(("n", "w", "seed"), [(8, 8, 1), (16, 16, 2), (16, 7, 3), (32, 32, 4)])
+def test_greedy_is_maximal_and_no_channel_is_overfull(n, w, seed):
+    layout = TreeLayout.universal(n, w, seed)
+    caps = ideal_capacities(n, layout.capacities).array()
+    rng = random.Random(seed)
+    messages = random_messages(n, 3 * n, rng)
+    _, results = run_online(layout, messages, stats=True)
+    short = 0
+    for result in results:
+        for arrived, routed, best in result.stage_stats.values():
+            # Every unrouted input found all its outputs taken: a maximal matching, so at
+            # least half a maximum one; never more than a maximum one.
+            assert ceil(best / 2) <= routed <= best <= arrived
+            short += best - routed
+        delivered = [(s, result.outcomes[s].dst) for s in result.delivered]
+        assert (loads(n, delivered) <= caps).all()
+    assert short >= 0
+
+
+@pytest.mark.parametrize("pattern", ["random", "permutation", "bit-reversal"])
+@pytest.mark.parametrize(("n", "w"), [(8, 8), (16, 16), (16, 7), (32, 11)])
+def test_every_message_delivered_once_in_at_least_lambda_cycles(pattern, n, w):
+    layout = TreeLayout.universal(n, w)
+    messages = message_set(pattern, n, random.Random(n + w))
+    d, results = run_online(layout, messages)
+    delivered = [s for r in results for s in r.delivered]
+    assert len(delivered) == len(messages)
+    assert all(r.delivered for r in results)  # something gets through in every cycle
+    lam = load_factor(n, messages, ideal_capacities(n, layout.capacities))
+    assert d >= ceil(lam)  # no delivery cycle carries more than cap(c) through a channel c
+
+
+def test_hot_spot_takes_one_cycle_per_message():
+    layout = TreeLayout.universal(16)
+    d, results = run_online(layout, [(s, 5) for s in range(16) if s != 5])
+    assert d == 15
+    assert [len(r.delivered) for r in results] == [1] * 15
+    assert len(results[0].lost) == 14
+
+
+def run_rtl(dut, messages, seed, *, stall=0.3, mutate=False):
+    n = dut.leaves
+    scoreboard = Scoreboard(CHECKS, mutate=mutate)
+    model = LeisersonOnlineModel(dut.layout, dut.data_bits, dut.queue)
+    result = {}
+
+    async def bench(ctx):
+        def read():
+            rx = [
+                (ctx.get(dut.rx[i].payload.src), ctx.get(dut.rx[i].payload.data))
+                if ctx.get(dut.rx[i].valid)
+                else None
+                for i in range(n)
+            ]
+            error = ctx.get(dut.error)
+            return (
+                ctx.get(dut.cycle_start),
+                [ctx.get(dut.tx[i].ready) for i in range(n)],
+                rx,
+                [(error >> i) & 1 for i in range(n)],
+            )
+
+        def drive(beats, ready):
+            for i, beat in enumerate(beats):
+                ctx.set(dut.tx[i].valid, beat is not None)
+                if beat is not None:
+                    ctx.set(dut.tx[i].payload, {"dst": beat[0], "data": beat[1]})
+                ctx.set(dut.rx[i].ready, ready[i])
+
+        check = LeisersonOnlineCheck(
+            model, scoreboard, read, drive, ctx.tick, rng=random.Random(seed), stall=stall
+        )
+        result["received"] = await check.deliver(messages, "test", limit=20_000)
+        result["check"] = check
+
+    simulate(dut, bench)
+    return scoreboard, model, result
+
+
+@pytest.mark.parametrize(
+    ("leaves", "w", "per_leaf", "stall"), [(8, 8, 3, 0.3), (8, 4, 3, 0.97), (16, 16, 1, 0.3)]
+)
+def test_rtl_matches_model_and_delivers_every_message_once(leaves, w, per_leaf, stall):
+    dut = LeisersonOnline(leaves, w=w, seed=1)
+    rng = random.Random(leaves + w)
+    messages = random_messages(leaves, per_leaf * leaves, rng)
+    scoreboard, model, result = run_rtl(dut, messages, leaves, stall=stall)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert result["received"] == len(messages) == scoreboard.checked
+    assert sum(len(r.lost) for r in model.results) > 0  # the network did lose and resend
+    if stall > 0.9:
+        assert model.refused > 0  # receivers refused, senders sent again
+
+
+def test_message_to_itself_is_flagged_not_lost_silently():
+    dut = LeisersonOnline(4, seed=0)
+    scoreboard, model, result = run_rtl(dut, [(0, 3), (2, 2), (1, 0)], 3, stall=0.0)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert result["received"] == 2
+    assert model.error == [0, 0, 1, 0]
+
+
+def test_broken_model_is_caught():
+    dut = LeisersonOnline(4, seed=0)
+    scoreboard, _, _ = run_rtl(dut, random_messages(4, 6, random.Random(5)), 5, mutate=True)
+    assert scoreboard.mismatches == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"leaves": 6}, "leaves must be a power of two"),
+        ({"leaves": 8, "w": 3}, "root capacity w must satisfy"),
+        ({"leaves": 8, "queue": 3}, "queue must be a power of two"),
+        ({"leaves": 8, "data_bits": 0}, "data_bits must be"),
+    ],
+)
+def test_bad_parameters_are_one_line(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LeisersonOnline(**kwargs)
+
+
+ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
+
+
+def run_cocotb(simulator, leaves, frames, tmp_path, *, mutation=False, backpressure=30):
+    from fattree.designs import get_design
+    from fattree.sim.cocotb_runner import run_bench
+
+    return run_bench(
+        get_design("leiserson-online"),
+        {"leaves": leaves, "w": 0, "seed": 0, "data_bits": 8, "queue": 4},
+        simulator,
+        seed=1,
+        bench={"frames": frames, "mutation": mutation, "backpressure": backpressure},
+        root=tmp_path,
+    )
+
+
+def check_summary(result, frames):
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["mismatches"] == 0 and s["delivery_cycles"] >= frames
+    sets = s["message_sets"]
+    assert (
+        s["messages_checked"]
+        == sum(m["messages"] for m in sets)
+        == sum(m["received"] for m in sets)
+    )
+    assert sum(m["lost_in_network"] for m in sets) > 0
+
+
+@pytest.mark.cocotb
+@ICARUS
+def test_cocotb_icarus_8_leaves(tmp_path):
+    check_summary(run_cocotb("icarus", 8, 20, tmp_path, backpressure=50), 20)
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the Verilator build alone takes about two minutes
+def test_cocotb_verilator_8_leaves(tmp_path):
+    check_summary(run_cocotb("verilator", 8, 20, tmp_path), 20)
+
+
+@pytest.mark.cocotb
+@ICARUS
+def test_cocotb_broken_reference_is_caught(tmp_path):
+    result = run_cocotb("icarus", 4, 2, tmp_path, mutation=True)
+    assert not result.passed
+    assert result.summary["mismatches"] == 1
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow
+@pytest.mark.parametrize(("simulator", "leaves"), [("verilator", 16), ("icarus", 32)])
+def test_cocotb_larger_trees(simulator, leaves, tmp_path):
+    if simulator == "icarus" and shutil.which("iverilog") is None:
+        pytest.skip("no iverilog")
+    check_summary(run_cocotb(simulator, leaves, 30, tmp_path), 30)
