@@ -388,7 +388,8 @@ def test_experiment_rounds_tail(capsys, tmp_path):
         (["sk-rounds-tail", "--eps", "2"], "epsilons in (0, 1)"),
         (["sk-rounds-tail", "--messages", "x"], "message counts"),
         (["sk-rounds-tail", "--lg-n", "4", "--messages", "17"], "at most n = 16"),
-        (["sk-phases", "--network-trials", "-1"], "--network-trials must be 0 or more"),
+        (["sk-phases", "--network-trials", "-1"], "expected an integer in 0..10000000"),
+        (["sk-pr-table", "--trials", "1000000000000"], "expected an integer in 1..10000000"),
         (["sk-pr-table", "--lg-n", "13"], "invalid choice"),
     ],
 )

@@ -48,13 +48,37 @@ from ..models.balls_bins import (
     var_empty,
 )
 from ..models.collision import bins, model_one_rounds
-from . import Experiment, Result, counted, lg_sizes, positive_int
+from . import Experiment, Result, counted, lg_sizes
 
 #: Nodes of the tree that holds a batch of independent trials (one fast-simulator round).
 PACK_NODES = 2**16
 #: Two-sided 95 % normal quantile; |z| beyond CHECK_Z counts as a disagreement.
 Z95 = 1.959963984540054
 CHECK_Z = 3.29  # two-sided 0.1 %
+
+
+#: Most trials an option takes (numpy arrays of this many samples stay well under 1 GB).
+MAX_TRIALS = 10**7
+
+
+def _int_in(lo: int, hi: int):
+    """An argparse type: an integer in ``lo .. hi``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, not {text!r}")
+        return value
+
+    return parse
+
+
+def _trials(lo: int):
+    """An argparse type: a number of trials in ``lo .. MAX_TRIALS``."""
+    return _int_in(lo, MAX_TRIALS)
 
 
 # -- statistics -------------------------------------------------------------------------------
@@ -212,7 +236,7 @@ def _pt_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--trials",
-        type=positive_int,
+        type=_trials(1),
         default=2000,
         help="simulated pairs per cell on the network (default 2000)",
     )
@@ -338,11 +362,11 @@ def _ex_args(p: argparse.ArgumentParser) -> None:
         help="lg n values (default 6,10); b = 2n/lg n bins",
     )
     p.add_argument(
-        "--trials", type=positive_int, default=20000, help="tosses per point (default 20000)"
+        "--trials", type=_trials(1), default=20000, help="tosses per point (default 20000)"
     )
     p.add_argument(
         "--network-trials",
-        type=int,
+        type=_trials(0),
         default=200,
         metavar="T",
         help="first rounds on the network per point (default 200; 0 = none)",
@@ -355,8 +379,6 @@ def _messages(n: int, b: int) -> list[int]:
 
 
 def _ex_run(args, progress) -> Result:
-    if args.network_trials < 0:
-        raise ValueError(f"--network-trials must be 0 or more, not {args.network_trials}")
     rng = np.random.default_rng(args.seed)
     rows, worst = [], 0.0
     points = [(2**h, m) for h in args.sizes for m in _messages(2**h, bins(2**h))]
@@ -455,17 +477,23 @@ def _ex_plot(result: Result, path: str) -> None:
 def _ph_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sizes",
-        type=lg_sizes(2, 16),
-        default=lg_sizes(2, 16)("6,10"),
+        type=lg_sizes(2, 14),
+        default=lg_sizes(2, 14)("6,10"),
         help="lg n values (default 6,10)",
     )
-    p.add_argument("--points", type=positive_int, default=5, help="m values per phase (default 5)")
     p.add_argument(
-        "--trials", type=positive_int, default=20000, help="Model I tosses per m (default 20000)"
+        "--points",
+        type=_int_in(1, 100),
+        default=5,
+        metavar="K",
+        help="m values per phase, 1..100 (default 5)",
+    )
+    p.add_argument(
+        "--trials", type=_trials(1), default=20000, help="Model I tosses per m (default 20000)"
     )
     p.add_argument(
         "--network-trials",
-        type=int,
+        type=_trials(0),
         default=1000,
         metavar="T",
         help="first rounds on the network per m (default 1000; 0 = none)",
@@ -486,8 +514,6 @@ def _succeeded(phase: str, m: int, b: int, delivered: np.ndarray) -> np.ndarray:
 
 
 def _ph_run(args, progress) -> Result:
-    if args.network_trials < 0:
-        raise ValueError(f"--network-trials must be 0 or more, not {args.network_trials}")
     rng = np.random.default_rng(args.seed)
     rows, minima, below = [], {}, []
     for h in counted(progress, args.sizes):
@@ -653,8 +679,8 @@ def _rt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--messages",
         type=_m_list,
-        default=_m_list("2,16,b,n"),
-        help="message counts m, integers or b or n (default 2,16,b,n)",
+        default=_m_list("2,b,n"),
+        help="message counts m, integers or b or n (default 2,b,n)",
     )
     p.add_argument(
         "--eps",
@@ -663,11 +689,11 @@ def _rt_args(p: argparse.ArgumentParser) -> None:
         help="epsilons (default 0.5,0.1,0.01,0.001,1e-6,1e-12)",
     )
     p.add_argument(
-        "--trials", type=positive_int, default=2000, help="Model I trials per m (default 2000)"
+        "--trials", type=_trials(1), default=2000, help="Model I trials per m (default 2000)"
     )
     p.add_argument(
         "--network-trials",
-        type=int,
+        type=_trials(0),
         default=500,
         metavar="T",
         help="round-based network trials per m (default 500; 0 = none)",
@@ -720,8 +746,6 @@ def _slopes(rows, ms) -> list[tuple[int, float, float, float]]:
 
 
 def _rt_run(args, progress) -> Result:
-    if args.network_trials < 0:
-        raise ValueError(f"--network-trials must be 0 or more, not {args.network_trials}")
     n = 2**args.lg_n
     if n < 4:
         raise ValueError("--lg-n must be at least 2")
