@@ -100,7 +100,12 @@ class Graph:
                 raise TypeError(f"processors must be a list of vertices, not {procs!r}")
             procs = tuple(procs)
             for p in procs:
-                check_int_range("processors", p, 0, self.vertices - 1)
+                check_int_range("processors", p, 0)
+                if p >= self.vertices:
+                    raise ValueError(
+                        f"processors must be vertices 0 .. {self.vertices - 1} "
+                        f"(vertices = {self.vertices}), not {p!r}"
+                    )
             if len(set(procs)) != len(procs):
                 raise ValueError("processors must be distinct vertices")
             procs = tuple(sorted(procs))
@@ -113,7 +118,9 @@ class Graph:
             if len(coords) != self.vertices or any(
                 not isinstance(c, tuple) or len(c) != 3 for c in coords
             ):
-                raise ValueError(f"coords must give one (x, y, z) per vertex ({self.vertices})")
+                raise ValueError(
+                    f"coords must give one (x, y, z) per vertex (vertices = {self.vertices})"
+                )
             for c in coords:
                 for x in c:
                     check_int_range("coords", x, 0)
@@ -146,8 +153,13 @@ def _int_pairs(name: str, pairs, vertices: int) -> tuple[tuple[int, int], ...]:
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise ValueError(f"{name} must be a list of (u, v) pairs, not {pair!r} in it")
         u, v = pair
-        check_int_range(name, u, 0, vertices - 1)
-        check_int_range(name, v, 0, vertices - 1)
+        for x in pair:
+            check_int_range(name, x, 0)
+            if x >= vertices:
+                raise ValueError(
+                    f"{name} must join vertices 0 .. {vertices - 1} (vertices = {vertices}), "
+                    f"not {pair!r}"
+                )
         out.append((u, v))
     return tuple(out)
 
@@ -186,7 +198,12 @@ class DecompositionTree:
                 f"leaf_of must give one leaf per vertex ({self.graph.vertices}), not {len(leaf_of)}"
             )
         for leaf in leaf_of:
-            check_int_range("leaf_of", leaf, 0, (1 << self.depth) - 1)
+            check_int_range("leaf_of", leaf, 0)
+            if leaf >> self.depth:
+                raise ValueError(
+                    f"leaf_of must hold leaves 0 .. {(1 << self.depth) - 1} of a tree of depth "
+                    f"{self.depth}, not {leaf!r}"
+                )
         held = [leaf_of[p] for p in self.graph.processors]
         if len(set(held)) != len(held):
             raise ValueError("leaf_of puts two processors in one leaf of the tree")
