@@ -101,6 +101,12 @@ def _tree():
     return FatTree(2, 2)
 
 
+def _graph():
+    from fattree.spec.decomposition import Graph
+
+    return Graph(3, ((0, 1), (1, 2)), (0, 2))
+
+
 _EP = {"endpoints": 4, "seed": 1, "retry": "immediate", "max_bytes": 2, "timeout": 32}
 #: The bidelta network with endpoints also takes a fault: endpoint outputs cut.
 _EP_NET = {**_EP, "dead_outputs": (1,)}
@@ -276,6 +282,30 @@ TARGETS = [
         "LFSRModel",
         _spec("lfsr", "LFSRModel"),
         {"width": 16, "seed": 1, "kind": "fibonacci", "steps": 1},
+    ),
+    # decomposition trees (Leiserson section V)
+    (
+        "Graph",
+        _spec("decomposition", "Graph"),
+        {"vertices": 3, "edges": ((0, 1), (1, 2)), "processors": (0, 2), "coords": None},
+    ),
+    (
+        "DecompositionTree",
+        lambda **kw: _spec("decomposition", "DecompositionTree")(graph=_graph(), **kw),
+        {"depth": 2, "leaf_of": (0, 1, 3)},
+    ),
+    ("mesh", _spec("decomposition", "mesh"), {"sides": (2, 3)}),
+    ("binary_tree_network", _spec("decomposition", "binary_tree_network"), {"leaves": 4}),
+    ("hypercube_graph", _spec("decomposition", "hypercube_graph"), {"dim": 3}),
+    (
+        "random_graph",
+        _spec("decomposition", "random_graph"),
+        {"n": 8, "degree": 2.0, "seed": 1, "side": None},
+    ),
+    (
+        "random_mesh_subgraph",
+        _spec("decomposition", "random_mesh_subgraph"),
+        {"side": 3, "keep": 0.5, "procs": 0.5, "seed": 1},
     ),
 ]
 
