@@ -10,6 +10,7 @@ import pytest
 
 from fattree.scripts.main import main
 from fattree.sim.experiments.sk_retry import PATTERNS, batch
+from fattree.sim.fastsim import delivery_rounds
 from fattree.sim.models.circuit import CircuitTreeModel, run_model
 
 COLUMNS = [
@@ -24,6 +25,7 @@ COLUMNS = [
     "vs_immediate",
     "retries",
     "max_retries",
+    "rounds",
     "fast_s",
     "model_s",
 ]
@@ -60,6 +62,8 @@ def test_rows_are_the_cycle_exact_models(capsys):
         for pattern in PATTERNS:
             rng = np.random.default_rng([5, h, PATTERNS.index(pattern)])
             batches = [batch(pattern, n, rng) for _ in range(2)]
+            rounds_rng = np.random.default_rng([5, h, PATTERNS.index(pattern), 1])
+            rounds = [delivery_rounds(n, s, d, rounds_rng).rounds for s, d in batches]
             for retry in ("immediate", "round", "backoff"):
                 cycles, rejects = [], 0
                 for trial, (src, dst) in enumerate(batches):
@@ -74,13 +78,14 @@ def test_rows_are_the_cycle_exact_models(capsys):
                 assert (row["cycles_min"], row["cycles_max"]) == (min(cycles), max(cycles))
                 assert row["retries"] == pytest.approx(rejects / (2 * src.size))
                 assert row["messages"] == src.size
+                assert row["rounds"] == pytest.approx(np.mean(rounds)) and min(rounds) >= 1
 
 
 def test_model_and_simulator_compared_in_the_run(capsys):
     result = experiment(capsys, "--sizes", "2..4", "--trials", "1", "--model-max", "4")
     assert result["model_equal"] is True and result["model_runs"] > 0
     assert any("model = fast simulator" in note for note in result["notes"])
-    assert all(r[12] is not None for r in result["rows"])
+    assert all(r[13] is not None for r in result["rows"])
 
 
 def test_two_nodes_never_collide(capsys):
@@ -89,7 +94,7 @@ def test_two_nodes_never_collide(capsys):
     rows = rows_by(experiment(capsys, "--sizes", "1", "--patterns", "random,permutation"))
     assert rows
     for row in rows.values():
-        assert row["retries"] == 0 and row["per_diameter"] == 1.0
+        assert row["retries"] == 0 and row["per_diameter"] == 1.0 and row["rounds"] == 1
 
 
 def test_hot_spot_is_at_least_one_message_at_a_time(capsys):
