@@ -36,8 +36,7 @@ from ..hdl.scheduler import LevelWiseScheduler
 from ..params import check_int_range
 from ..sim.models.scheduler import SchedulerModel
 from ..spec.lfsr import LFSRModel, derive_seed
-from ..spec.scheduler import Op, field_offsets, port_bits, result_fields
-from ..spec.topology import FatTree
+from ..spec.scheduler import GeneralizedFatTree, Op, field_offsets, node_bits, result_fields
 from .selftest import SelfTestCore, harness_signature
 
 __all__ = ["commands", "expected_results", "SchedulerHarness", "scheduler_selftest", "PRIMING"]
@@ -54,16 +53,22 @@ def _bank(bits: int) -> list[int]:
     return [min(_LFSR_STEPS, bits - k) for k in range(0, bits, _LFSR_STEPS)]
 
 
-def commands(levels: int, w: int, requests: int, seed: int = 1) -> list[tuple[int, int, int]]:
+def _m(w: int, m) -> int:
+    return w if m in (None, "") else m
+
+
+def commands(
+    levels: int, w: int, requests: int, seed: int = 1, m: int | None = None
+) -> list[tuple[int, int, int]]:
     """The commands of one run, ``(op, src, dst)``: ``CLEAR``, then ``requests`` random
     ``SCHEDULE`` s (the LFSR bank's word when each is taken: low half source, high half
-    destination)."""
-    node_bits = levels * port_bits(w)
+    destination; nodes of FT(levels, m, w), ``m`` defaulting to ``w``)."""
+    bits = node_bits(levels, _m(w, m))
     lfsrs = [
         LFSRModel(
             _LFSR_WIDTH, taps=_LFSR_TAPS, seed=derive_seed(31, seed, _TRAFFIC_PATH, k), steps=steps
         )
-        for k, steps in enumerate(_bank(2 * node_bits))
+        for k, steps in enumerate(_bank(2 * bits))
     ]
     out = [(int(Op.CLEAR), 0, 0)]
     for _ in range(requests):
@@ -72,14 +77,14 @@ def commands(levels: int, w: int, requests: int, seed: int = 1) -> list[tuple[in
             rand |= lfsr.word() << shift
             shift += lfsr.steps
             lfsr.clock()
-        mask = (1 << node_bits) - 1
-        out.append((int(Op.SCHEDULE), rand & mask, (rand >> node_bits) & mask))
+        mask = (1 << bits) - 1
+        out.append((int(Op.SCHEDULE), rand & mask, (rand >> bits) & mask))
     return out
 
 
-def _pack(levels: int, w: int, **values) -> int:
+def _pack(levels: int, w: int, m: int, **values) -> int:
     """A result word (:func:`fattree.spec.scheduler.result_fields`)."""
-    fields = result_fields(levels, w)
+    fields = result_fields(levels, w, m)
     offsets = field_offsets(fields)
     word = 0
     for name, size in fields:
@@ -91,16 +96,19 @@ def _pack(levels: int, w: int, **values) -> int:
     return word
 
 
-def expected_results(levels: int, w: int, requests: int, seed: int = 1) -> list[int]:
+def expected_results(
+    levels: int, w: int, requests: int, seed: int = 1, m: int | None = None
+) -> list[int]:
     """The result words of one run, from the reference model."""
-    model = SchedulerModel(FatTree(levels, w))
+    m = _m(w, m)
+    model = SchedulerModel(GeneralizedFatTree(levels, m, w))
     words = []
-    for op, src, dst in commands(levels, w, requests, seed):
+    for op, src, dst in commands(levels, w, requests, seed, m):
         if op == Op.CLEAR:
             model.clear()
             # The hardware answers a CLEAR with granted = 1.
             words.append(
-                _pack(levels, w, op=op, src=src, dst=dst, granted=1, ports=[0] * (levels - 1))
+                _pack(levels, w, m, op=op, src=src, dst=dst, granted=1, ports=[0] * (levels - 1))
             )
         else:
             grant = model.request(src, dst)
@@ -108,6 +116,7 @@ def expected_results(levels: int, w: int, requests: int, seed: int = 1) -> list[
                 _pack(
                     levels,
                     w,
+                    m,
                     op=op,
                     src=src,
                     dst=dst,
@@ -123,8 +132,9 @@ class SchedulerHarness(wiring.Component):
 
     Parameters
     ----------
-    levels, w, memory
-        The scheduler's parameters.
+    levels, w, memory, m
+        The scheduler's parameters (``m``: children per switch of FT(levels, m, w); None or
+        ``""``, the design table's default, for ``m = w``).
     traffic_seed : int
         Seed of the request LFSRs.
     requests : int, optional
@@ -133,8 +143,8 @@ class SchedulerHarness(wiring.Component):
     latency_bits : int
         Width of the time stamps and the latency (saturates).
     scheduler : callable, optional
-        ``scheduler(levels, w, memory=...)`` builds the scheduler under test (tests pass
-        broken ones).
+        ``scheduler(levels, w, memory=...)`` (and ``m=...`` when ``m != w``) builds the
+        scheduler under test (tests pass broken ones).
     """
 
     @validates_parameters
@@ -143,6 +153,7 @@ class SchedulerHarness(wiring.Component):
         levels=3,
         w=4,
         memory="auto",
+        m=None,
         *,
         traffic_seed=1,
         requests=None,
@@ -153,25 +164,25 @@ class SchedulerHarness(wiring.Component):
         self.w = w
         self.memory = memory
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
-        if requests is None:  # enough to fill the tree's links several times over
-            requests = min(4 * w**levels, 4096)
-        if requests is None:  # enough to fill the tree's links several times over
-            requests = min(4 * w**levels, 4096)
-        self.requests = check_int_range("requests", requests, 1, 1 << 16)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 4, 16)
         make = scheduler or LevelWiseScheduler
-        self.dut = make(levels, w, memory=memory)
-        self.commands = commands(levels, w, requests, traffic_seed)
-        self.expected = expected_results(levels, w, requests, traffic_seed)
-        self.result_bits = sum(
-            s[0] * s[1] if isinstance(s, tuple) else s for _, s in result_fields(levels, w)
-        )
-        tree = FatTree(levels, w)
-        #: A run that takes longer than this is a hung scheduler.
-        self.limit = 2 * (tree.num_switches + requests + self.dut.latency) + 64
+        # The scheduler checks levels, w and m (messages naming them) before anything uses them.
+        mw = {} if m in (None, "") or m == w else {"m": m}
+        self.dut = make(levels, w, memory=memory, **mw)
+        self.m = m = _m(w, m)
+        if requests is None:  # enough to fill the tree's links several times over
+            requests = min(4 * m**levels, 4096)
+        self.requests = check_int_range("requests", requests, 1, 1 << 16)
+        self.commands = commands(levels, w, requests, traffic_seed, m)
+        self.expected = expected_results(levels, w, requests, traffic_seed, m)
+        fields = result_fields(levels, w, m)
+        self.result_bits = sum(s[0] * s[1] if isinstance(s, tuple) else s for _, s in fields)
+        tree = GeneralizedFatTree(levels, m, w)
+        #: A run that takes longer than this is a hung scheduler (the clear: the deepest memory).
+        rows = max(tree.switch_counts[:-1])
+        self.limit = 2 * (rows + requests + self.dut.latency) + 64
         self.granted = sum(
-            (word >> field_offsets(result_fields(levels, w))["granted"]) & 1
-            for word in self.expected[1:]
+            (word >> field_offsets(fields)["granted"]) & 1 for word in self.expected[1:]
         )
         super().__init__(harness_signature(2, self.latency_bits))
 
@@ -190,8 +201,8 @@ class SchedulerHarness(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         levels, w = self.levels, self.w
-        node_bits = levels * port_bits(w)
-        offsets = field_offsets(result_fields(levels, w))
+        bits = node_bits(levels, self.m)
+        offsets = field_offsets(result_fields(levels, w, self.m))
         m.submodules.dut = dut = self.dut
         n_cmds = len(self.commands)
 
@@ -214,7 +225,7 @@ class SchedulerHarness(wiring.Component):
         m.submodules.stamps = stamps
         m.d.comb += take.eq(req.valid & req.ready)
         chunks = []
-        for k, steps in enumerate(_bank(2 * node_bits)):
+        for k, steps in enumerate(_bank(2 * bits)):
             lfsr = LFSR(
                 _LFSR_WIDTH,
                 taps=_LFSR_TAPS,
@@ -231,8 +242,8 @@ class SchedulerHarness(wiring.Component):
         with m.Else():
             m.d.comb += [
                 req.payload.op.eq(Op.SCHEDULE),
-                req.payload.src.eq(rand[:node_bits]),
-                req.payload.dst.eq(rand[node_bits : 2 * node_bits]),
+                req.payload.src.eq(rand[:bits]),
+                req.payload.dst.eq(rand[bits : 2 * bits]),
             ]
         with m.If(take):
             m.d.sync += sent.eq(sent + 1)
@@ -304,6 +315,6 @@ class SchedulerHarness(wiring.Component):
 
 def scheduler_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):
     """The board self-test core of the scheduler: the design's parameters (``levels``, ``w``,
-    ``memory``), ``seed`` the requests' seed, ``options`` the harness's (``requests``)."""
+    ``m``, ``memory``), ``seed`` the requests' seed, ``options`` the harness's (``requests``)."""
     harness = SchedulerHarness(**params, traffic_seed=seed, **options)
     return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)

@@ -114,6 +114,12 @@ class Design:
         return self.axis
 
 
+def _scheduler_m(text: str) -> int | str:
+    from .spec.scheduler import parse_m
+
+    return parse_m(text)
+
+
 def backpressure(default: int) -> Param:
     """The bench knob of every design with receive streams: how often receivers stall."""
     return Param(
@@ -175,6 +181,14 @@ DESIGNS: Registry[Design] = Registry(
             params=(
                 Param("levels", 3, "levels l of the fat-tree FT(l, w)", lo=2, hi=6),
                 Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64),
+                # Empty by default, so FT(l, w)'s build folders and outputs stay as they were.
+                Param(
+                    "m",
+                    "",
+                    "children per switch for FT(l, m, w) with w parents (a power of two "
+                    "2..64); empty: m = w",
+                    text=_scheduler_m,
+                ),
                 Param(
                     "memory",
                     "auto",

@@ -121,6 +121,36 @@ def test_build_simulate_scheduler(capsys):
         out, err = capsys.readouterr()
         assert code == 0, err
         data = json.loads(out)
-        assert data["params"] == {"levels": 3, "w": 4, "memory": "auto"}
+        assert data["params"] == {"levels": 3, "w": 4, "m": "", "memory": "auto"}
         assert data["checked"] > 0 and (data["errors"] > 0) == fault
         assert data["selftest"]["commands_per_run"] == 101
+
+
+@pytest.mark.parametrize("levels, m, w, seed", [(3, 4, 2, 1), (3, 2, 4, 5)])
+def test_m_not_w_runs_agree_with_the_model(levels, m, w, seed):
+    # FT(l, m, w): the LFSR words are levels * log2(m) bits per node, the replayed words the
+    # model's on the general tree.
+    core = scheduler_selftest(
+        {"levels": levels, "w": w, "m": m, "memory": "auto"}, seed=seed, blink_log2=4, requests=48
+    )
+    harness = core.harness
+    assert harness.dut.tree.m == m and harness.dut.tree.w == w
+    cmds = commands(levels, w, 48, seed, m)
+    assert max(max(src, dst) for _, src, dst in cmds) < m**levels
+    assert len({src for _, src, _ in cmds}) >= min(m**levels, 48) // 2  # the node range is used
+    got = run_until(core, 2)
+    assert got["errors"] == 0 and got["error"] == 0 and got["ok"] == 1
+    assert got["checked"] == 2 * 49
+    assert got["rejects"] == 2 * (harness.requests - harness.granted)
+    assert got["maxlat"] == harness.dut.latency
+
+
+def test_build_simulate_scheduler_m_not_w(capsys):
+    argv = ["build", "scheduler", "-p", "m=8", "-p", "w=2", "--requests", "100"]
+    code = main(argv + ["--simulate", "3700", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["params"] == {"levels": 3, "w": 2, "m": 8, "memory": "auto"}
+    assert data["checked"] > 0 and data["errors"] == 0
+    assert data["selftest"]["commands_per_run"] == 101

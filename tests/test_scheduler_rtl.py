@@ -10,7 +10,7 @@ from fattree.sim.checks.scheduler import IN_FLIGHT, STALLS
 from fattree.sim.models.scheduler import SchedulerModel
 from fattree.sim.models.scheduler_commands import CommandStream, LinkLedger
 from fattree.sim.testbench import simulate
-from fattree.spec.scheduler import Op
+from fattree.spec.scheduler import GeneralizedFatTree, Op
 from fattree.spec.topology import FatTree
 
 
@@ -32,7 +32,7 @@ def run_rtl(levels, w, commands, *, rng=None, p_valid=1.0, p_ready=1.0, max_cycl
     dut = LevelWiseScheduler(levels, w, **params)
     rng = rng or random.Random(0)
     results, accepted_at, produced_at = [], [], []
-    limit = max_cycles or 50 * len(commands) + 10 * w ** (levels - 1) + 100
+    limit = max_cycles or 50 * len(commands) + 10 * dut.tree.num_switches + 100
 
     async def bench(ctx):
         req, res = dut.requests, dut.results
@@ -276,6 +276,88 @@ def test_sweep(levels, w):
         check_no_link_granted_twice(tree, results)
 
 
+#: FT(l, m, w) with m != w, (levels, m, w): fewer parents than children (tapered: refusals
+#: at every level) and more.
+MW_SIZES = [(2, 4, 2), (2, 2, 4), (3, 4, 2), (3, 2, 4), (4, 2, 4), (3, 8, 2)]
+
+
+@pytest.mark.parametrize("levels, m, w", MW_SIZES)
+def test_m_not_w_equals_model(levels, m, w):
+    # Random commands from all nodes and from two hot leaf switches back to back, then three
+    # permutations; every result equals the sequential model's on FT(l, m, w), and no link
+    # is held twice (the ledger walks the routes of the general tree).
+    tree = GeneralizedFatTree(levels, m, w)
+    rng = random.Random(levels * 100 + m * 10 + w)
+    for hot in (None, 2):
+        commands, expected = make_commands(tree, rng, 500, hot=hot, clears=0.01)
+        results, *_ = run_rtl(levels, w, commands, rng=rng, m=m)
+        assert results == expected
+        check_no_link_granted_twice(tree, results)
+    stream = CommandStream(tree)
+    for _ in range(3):
+        stream.permutation(rng)
+    results, *_ = run_rtl(levels, w, stream.commands, rng=rng, m=m, p_valid=0.8, p_ready=0.7)
+    assert results == stream.expected
+    check_no_link_granted_twice(tree, results)
+    granted = sum(r[3] for r in results if r[0] == Op.SCHEDULE)
+    refused = sum(1 - r[3] for r in results if r[0] == Op.SCHEDULE)
+    assert granted > 0
+    if w >= 2 * m - 1:
+        # Clos's strict-sense condition: at level h at most m - 1 other connections use
+        # Ulink(h, s_h) and at most m - 1 use Dlink(h, d_h), so one of w >= 2m - 1 ports is free
+        # in both: level-wise never refuses a permutation.
+        assert refused == 0
+    else:
+        assert refused > 0
+
+
+@pytest.mark.parametrize("levels, m, w", [(3, 4, 2), (3, 2, 4)])
+def test_m_not_w_poisoned_collisions_and_interval_one(levels, m, w):
+    tree = GeneralizedFatTree(levels, m, w)
+    commands, expected = make_commands(tree, random.Random(7), 400, hot=2, releases=0.3)
+    results, *_ = run_rtl(
+        levels, w, commands, m=m, memory="portable", poison_collisions=True, p_ready=0.8
+    )
+    assert results == expected
+    results, accepted_at, produced_at, dut = run_rtl(levels, w, commands, m=m)
+    assert results == expected
+    assert accepted_at == list(range(len(commands)))
+    assert produced_at == [dut.latency + k for k in range(len(commands))]
+
+
+@pytest.mark.parametrize("levels, m, w", [(3, 4, 2), (3, 2, 4)])
+def test_m_not_w_memories_and_reset(levels, m, w):
+    # Level h's memories have one row per switch of that level, m**(l-1-h) * w**h; the reset's
+    # clear runs over the deepest.
+    dut = LevelWiseScheduler(levels, w, m=m)
+    rows = [m ** (levels - 1 - h) * w**h for h in range(levels - 1)]
+    assert list(dut.tree.switch_counts[:-1]) == rows
+    assert len(dut.requests.payload.src) == levels * (m.bit_length() - 1)
+    assert len(dut.requests.payload.ports[0]) == w.bit_length() - 1
+    waited = []
+
+    async def bench(ctx):
+        cycles = 0
+        while not ctx.get(dut.requests.ready):
+            await ctx.tick()
+            cycles += 1
+        waited.append(cycles)
+
+    simulate(dut, bench, period=1e-8)
+    assert waited == [max(rows)]
+
+
+def test_m_equal_w_is_the_default():
+    for m in (None, "", 4):
+        dut = LevelWiseScheduler(3, 4, m=m)
+        assert dut.m == 4 and dut.tree == GeneralizedFatTree(3, 4, 4)
+        simulate(dut, _noop)
+
+
+async def _noop(ctx):
+    await ctx.tick()
+
+
 @pytest.mark.parametrize(
     "levels, w, exc, message",
     [
@@ -296,6 +378,36 @@ def test_parameter_errors(levels, w, exc, message):
     with pytest.raises(exc) as info:
         LevelWiseScheduler(levels, w)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "levels, w, m, exc, message",
+    [
+        (3, 4, 3, ValueError, "m must be a power of two of at least 2, not 3"),
+        (3, 4, 1, ValueError, "m must be a power of two of at least 2, not 1"),
+        (3, 4, 128, ValueError, "m must be at most 64, not 128"),
+        (3, 4, "4", TypeError, "m must be a power of two, not '4'"),
+        (
+            5,
+            2,
+            32,
+            ValueError,
+            "FT(5, 32, 2) has 1048576 switches on its largest level; the scheduler supports at "
+            "most 65536",
+        ),
+    ],
+)
+def test_m_parameter_errors(levels, w, m, exc, message):
+    with pytest.raises(exc) as info:
+        LevelWiseScheduler(levels, w, m=m)
+    assert str(info.value) == message
+
+
+def test_m_dp16kd_needs_every_level_to_fit():
+    # FT(3, 8, 16): 64, 128 rows of 16 bits -- too shallow for a DP16KD.
+    with pytest.raises(ValueError) as info:
+        LevelWiseScheduler(3, 16, m=8, memory="dp16kd")
+    assert str(info.value).endswith("those of FT(3, 8, 16) have 16 bits x 64..128 rows")
 
 
 @pytest.mark.parametrize(
@@ -428,6 +540,31 @@ def test_cocotb_bench(simulator, levels, w, family, tmp_path):
         assert source.count("DP16KD #(") == 2 * (levels - 1) and "module DP16KD(" in source
     else:
         assert "DP16KD" not in source
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize(
+    "simulator, levels, m, w",
+    [pytest.param("icarus", 3, 4, 2, marks=needs_icarus), ("verilator", 3, 2, 4)]
+    + [pytest.param("icarus", *p, marks=needs_icarus) for p in [(2, 4, 2), (3, 2, 4), (4, 2, 4)]],
+)
+def test_cocotb_bench_m_not_w(simulator, levels, m, w, tmp_path):
+    # FT(l, m, w) through the design table's m, as `fattree sim scheduler -p m=..` runs it.
+    from fattree.designs import get_design, parse_params
+    from fattree.sim.cocotb_runner import run_bench
+
+    design = get_design("scheduler")
+    params = parse_params(design, [f"levels={levels}", f"m={m}", f"w={w}"])
+    result = run_bench(design, params, simulator, seed=m * w, bench={"frames": 40}, root=tmp_path)
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    directed = len(STALLS) * sum(2 + 2 * k for k in IN_FLIGHT)
+    assert s["results_checked"] == s["commands"] == 40 * 20 + 1 + m**levels + directed
+    assert s["mismatches"] == s["double_grants"] == 0 and s["granted"] > 100
+    source = next(tmp_path.rglob("scheduler.v")).read_text()
+    # src and dst are levels * log2(m) bits wide: the request is wider or narrower than FT(l, w)'s.
+    bits = 2 + 2 * levels * (m.bit_length() - 1) + (levels - 1) * (w.bit_length() - 1)
+    assert f"input [{bits - 1}:0] requests__payload" in source
 
 
 @pytest.mark.cocotb

@@ -42,6 +42,7 @@ __all__ = [
     "general_tree",
     "STAGES_PER_LEVEL",
     "pipeline_latency",
+    "parse_m",
 ]
 
 
@@ -88,6 +89,20 @@ def field_offsets(fields) -> dict[str, int]:
     return offsets
 
 
+def parse_m(text: str) -> int | str:
+    """The design table's ``m`` from its text: ``""`` (m = w, FT(l, w)) or a power of two
+    2..64 (``ValueError`` otherwise, in one line)."""
+    if text == "":
+        return ""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise ValueError(f"m must be empty (m = w) or a power of two 2..64, not {text!r}") from None
+    if not 2 <= value <= 64 or value & (value - 1):
+        raise ValueError(f"m must be empty (m = w) or a power of two 2..64, not {text!r}")
+    return value
+
+
 #: Pipeline stages of one P_h block (M: read in flight, R: read registered, C: compute, U:
 #: update; :mod:`fattree.hdl.scheduler`).
 STAGES_PER_LEVEL = 4
@@ -132,8 +147,8 @@ class GeneralizedFatTree:
         self.num_nodes = m**levels
         #: Switches of each level, ``m**(l-1-h) * w**h``.
         self.switch_counts = tuple(m ** (levels - 1 - h) * w**h for h in range(levels))
-        #: The most switches of any level (the depth of the largest link memory); ``w**(l-1)``
-        #: when ``m == w``, as :attr:`FatTree.num_switches`.
+        #: The most switches of any level; ``w**(l-1)`` when ``m == w``, as
+        #: :attr:`FatTree.num_switches`.
         self.num_switches = max(self.switch_counts)
 
     def __repr__(self) -> str:

@@ -7,8 +7,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ...params import check_int_range, check_power_of_two
-from ...spec.scheduler import Op
-from ...spec.topology import FatTree
+from ...spec.scheduler import GeneralizedFatTree, Op, pipeline_latency
 from .._validation import validates_parameters
 from ..registered_memory import DP16KD_SHAPES, check_form, ecp5_block_ram_fits
 from .layouts import PipelineLayouts, request_layout, result_layout
@@ -20,14 +19,19 @@ MAX_SWITCHES = 1 << 16
 
 
 class LevelWiseScheduler(wiring.Component):
-    """Level-wise P_h scheduler for FT(levels, w), one command per clock.
+    """Level-wise P_h scheduler for FT(levels, w) or FT(levels, m, w), one command per clock.
 
     Parameters
     ----------
     levels : int
         Levels of the fat-tree, 2..6 (``levels - 1`` P_h blocks).
     w : int
-        Ports per switch side, a power of two 2..64.
+        Parents (up ports) per switch, a power of two 2..64: the bits of a link vector.
+    m : int, optional
+        Children (down ports) per switch, a power of two 2..64
+        (:class:`~fattree.spec.scheduler.GeneralizedFatTree`): ``m**levels`` nodes, level ``h``
+        has ``m**(l-1-h) * w**h`` switches (rows of its memories). None, or ``""`` (the design
+        table's default), means ``m = w``: FT(levels, w).
     memory : str
         Form of the link memories (:class:`~fattree.hdl.registered_memory.RegisteredReadMemory`):
         ``"auto"`` (the ECP5 ``DP16KD`` when building for ECP5 and the memories fit one,
@@ -39,49 +43,70 @@ class LevelWiseScheduler(wiring.Component):
 
     Attributes
     ----------
-    requests : In(stream.Signature(request_layout(levels, w)))
+    requests : In(stream.Signature(request_layout(levels, w, m)))
         Commands: ``op``, ``src``, ``dst``, ``ports`` (for ``RELEASE``).
-    results : Out(stream.Signature(result_layout(levels, w)))
+    results : Out(stream.Signature(result_layout(levels, w, m)))
         One per command, in order: ``op``, ``src``, ``dst``, ``granted``, ``ports``.
     latency : int
         Cycles from a request's handshake to its result being valid (without back-pressure).
     """
 
     @validates_parameters
-    def __init__(self, levels: int, w: int, *, memory: str = "auto", poison_collisions=False):
+    def __init__(
+        self,
+        levels: int,
+        w: int,
+        *,
+        m: int | None = None,
+        memory: str = "auto",
+        poison_collisions=False,
+    ):
         self.levels = check_int_range("levels", levels, 2, 6)
         self.w = check_power_of_two("w", w, 2)
         if w > 64:
             raise ValueError(f"w must be at most 64, not {w!r}")
-        if w ** (levels - 1) > MAX_SWITCHES:
+        if m is None or (isinstance(m, str) and m == ""):
+            m = w
+        self.m = check_power_of_two("m", m, 2)
+        if m > 64:
+            raise ValueError(f"m must be at most 64, not {m!r}")
+        self.tree = tree = GeneralizedFatTree(levels, m, w)
+        rows = tree.switch_counts[:-1]  # the link levels' memories
+        if max(rows) > MAX_SWITCHES:
+            per_level = "per level" if m == w else "on its largest level"
             raise ValueError(
-                f"FT({levels}, {w}) has {w ** (levels - 1)} switches per level; the scheduler "
+                f"{tree.name()} has {max(rows)} switches {per_level}; the scheduler "
                 f"supports at most {MAX_SWITCHES}"
             )
         self.memory = check_form("memory", memory)
-        if memory == "dp16kd" and not ecp5_block_ram_fits(w, w ** (levels - 1)):
+        if memory == "dp16kd" and not all(ecp5_block_ram_fits(w, n) for n in rows):
+            shape = f"{rows[0]}" if min(rows) == max(rows) else f"{min(rows)}..{max(rows)}"
             raise ValueError(
                 f"memory 'dp16kd' needs link memories that fit one DP16KD ({DP16KD_SHAPES}); "
-                f"those of FT({levels}, {w}) have {w} bits x {w ** (levels - 1)} rows"
+                f"those of {tree.name()} have {w} bits x {shape} rows"
             )
         if poison_collisions and memory != "portable":
             raise ValueError(f"poison_collisions needs memory 'portable', not {memory!r}")
         self.poison_collisions = poison_collisions
-        self.tree = FatTree(levels, w)
         self.port_bits = ceil_log2(w)
-        self.switch_bits = (levels - 1) * self.port_bits
+        #: Bits of a base-m digit of a node or a switch (``port_bits`` when ``m == w``).
+        self.digit_bits = ceil_log2(m)
+        # The widest switch number of any level: l-1 digits of the wider kind.
+        self.switch_bits = (levels - 1) * max(self.port_bits, self.digit_bits)
         # Input register, four stages per level, two cycles through the output FIFO.
-        self.latency = 4 * (levels - 1) + 3
+        self.latency = pipeline_latency(levels)
         super().__init__(
             {
-                "requests": In(stream.Signature(request_layout(levels, w))),
-                "results": Out(stream.Signature(result_layout(levels, w))),
+                "requests": In(stream.Signature(request_layout(levels, w, m))),
+                "results": Out(stream.Signature(result_layout(levels, w, m))),
             }
         )
 
     def elaborate(self, platform):
         m = Module()
-        layouts = PipelineLayouts(self.levels, self.w, self.port_bits, self.switch_bits)
+        layouts = PipelineLayouts(
+            self.levels, self.w, self.port_bits, self.switch_bits, self.levels * self.digit_bits
+        )
         memory = {"form": self.memory, "poison_collisions": self.poison_collisions}
         entry = Signal(layouts.slot, name="entry")  # the input register
         blocks = [
@@ -89,9 +114,11 @@ class LevelWiseScheduler(wiring.Component):
                 h,
                 layouts,
                 w=self.w,
-                depth=self.tree.num_switches,
+                depth=self.tree.switch_counts[h],
                 port_bits=self.port_bits,
                 memory=memory,
+                digit_bits=self.digit_bits,
+                levels=self.levels,
             )
             for h in range(self.levels - 1)
         ]
@@ -100,7 +127,7 @@ class LevelWiseScheduler(wiring.Component):
 
         is_clear = Signal()
         m.d.comb += is_clear.eq(self.requests.payload.op == Op.CLEAR)
-        clear = _ClearSequencer(self.tree.num_switches)
+        clear = _ClearSequencer(max(self.tree.switch_counts[:-1]))  # the deepest memory
         idle = ~entry.valid & ~Cat(valid for block in blocks for valid in block.in_flight()).any()
         clear.elaborate_into(m, start=self.requests.valid & is_clear & idle)
         # A CLEAR is accepted in the cycle its last row is written; other commands whenever
@@ -118,8 +145,9 @@ class LevelWiseScheduler(wiring.Component):
         return m
 
     def _input_stage(self, m, entry, accept, is_clear):
-        """Register the command as a slot: level-0 switches and the common level ``H``."""
-        req, b = self.requests.payload, self.port_bits
+        """Register the command as a slot: level-0 switches and the common level ``H`` (one
+        more than the highest base-m digit in which the leaf switches differ)."""
+        req, b = self.requests.payload, self.digit_bits
         s0, d0 = req.src[b:], req.dst[b:]
         differ = Signal(self.switch_bits)
         height = Signal(range(self.levels))
@@ -151,7 +179,7 @@ class LevelWiseScheduler(wiring.Component):
         for it and for everything ahead of it in the pipeline.
         """
         depth = self.latency + 1
-        layout = result_layout(self.levels, self.w)
+        layout = result_layout(self.levels, self.w, self.m)
         m.submodules.out_fifo = fifo = SyncFIFOBuffered(width=layout.size, depth=depth)
         outstanding = Signal(range(depth + 1))  # accepted and not yet taken out
         room = Signal()

@@ -21,18 +21,21 @@ def _layout(fields) -> data.StructLayout:
     )
 
 
-def request_layout(levels: int, w: int) -> data.StructLayout:
-    """``op``, ``src``, ``dst`` and ``ports`` (``P_0 .. P_{l-2}``, read by ``RELEASE`` only)."""
-    return _layout(request_fields(levels, w))
+def request_layout(levels: int, w: int, m: int | None = None) -> data.StructLayout:
+    """``op``, ``src``, ``dst`` and ``ports`` (``P_0 .. P_{l-2}``, read by ``RELEASE`` only);
+    nodes of FT(levels, m, w), ``m`` defaulting to ``w``."""
+    return _layout(request_fields(levels, w, m))
 
 
-def result_layout(levels: int, w: int) -> data.StructLayout:
+def result_layout(levels: int, w: int, m: int | None = None) -> data.StructLayout:
     """``op``, ``src``, ``dst``, ``granted`` and ``ports`` (``P_0 .. P_{l-2}``)."""
-    return _layout(result_fields(levels, w))
+    return _layout(result_fields(levels, w, m))
 
 
 class PipelineLayouts:
-    """The layouts of the registers between the stages of FT(levels, w)'s pipeline.
+    """The layouts of the registers between the stages of FT(levels, w)'s pipeline (or
+    FT(levels, m, w)'s: ``node_bits`` = ``levels * log2 m``, default ``levels * port_bits``;
+    ``switch_bits`` the widest switch number of any level).
 
     Attributes
     ----------
@@ -48,13 +51,16 @@ class PipelineLayouts:
         ``h``, and ``take``, the port taken one-hot (``P_h`` is encoded from it after U).
     """
 
-    def __init__(self, levels: int, w: int, port_bits: int, switch_bits: int):
+    def __init__(
+        self, levels: int, w: int, port_bits: int, switch_bits: int, node_bits: int | None = None
+    ):
+        node_bits = levels * port_bits if node_bits is None else node_bits
         self.slot = data.StructLayout(
             {
                 "valid": 1,
                 "op": Op,
-                "src": levels * port_bits,
-                "dst": levels * port_bits,
+                "src": node_bits,
+                "dst": node_bits,
                 "height": range(levels),
                 "alive": 1,
                 "s": switch_bits,

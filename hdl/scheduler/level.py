@@ -27,16 +27,19 @@ from .priority import lowest_free_port
 __all__ = ["LinkLevel"]
 
 
-def next_switch(switch, port, h: int, port_bits: int):
+def next_switch(switch, port, h: int, port_bits: int, digit_bits=None, width=None):
     """Theorem 1: from ``SW(h, switch)`` up port ``port`` to level ``h+1``.
 
-    The digits above ``h`` stay, the low ``h+1`` digits shift up one (digit ``h`` drops out)
-    and ``port`` becomes digit 0.
+    The digits above ``h`` stay, the ``h`` port digits shift up one (the base-m digit ``h``,
+    ``digit_bits`` wide, drops out) and ``port`` becomes digit 0. ``width``: the bits of a
+    switch number of level ``h`` (the rest of ``switch`` is zero); default all of it.
     """
-    low = (h + 1) * port_bits
-    if low >= len(switch):
-        return Cat(port, switch[: low - port_bits])
-    return Cat(port, switch[: low - port_bits], switch[low:])
+    digit_bits = port_bits if digit_bits is None else digit_bits
+    width = len(switch) if width is None else width
+    low = h * port_bits + digit_bits
+    if low >= width:
+        return Cat(port, switch[: h * port_bits])
+    return Cat(port, switch[: h * port_bits], switch[low:width])
 
 
 class LinkLevel:
@@ -49,14 +52,35 @@ class LinkLevel:
     layouts : PipelineLayouts
         The pipeline's register layouts.
     w, depth, port_bits : int
-        Ports per switch side, switches per level, bits of a port number.
+        Up ports per switch, switches of level ``h`` (rows of its memories), bits of a port
+        number.
     memory : dict
         Keyword arguments of both :class:`RegisteredReadMemory` (``form``,
         ``poison_collisions``).
+    digit_bits, levels : int, optional
+        Bits of a base-m digit (FT(l, m, w); default ``port_bits``) and the tree's levels
+        (needed with ``digit_bits``: a switch number of level ``h`` is ``(levels-1-h)``
+        base-m digits and ``h`` port digits wide).
     """
 
-    def __init__(self, h: int, layouts, *, w: int, depth: int, port_bits: int, memory: dict):
+    def __init__(
+        self,
+        h: int,
+        layouts,
+        *,
+        w: int,
+        depth: int,
+        port_bits: int,
+        memory: dict,
+        digit_bits: int | None = None,
+        levels: int | None = None,
+    ):
         self.h, self.w, self.depth, self.port_bits = h, w, depth, port_bits
+        self.digit_bits = port_bits if digit_bits is None else digit_bits
+        # Bits of a switch number at this level (None: the whole field, as when m == w).
+        self.width = None
+        if levels is not None:
+            self.width = (levels - 1 - h) * self.digit_bits + h * port_bits
         self.memory = memory
         self.prefix = p = f"h{h}"
         self.m = Signal(layouts.slot, name=f"{p}_m")
@@ -216,11 +240,12 @@ class LinkLevel:
         other slot, and for a refused one, whose new switches are never used).
         """
         c, u, h, b = self.c, self.u, self.h, self.port_bits
+        shape = {"digit_bits": self.digit_bits, "width": self.width}
         m.d.sync += [
             u.slot.eq(c),
             u.slot.alive.eq(c.alive & ~refused),
-            u.slot.s.eq(next_switch(c.s, c.ports[h], h, b)),
-            u.slot.d.eq(next_switch(c.d, c.ports[h], h, b)),
+            u.slot.s.eq(next_switch(c.s, c.ports[h], h, b, **shape)),
+            u.slot.d.eq(next_switch(c.d, c.ports[h], h, b, **shape)),
             u.take.eq(take),
             u.write.enable.eq(on_path),
             u.write.row_u.eq(c.s),

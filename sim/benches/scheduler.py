@@ -30,20 +30,20 @@ from fattree.sim.checks.scheduler import (
     ResultCheck,
     make_commands,
     stalled_clears,
+    tree_of,
 )
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.scoreboard import Scoreboard
-from fattree.spec.topology import FatTree
 
 
 @cocotb.test()
 async def random_commands(dut):
     config = bench_config()
-    levels, w = config["params"]["levels"], config["params"]["w"]
+    # FT(levels, w), or FT(levels, m, w) with the design's m.
+    tree = tree_of(config["params"])
     bursts = config["bench"].get("frames", 200)
     rng = random.Random(config["seed"])
-    tree = FatTree(levels, w)
-    packer = Packer(levels, w)
+    packer = Packer(tree.levels, tree.w, tree.m)
     commands, expected = make_commands(tree, rng, bursts)
     directed = len(commands)
     more, more_expected, holds = stalled_clears(tree, rng)

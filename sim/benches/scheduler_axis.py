@@ -24,21 +24,20 @@ from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from fattree.sim.axis_ends import axis_end, start_axis
-from fattree.sim.checks.scheduler import CHECKS, Packer, ResultCheck, make_commands
+from fattree.sim.checks.scheduler import CHECKS, Packer, ResultCheck, make_commands, tree_of
 from fattree.sim.cocotb_runner import bench_config, write_summary
 from fattree.sim.scoreboard import Scoreboard
-from fattree.spec.topology import FatTree
 
 
 @cocotb.test()
 async def axis_commands(dut):
     config = bench_config()
-    levels, w = config["params"]["levels"], config["params"]["w"]
+    # FT(levels, w), or FT(levels, m, w) with the design's m.
+    tree = tree_of(config["params"])
     bursts = config["bench"].get("frames", 200)
     percent = config["bench"].get("backpressure", 30)
     rng = random.Random(config["seed"])
-    tree = FatTree(levels, w)
-    packer = Packer(levels, w)
+    packer = Packer(tree.levels, tree.w, tree.m)
     commands, expected = make_commands(tree, rng, bursts)
     scoreboard = Scoreboard(CHECKS, unit="results", mutate=config["bench"].get("mutation", False))
     results = ResultCheck(tree, expected, scoreboard)

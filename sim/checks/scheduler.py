@@ -14,25 +14,49 @@ from __future__ import annotations
 
 import random
 
-from ...spec.scheduler import Op, field_offsets, request_fields, result_fields
+from ...spec.scheduler import (
+    GeneralizedFatTree,
+    Op,
+    field_offsets,
+    request_fields,
+    result_fields,
+)
 from ...spec.topology import FatTree
 from ..models.scheduler_commands import CommandStream, LinkLedger
 from ..scoreboard import Scoreboard
 
-__all__ = ["BURST", "CHECKS", "Packer", "make_commands", "stalled_clears", "ResultCheck"]
+__all__ = [
+    "BURST",
+    "CHECKS",
+    "Packer",
+    "tree_of",
+    "make_commands",
+    "stalled_clears",
+    "ResultCheck",
+]
 
 BURST = 20
 CHECKS = ("reference_mismatches", "double_grants")
 
 
-class Packer:
-    """Packs and unpacks the stream payloads by the offsets of their fields."""
+def tree_of(params: dict) -> GeneralizedFatTree:
+    """The FT(l, m, w) of the design parameters ``levels``, ``w`` and ``m`` (absent or ``""``:
+    ``m = w``)."""
+    levels, w = params["levels"], params["w"]
+    m = params.get("m", "")
+    return GeneralizedFatTree(levels, w if m in ("", None) else m, w)
 
-    def __init__(self, levels: int, w: int):
+
+class Packer:
+    """Packs and unpacks the stream payloads by the offsets of their fields (nodes of
+    FT(levels, m, w), ``m`` defaulting to ``w``)."""
+
+    def __init__(self, levels: int, w: int, m: int | None = None):
+        m = w if m in ("", None) else m
         self.levels, self.port_bits = levels, (w - 1).bit_length()
-        self.req = field_offsets(request_fields(levels, w))
-        self.res = field_offsets(result_fields(levels, w))
-        self.node_mask = (1 << (levels * self.port_bits)) - 1
+        self.req = field_offsets(request_fields(levels, w, m))
+        self.res = field_offsets(result_fields(levels, w, m))
+        self.node_mask = (1 << (levels * (m - 1).bit_length())) - 1
 
     def _ports(self, ports, offset: int) -> int:
         return sum(p << (offset + i * self.port_bits) for i, p in enumerate(ports))
@@ -59,7 +83,7 @@ class Packer:
         )
 
 
-def make_commands(tree: FatTree, rng: random.Random, bursts: int):
+def make_commands(tree: FatTree | GeneralizedFatTree, rng: random.Random, bursts: int):
     """Commands and the results the sequential reference expects for them: bursts from all
     nodes and from two hot leaf switches in turn, then a clear and a random permutation."""
     stream = CommandStream(tree)
@@ -79,7 +103,7 @@ IN_FLIGHT = (1, 2, 3)
 
 
 def stalled_clears(
-    tree: FatTree, rng: random.Random, stalls=STALLS, in_flight=IN_FLIGHT
+    tree: FatTree | GeneralizedFatTree, rng: random.Random, stalls=STALLS, in_flight=IN_FLIGHT
 ) -> tuple[list, list, dict[int, int]]:
     """A directed phase for the CLEAR's wait (it must not start while a command is in any
     pipeline stage): for every stall length and count k, a CLEAR, then k requests across the
@@ -114,7 +138,9 @@ class ResultCheck:
     that does not trust the model (double grants, and releases of links the connection does
     not hold)."""
 
-    def __init__(self, tree: FatTree, expected: list[tuple], scoreboard: Scoreboard):
+    def __init__(
+        self, tree: FatTree | GeneralizedFatTree, expected: list[tuple], scoreboard: Scoreboard
+    ):
         self.expected = expected
         self.ledger = LinkLedger(tree)
         self.scoreboard = scoreboard
