@@ -294,20 +294,24 @@ def _v_run(args, progress) -> Result:
 def _v_plot(result: Result, path: str) -> None:
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, (ax, rx) = plt.subplots(1, 2, figsize=(11, 4.5))
     tree = [r for r in result.rows if r[3] == "tree"]
     for e in dict.fromkeys(r[1] for r in tree):
-        pts = [(r[0], r[9]) for r in tree if r[1] == e]
-        ax.plot(*zip(*pts, strict=True), "o-", label=f"model, w = n^{e}")
+        rows = [r for r in tree if r[1] == e]
+        ax.plot([r[0] for r in rows], [r[9] for r in rows], "o-", label=f"model, w = n^{e}")
+        rx.plot([r[0] for r in rows], [r[10] for r in rows], "o-", label=f"w = n^{e}")
     ns = sorted({r[0] for r in tree})
     ax.plot(ns, [n * math.log2(n) for n in ns], "k--", label="n lg n")
     ax.plot(ns, [n * (math.log2(n) / 3) ** 1.5 for n in ns], "k-.", label="n (lg n / 3)^1.5")
     ax.plot(ns, [n**1.5 for n in ns], "k:", label="n^1.5")
-    ax.set_xscale("log", base=2)
+    for a in (ax, rx):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("processors n")
+        a.legend(fontsize="small")
     ax.set_yscale("log", base=2)
-    ax.set_xlabel("processors n")
     ax.set_ylabel("volume (unit cells)")
-    ax.legend(fontsize="small")
+    rx.set_ylabel("volume / (w lg(n/w))^1.5  (Theorem 4)")
+    rx.set_ylim(bottom=0)
     fig.tight_layout()
     fig.savefig(path)
 
