@@ -1,4 +1,5 @@
-"""``fattree schedule``: schedule (source, destination) requests on an FT(l, w) fat-tree.
+"""``fattree schedule``: schedule (source, destination) requests on an FT(l, w) fat-tree, or
+on FT(l, m, w) (``--m``: ``m`` children and ``w`` parents per switch).
 
 Reads requests from a CSV or JSON file (or makes a random permutation), runs one of the
 reference schedulers of :mod:`fattree.sim.models.scheduler`, and prints, per request,
@@ -40,6 +41,13 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--levels", "-l", type=int, default=3, help="levels l (default 3)")
     parser.add_argument("--w", "-w", type=int, default=4, help="ports per side w (default 4)")
+    parser.add_argument(
+        "--m",
+        "-m",
+        type=int,
+        default=None,
+        help="children per switch m of FT(l, m, w), w then being the parents (default: m = w)",
+    )
     parser.add_argument(
         "--algorithm",
         "-a",
@@ -221,7 +229,7 @@ def check_requests(tree, requests: Requests, *, rounds: bool) -> None:
             if not 0 <= node <= top:
                 raise CliError(
                     f"{requests.name} line {line}: {what} {node} is not a node of "
-                    f"FT({tree.levels}, {tree.w}) (0..{top})"
+                    f"{_name(tree)} (0..{top})"
                 )
     conflict = None if rounds else permutation_conflict(requests)
     if conflict:
@@ -233,22 +241,36 @@ def check_requests(tree, requests: Requests, *, rounds: bool) -> None:
         )
 
 
+def _name(tree) -> str:
+    m = getattr(tree, "m", tree.w)
+    return f"FT({tree.levels}, {tree.w})" if m == tree.w else f"FT({tree.levels}, {m}, {tree.w})"
+
+
 def run(args) -> int:
     from ..sim.models.scheduler import schedule
+    from ..spec.scheduler import GeneralizedFatTree
     from ..spec.topology import FatTree
 
-    if args.w >= 2 and args.levels >= MAX_NODES.bit_length():
-        # Too many nodes whatever w is; said before w**levels, which for --levels 1000000000
+    m = args.w if args.m is None else args.m
+    name = f"FT({args.levels}, {args.w})" if args.m is None else f"FT({args.levels}, {m}, {args.w})"
+    if m >= 2 and args.w >= 2 and args.levels >= MAX_NODES.bit_length():
+        # Too many nodes whatever m is; said before m**levels, which for --levels 1000000000
         # would take minutes to compute.
         raise CliError(
-            f"FT({args.levels}, {args.w}) has more than {MAX_NODES} nodes; "
-            f"the scheduler models take at most {MAX_NODES}"
+            f"{name} has more than {MAX_NODES} nodes; the scheduler models take at most {MAX_NODES}"
         )
-    tree = FatTree(args.levels, args.w)
+    if args.m is None:
+        tree = FatTree(args.levels, args.w)
+    else:
+        tree = GeneralizedFatTree(args.levels, args.m, args.w)
+        if tree.num_switches > MAX_NODES:  # w far above m: the top levels' switches
+            raise CliError(
+                f"{name} has {tree.num_switches} switches on a level; "
+                f"the scheduler models take at most {MAX_NODES}"
+            )
     if tree.num_nodes > MAX_NODES:
         raise CliError(
-            f"FT({args.levels}, {args.w}) has {tree.num_nodes} nodes; "
-            f"the scheduler models take at most {MAX_NODES}"
+            f"{name} has {tree.num_nodes} nodes; the scheduler models take at most {MAX_NODES}"
         )
     if args.random_permutation:
         if args.requests is not None:
@@ -277,6 +299,7 @@ def run(args) -> int:
     data = {
         "levels": tree.levels,
         "w": tree.w,
+        **({} if args.m is None else {"m": args.m}),
         "nodes": tree.num_nodes,
         "algorithm": args.algorithm,
         "failure_mode": args.failure_mode,
@@ -307,7 +330,7 @@ def run(args) -> int:
 def _text(tree, args, data) -> str:
     ratio = 100 * data["ratio"]
     head = (
-        f"FT({tree.levels}, {tree.w}), {tree.num_nodes} nodes, {args.algorithm}, failure mode "
+        f"{_name(tree)}, {tree.num_nodes} nodes, {args.algorithm}, failure mode "
         f"{args.failure_mode}: {data['granted']} of {data['requests']} granted ({ratio:.1f} %; "
         f"{data['local']} within one leaf switch, granted without inter-switch links)"
     )
