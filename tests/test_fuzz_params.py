@@ -194,7 +194,7 @@ TARGETS = [
     (
         "LevelWiseScheduler",
         _hdl("scheduler", "LevelWiseScheduler"),
-        {"levels": 2, "w": 2, "memory": "portable"},
+        {"levels": 2, "w": 2, "m": 4, "memory": "portable"},
     ),
     # reference models
     ("SelectorModel", _model("selector", "SelectorModel"), {"width": 4}),
@@ -270,6 +270,7 @@ TARGETS = [
     ("proof_rounds", _model("balls_bins", "proof_rounds"), {"n": 16, "m": 4, "eps": 0.1}),
     # definitions
     ("FatTree", _spec("topology", "FatTree"), {"levels": 2, "w": 2}),
+    ("GeneralizedFatTree", _spec("scheduler", "GeneralizedFatTree"), {"levels": 2, "m": 4, "w": 2}),
     ("TreeLayout", _spec("capacities", "TreeLayout"), {"leaves": 4, "capacities": (2, 2, 2)}),
     ("leaf_cluster", _spec("rn1_hybrid", "leaf_cluster"), {"nodes": 12, "seed": 1}),
     (
