@@ -146,7 +146,7 @@ def test_hot_spot_takes_one_cycle_per_message():
     assert len(results[0].lost) == 14
 
 
-def run_rtl(dut, messages, seed, *, stall=0.3, mutate=False):
+def run_rtl(dut, messages, seed, *, stall=0.3, mutate=False, idle=0.25):
     n = dut.leaves
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
     model = LeisersonOnlineModel(dut.layout, dut.data_bits, dut.queue)
@@ -176,7 +176,14 @@ def run_rtl(dut, messages, seed, *, stall=0.3, mutate=False):
                 ctx.set(dut.rx[i].ready, ready[i])
 
         check = LeisersonOnlineCheck(
-            model, scoreboard, read, drive, ctx.tick, rng=random.Random(seed), stall=stall
+            model,
+            scoreboard,
+            read,
+            drive,
+            ctx.tick,
+            rng=random.Random(seed),
+            stall=stall,
+            idle=idle,
         )
         result["received"] = await check.deliver(messages, "test", limit=20_000)
         result["check"] = check
@@ -198,6 +205,18 @@ def test_rtl_matches_model_and_delivers_every_message_once(leaves, w, per_leaf, 
     assert sum(len(r.lost) for r in model.results) > 0  # the network did lose and resend
     if stall > 0.9:
         assert model.refused > 0  # receivers refused, senders sent again
+
+
+def test_rtl_takes_the_experiments_delivery_cycles():
+    # Every message queued before the first delivery cycle, receivers always ready: the RTL
+    # (cycle by cycle equal to the model) needs exactly run_online's d, the experiment's figure.
+    dut = LeisersonOnline(8, w=4, seed=0, queue=4)
+    messages = random_messages(8, 24, random.Random(11))
+    scoreboard, model, result = run_rtl(dut, messages, 11, stall=0.0, idle=0.0)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert result["received"] == len(messages) and model.refused == 0
+    d, _ = run_online(dut.layout, messages)
+    assert model.delivery_cycles == d > 3
 
 
 def test_message_to_itself_is_flagged_not_lost_silently():
