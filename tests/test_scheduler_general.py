@@ -158,3 +158,32 @@ def test_schedule_cli_m_errors(argv, message, capsys):
     code = main(["schedule", "--random-permutation", *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_schedulability_experiment_m_not_w():
+    # `fattree experiment schedulability --sizes 2x4x2,3x2x4`: the rows of FT(l, m, w) are the
+    # models' ratios on the same permutations (drawn here as the experiment draws them).
+    import argparse
+
+    from fattree.sim.experiments import registry
+
+    experiment = registry()["schedulability"]
+    parser = argparse.ArgumentParser()
+    experiment.add_arguments(parser)
+    args = parser.parse_args(["--sizes", "2x4x2,3x2x4", "--trials", "3", "--no-rounds"])
+    result = experiment.run(args, lambda _text: None)
+    rows = {(r[0], r[2], r[3]): r for r in result.rows}
+    assert ("FT(2,4,2)", "optimal", "-") not in rows  # w < m: no one-round optimum
+    assert rows[("FT(3,2,4)", "optimal", "-")][4] == 100
+    assert rows[("FT(3,2,4)", "level-wise", "keep")][4:7] == [100, 100, 100]  # w >= 2m - 1
+    for name, tree in [("FT(2,4,2)", GeneralizedFatTree(2, 4, 2))]:
+        rng = random.Random(f"1-{name}")
+        ratios = []
+        for _ in range(3):
+            dst = list(tree.nodes())
+            rng.shuffle(dst)
+            grants = schedule(tree, list(enumerate(dst)), "greedy", failure_mode="release")
+            ratios.append(100 * sum(g.granted for g in grants) / len(grants))
+        row = rows[(name, "greedy", "release")]
+        assert row[4:7] == [round(sum(ratios) / 3, 2), round(min(ratios), 2), round(max(ratios), 2)]
+        assert row[5] < 100  # the tapered tree refuses

@@ -30,13 +30,15 @@ COUNTING_NOTE = (
 )
 
 
-def _sizes(text: str) -> list[tuple[int, int]]:
+def _sizes(text: str) -> list[tuple[int, ...]]:
+    """``LxW`` (FT(L, W)) or ``LxMxW`` (FT(L, M, W): M children, W parents) items."""
     sizes = []
     for item in text.split(","):
         parts = item.strip().lower().split("x")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
+            # The FT(l, w) message as it was; --help tells of LxMxW.
             raise ValueError(f"--sizes wants LxW items like 3x4, not {item.strip()!r}")
-        sizes.append((int(parts[0]), int(parts[1])))
+        sizes.append(tuple(int(p) for p in parts))
     return sizes
 
 
@@ -47,7 +49,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--sizes",
         default=",".join(f"{levels}x{w}" for levels, w in PAPER_SIZES),
-        help="comma-separated LxW fat-trees FT(L, W) (default: the paper's eight sizes)",
+        help="comma-separated LxW fat-trees FT(L, W), or LxMxW for FT(L, M, W) (M children, W "
+        "parents; the reference models, not the compiled ones) (default: the paper's eight "
+        "sizes)",
     )
     parser.add_argument(
         "--algorithms",
@@ -79,6 +83,8 @@ def _trials(tree, dsts, algorithm: str, mode: str, *, with_rounds: bool):
     """
     from ...sim.fastsim import schedule_permutations
 
+    if getattr(tree, "m", tree.w) != tree.w:
+        return _model_trials(tree, dsts, algorithm, mode, with_rounds=with_rounds)
     kw = {"failure_mode": "keep" if mode == "-" else mode, "seeds": range(len(dsts))}
     fast = schedule_permutations(tree.levels, tree.w, dsts, algorithm, **kw)
     _check_first(tree, dsts[0], algorithm, kw["failure_mode"], fast, rounds=False)
@@ -94,6 +100,26 @@ def _trials(tree, dsts, algorithm: str, mode: str, *, with_rounds: bool):
         multi = schedule_permutations(tree.levels, tree.w, dsts, algorithm, rounds=True, **kw)
         _check_first(tree, dsts[0], algorithm, kw["failure_mode"], multi, rounds=True)
         rounds = (1 + multi.round.max(axis=1)).tolist()
+    return ratios, nonlocal_ratios, rounds
+
+
+def _model_trials(tree, dsts, algorithm: str, mode: str, *, with_rounds: bool):
+    """As :func:`_trials`, on the reference models (FT(l, m, w) with m != w, which the
+    compiled schedulers do not take)."""
+    from ...sim.models.scheduler import schedule
+
+    mode = "keep" if mode == "-" else mode
+    ratios, nonlocal_ratios, rounds = [], [], []
+    for t, dst in enumerate(dsts.tolist()):
+        requests = list(enumerate(dst))
+        grants = schedule(tree, requests, algorithm, failure_mode=mode, seed=t)
+        ratios.append(sum(g.granted for g in grants) / len(grants))
+        remote = [g for g in grants if g.height]
+        if remote:
+            nonlocal_ratios.append(sum(g.granted for g in remote) / len(remote))
+        if with_rounds:
+            multi = schedule(tree, requests, algorithm, failure_mode=mode, seed=t, rounds=True)
+            rounds.append(1 + max(g.round for g in multi))
     return ratios, nonlocal_ratios, rounds
 
 
@@ -116,6 +142,7 @@ def _check_first(tree, dst, algorithm: str, mode: str, fast, *, rounds: bool) ->
 
 def run(args, progress) -> Result:
     from ...sim.models.scheduler import ALGORITHMS
+    from ...spec.scheduler import GeneralizedFatTree
     from ...spec.topology import FatTree
 
     if args.trials < 1:
@@ -128,12 +155,10 @@ def run(args, progress) -> Result:
                 f"--algorithms: unknown algorithm {a!r}; known: {', '.join(ALGORITHMS)}"
             )
     modes = ["keep", "release"] if args.failure_mode == "both" else [args.failure_mode]
-    trees = [FatTree(levels, w) for levels, w in sizes]
+    trees = [FatTree(*size) if len(size) == 2 else GeneralizedFatTree(*size) for size in sizes]
     for tree in trees:
-        if tree.num_nodes > 1 << 16:
-            raise ValueError(
-                f"FT({tree.levels}, {tree.w}) has {tree.num_nodes} nodes; at most 65536"
-            )
+        if tree.num_nodes > 1 << 16 or tree.num_switches > 1 << 20:
+            raise ValueError(f"{_name(tree)} has {tree.num_nodes} nodes; at most 65536")
 
     columns = [
         "FT(l,w)",
@@ -151,7 +176,7 @@ def run(args, progress) -> Result:
     rows = []
     raw = {}
     for tree in counted(progress, trees):
-        name = f"FT({tree.levels},{tree.w})"
+        name = _name(tree)
         rng = random.Random(f"{args.seed}-{name}")
         dsts = []  # permutation t: node k sends to dsts[t][k]
         for _ in range(args.trials):
@@ -160,6 +185,8 @@ def run(args, progress) -> Result:
             dsts.append(dst)
         dsts = np.array(dsts, dtype=np.int64)
         for algorithm in algorithms:
+            if algorithm == "optimal" and tree.w < getattr(tree, "m", tree.w):
+                continue  # no one-round optimum to compare with on a tapered tree (note)
             # The optimal scheduler has no failures, so failure modes do not apply to it.
             for mode in ["-"] if algorithm == "optimal" else modes:
                 progress(f"{name} ({tree.num_nodes} nodes): {algorithm}, {mode} ...")
@@ -192,6 +219,12 @@ def run(args, progress) -> Result:
         "request fails when the mirrored down link is taken",
         "paper %: the overall ranges of sections 1 and 5 (local 45-70 %, level-wise 78-95 %)",
     ]
+    if any(getattr(t, "m", t.w) != t.w for t in trees):
+        notes.append(
+            "FT(l,m,w): m children and w parents per switch, scheduled by the reference "
+            "models; no optimal row where w < m (a tapered tree: a permutation may not fit "
+            "one round)"
+        )
     if not args.no_rounds:
         notes.append(
             "rounds: refused requests retried round after round from an empty network until "
@@ -211,6 +244,13 @@ def run(args, progress) -> Result:
         notes=notes,
         extra={"ratios": raw},
     )
+
+
+def _name(tree) -> str:
+    m = getattr(tree, "m", tree.w)
+    if m == tree.w:
+        return f"FT({tree.levels},{tree.w})"
+    return f"FT({tree.levels},{m},{tree.w})"
 
 
 def plot(result: Result, path: str) -> None:
