@@ -303,6 +303,29 @@ def test_theorem8_caterpillar_is_balanced_at_every_level():
         assert set(sizes.tolist()) <= {9 >> i, -(-9 // (1 << i))}
 
 
+def sibling_pairs_tree():
+    """16 leaves, processors at leaves 0, 5, 8, 9, 10, 11, 12, 15 (vertices 0-7), switches at
+    leaves 2, 3, 4 (vertices 8-10); two edges join each of the sibling leaves (2, 3), (4, 5),
+    (8, 9), (10, 11). No edge crosses a cut above the leaves: w = [0, 0, 0, 0, 2]. Found by a
+    hill-climbing search over small random trees and graphs for the largest w'_i / bound."""
+    leaf_of = (0, 5, 8, 9, 10, 11, 12, 15, 2, 3, 4)
+    pairs = ((8, 9), (10, 1), (2, 3), (4, 5))
+    graph = Graph(11, pairs * 2, tuple(range(8)))
+    return DecompositionTree(graph, 4, leaf_of)
+
+
+def test_theorem8_bound_is_attained():
+    # The balanced tree must cut inside sibling pairs: its level-2 set {3, 4, 9, 10} (two
+    # runs, four ends, each end splitting a pair) has 4 * 2 = 8 edges leaving it, which is
+    # 4 * sum_{k>=2} w_k exactly: the paper's constant 4 cannot be lowered for this tree.
+    tree = sibling_pairs_tree()
+    assert tree.widths() == [0, 0, 0, 0, 2]
+    bal = check_balanced(tree)
+    assert bal.sets[2][1] == ((3, 5), (9, 11))
+    members = [v for v, leaf in enumerate(tree.leaf_of) if leaf in (3, 4, 9, 10)]
+    assert tree.graph.cut(members) == 8 == theorem8_bound(tree.widths(), bal.depth)[2]
+
+
 STRUCTURED = {
     "3D mesh 8^3": lambda: mesh((8, 8, 8)),
     "3D mesh 6^3 in a cube of side 8": lambda: mesh((6, 6, 6)),

@@ -214,6 +214,35 @@ def test_decomposition_experiment_rows():
             assert hi - lo <= 1
 
 
+def test_theorem8_search_never_beats_the_bound():
+    # An adversarial search for large w'_i / (4 sum w_k); its instance, rebuilt from the JSON
+    # and cut with Graph.cut, must give the rows, and no ratio may exceed 1 (Theorem 8).
+    from fattree.spec.decomposition import DecompositionTree, Graph, theorem8_bound
+
+    for seed in (1, 2):
+        result = run(
+            "theorem8-search",
+            "--processors",
+            "6",
+            "--vertices",
+            "20",
+            "--steps",
+            "400",
+            "--seed",
+            str(seed),
+        )
+        extra = result.extra
+        graph = Graph(20, tuple(map(tuple, extra["edges"])), tuple(range(6)))
+        tree = DecompositionTree(graph, 4, tuple(extra["leaf_of"]))
+        bal = balance(tree)
+        bound = theorem8_bound(tree.widths(), bal.depth)
+        for i, row in enumerate(result.rows):
+            labels = bal.labels(i)
+            cut = max(graph.cut([v for v in range(20) if labels[v] == q]) for q in range(1 << i))
+            assert row[2] == cut and row[3] == bound[i] and cut <= bound[i]
+        assert 0 < extra["best"] <= 1
+
+
 def test_cli(capsys, tmp_path):
     from fattree.scripts.main import main
 
@@ -252,6 +281,8 @@ def test_cli(capsys, tmp_path):
         ["decomposition-trees", "--alpha", "1"],
         ["decomposition-trees", "--families", "torus"],
         ["decomposition-trees", "--seed", "-1"],
+        ["theorem8-search", "--processors", "64", "--depth", "3"],
+        ["theorem8-search", "--vertices", "4"],
     ):
         try:
             code = main(["experiment", *argv])

@@ -465,6 +465,91 @@ def _d_plot(result: Result, path: str) -> None:
     fig.savefig(path)
 
 
+# -- theorem8-search ---------------------------------------------------------------------------
+
+
+def _t_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--processors", type=_n, default=8, help="processors n, 2..4096 (default 8)")
+    p.add_argument("--depth", type=positive_int, default=4, help="depth r of T (default 4)")
+    p.add_argument(
+        "--vertices", type=positive_int, default=24, help="vertices, processors first (default 24)"
+    )
+    p.add_argument("--steps", type=positive_int, default=3000, help="search steps (default 3000)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+def _tightness(tree) -> tuple[float, object]:
+    bal = balance(tree)
+    bound = theorem8_bound(tree.widths(), bal.depth)
+    measured = bal.widths()
+    # The last level is left out: there a balanced T gives 1/4 trivially (w'_r = w_r).
+    ratios = [measured[i] / bound[i] for i in range(1, bal.depth) if bound[i]]
+    return max(ratios, default=0.0), bal
+
+
+def _t_run(args, progress) -> Result:
+    import random
+
+    from ...spec.decomposition import MAX_DEPTH, DecompositionTree, Graph
+
+    n, r, vertices = args.processors, args.depth, args.vertices
+    if not (n - 1).bit_length() <= r <= min(MAX_DEPTH, 16):
+        raise ValueError(f"--depth must be in lg n .. 16 for {n} processors, not {r}")
+    if not n <= vertices <= 4096:
+        raise ValueError(f"--vertices must be in n .. 4096 (n = {n}), not {vertices}")
+    if args.steps > 10**6 or args.seed < 0:
+        raise ValueError(f"--steps must be at most 10^6 and --seed non-negative, not {args.steps}")
+    progress(f"searching {args.steps} steps")
+    rng = random.Random(args.seed)
+    start = time.process_time()
+    pair = lambda: tuple(rng.sample(range(vertices), 2))  # noqa: E731
+    leaf_of = rng.sample(range(1 << r), n) + [rng.randrange(1 << r) for _ in range(vertices - n)]
+    edges = [pair() for _ in range(2 * vertices)]
+
+    def make(leaf_of, edges):
+        graph = Graph(vertices, tuple(edges), tuple(range(n)))
+        return DecompositionTree(graph, r, tuple(leaf_of))
+
+    best, _ = _tightness(make(leaf_of, edges))
+    for _step in range(args.steps):
+        # Hill climbing: move one edge or vertex, add or drop an edge; keep if not worse.
+        lo, ed, move = list(leaf_of), list(edges), rng.random()
+        if move < 0.4:
+            ed[rng.randrange(len(ed))] = pair()
+        elif move < 0.55:
+            ed.append(pair())
+        elif move < 0.7 and len(ed) > 1:
+            ed.pop(rng.randrange(len(ed)))
+        else:
+            v, leaf = rng.randrange(vertices), rng.randrange(1 << r)
+            if v < n and leaf in lo[:n]:
+                continue
+            lo[v] = leaf
+        ratio, _ = _tightness(make(lo, ed))
+        if ratio >= best:
+            best, leaf_of, edges = ratio, lo, ed
+    tree = make(leaf_of, edges)
+    _, bal = _tightness(tree)
+    widths, measured = tree.widths(), bal.widths()
+    bound = theorem8_bound(widths, bal.depth)
+    rows = [
+        [i, widths[i], measured[i], bound[i], measured[i] / bound[i] if bound[i] else None]
+        for i in range(bal.depth + 1)
+    ]
+    return Result(
+        "theorem8-search",
+        {k: getattr(args, k) for k in ("processors", "depth", "vertices", "steps", "seed")},
+        ["level", "w_i (T)", "w'_i (T')", "4 sum_{k>=i} w_k", "ratio"],
+        rows,
+        notes=[
+            f"largest w'_i / (4 sum w_k) found, levels 1 .. depth-1: {best:.4g}",
+            "instance: leaf of each vertex (processors first) and edges in the JSON",
+            f"CPU {time.process_time() - start:.2f} s",
+        ],
+        extra={"leaf_of": list(leaf_of), "edges": [list(e) for e in edges], "best": best},
+    )
+
+
 EXPERIMENTS = [
     Experiment(
         "leiserson-volume",
@@ -472,6 +557,12 @@ EXPERIMENTS = [
         _v_args,
         _v_run,
         _v_plot,
+    ),
+    Experiment(
+        "theorem8-search",
+        "Leiserson Theorem 8: search small graphs and trees for w'_i close to 4 sum w_k",
+        _t_args,
+        _t_run,
     ),
     Experiment(
         "decomposition-trees",
