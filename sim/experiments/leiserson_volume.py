@@ -8,6 +8,8 @@
 * ``decomposition-trees``: Theorem 5's cutting-plane trees of meshes, a tree network,
   hypercubes and random graphs, Theorem 8's balanced trees made from them, and every
   level's measured bandwidth beside the bounds of Theorems 5 and 8 and Corollary 9.
+* ``theorem8-search``: a hill-climbing search over small graphs and trees for the balanced
+  set whose bandwidth comes closest to Theorem 8's ``4 sum_{k>=i} w_k`` (it reaches it).
 
 The paper gives no constants for Lemma 3 or Theorem 4 (the volume bound is "essentially" the
 Leighton-Rosenberg layout, not given). The layout below is ours, with constants derived from
