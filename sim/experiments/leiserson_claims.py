@@ -53,7 +53,7 @@ from ..models.leiserson_schedule import (
     schedule_theorem1,
 )
 from ..models.leiserson_tree import deliver
-from . import Experiment, Result, counted, lg_sizes, positive_int
+from . import Experiment, Result, counted, lg_sizes
 
 __all__ = [
     "stage_decision_bits",
@@ -479,14 +479,19 @@ def fit_lg(rows, column: str, min_lg: int = 3) -> dict[str, dict[str, float]]:
     return out
 
 
-def _data_bits(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"expected data bits 1..64, not {text!r}")
-    return value
+def _int_in(lo: int, hi: int, what: str):
+    """An argparse type for an integer in ``lo .. hi``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = lo - 1
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"expected {what} {lo}..{hi}, not {text!r}")
+        return value
+
+    return parse
 
 
 def _t_args(p: argparse.ArgumentParser) -> None:
@@ -499,7 +504,7 @@ def _t_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--data-bits",
-        type=_data_bits,
+        type=_int_in(1, 64, "data bits"),
         default=8,
         metavar="D",
         help="data bits per message, 1..64 (default 8)",
@@ -574,8 +579,11 @@ def _t_plot(result: Result, path: str) -> None:
 
 COR2_PROFILES = ("floor", "flat")
 COR2_PATTERNS = ("random", "permutation", "rounding", "excess")
-#: The largest a accepted (the bound 2a/(a-1) is already 2.3 there).
+#: The largest a accepted (the bound 2a/(a-1) is already 2.13 there).
 MAX_A = 16.0
+#: Bounds of --trials and --per-leaf: a set of 64 n messages at 2^16 leaves is 4 M messages.
+MAX_TRIALS = 10_000
+MAX_PER_LEAF = 64
 
 
 def corollary2_capacities(n: int, profile: str, a: float) -> tuple[int, ...]:
@@ -751,12 +759,18 @@ def _c_args(p: argparse.ArgumentParser) -> None:
         default=list(COR2_PATTERNS),
         help=f"comma list of {', '.join(COR2_PATTERNS)} (default all)",
     )
-    p.add_argument("--trials", type=positive_int, default=10, help="message sets per point")
+    p.add_argument(
+        "--trials",
+        type=_int_in(1, MAX_TRIALS, "trials"),
+        default=10,
+        help=f"message sets per point and pattern, 1..{MAX_TRIALS} (default 10)",
+    )
     p.add_argument(
         "--per-leaf",
-        type=positive_int,
+        type=_int_in(1, MAX_PER_LEAF, "messages per leaf"),
         default=8,
-        help="random sets have k n messages, k drawn from 1..this (default 8)",
+        help=f"random sets have k n messages, k drawn from 1..this, at most {MAX_PER_LEAF} "
+        "(default 8)",
     )
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
