@@ -12,6 +12,8 @@ import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fattree.sim.experiments import registry
 from fattree.sim.experiments.leiserson_volume import (
@@ -21,11 +23,13 @@ from fattree.sim.experiments.leiserson_volume import (
     lg_plus,
     node_nets,
     root_capacity,
+    route_permutation,
 )
 from fattree.spec.capacities import TreeLayout, node_components, universal_capacities
 from fattree.spec.decomposition import balance, cutting_plane_tree
 
 EXPONENTS = [Fraction(2, 3), Fraction(3, 4), Fraction(5, 6), Fraction(1)]
+RANDOM_PERMS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
 
 def run(name, *argv):
@@ -39,24 +43,70 @@ def run(name, *argv):
 
 
 def test_lemma3_box_by_hand():
-    # k = ceil(sqrt(m)); 2k x 2k x 3k unflattened, 2hk x 2hk x 2 ceil(3k/h) for h >= 2.
-    assert lemma3_box(1) == (2, 2, 3)
-    assert lemma3_box(9) == (6, 6, 9)
-    assert lemma3_box(10) == (8, 8, 12)
-    assert lemma3_box(10, 3) == (24, 24, 8)
-    assert lemma3_box(100, 4) == (80, 80, 2 * 8)
+    # k = ceil(sqrt(m)); 2k x 2k x (3k + 1) built, 2hk x 2hk x 2 ceil((3k + 1)/h) flattened.
+    assert lemma3_box(1) == (2, 2, 4)
+    assert lemma3_box(9) == (6, 6, 10)
+    assert lemma3_box(10) == (8, 8, 13)
+    assert lemma3_box(10, 3) == (24, 24, 10)
+    assert lemma3_box(100, 4) == (80, 80, 16)
 
 
 def test_lemma3_box_shape():
     # Lemma 3: sides O(h sqrt m), O(h sqrt m), O(sqrt m / h): here at most 2h(sqrt m + 1)
-    # and 6(sqrt m + 1)/h + 2; flattening never shrinks the volume below the cube's 12 k^3.
+    # and (6(sqrt m + 1) + 2)/h + 2; flattening never shrinks the volume below 12 k^3.
     for m in (1, 2, 7, 50, 1000, 10**6):
         for h in (1, 2, 3, 5, 17):
             a, b, c = lemma3_box(m, h)
             root = math.sqrt(m)
             assert a == b <= 2 * h * (root + 1)
-            assert c <= 6 * (root + 1) / h + 2
+            assert c <= (6 * (root + 1) + 2) / h + 2
             assert a * b * c >= 12 * m**1.5
+
+
+def check_routing(perm):
+    """The wires of route_permutation: unit steps, no cell twice (in one wire or two), from
+    each terminal to its image, inside lemma3_box."""
+    k = math.isqrt(len(perm))
+    paths = route_permutation(perm)
+    box = lemma3_box(k * k)
+    used = set()
+    for i, path in enumerate(paths):
+        row, col = divmod(i, k)
+        row2, col2 = divmod(perm[i], k)
+        assert path[0] == (2 * col, 2 * row, 0)
+        assert path[-1] == (2 * col2, 2 * row2 + 1, 3 * k)
+        for a, b in zip(path, path[1:], strict=False):
+            assert sum(abs(u - v) for u, v in zip(a, b, strict=True)) == 1
+        assert len(set(path)) == len(path)
+        assert not used & set(path), f"wire {i} crosses another"
+        used |= set(path)
+        assert all(0 <= c < side for cell in path for c, side in zip(cell, box, strict=True))
+    # The box is the routing's own bounding box (no slack in the constants).
+    assert tuple(max(c[a] for c in used) + 1 for a in range(3)) == box
+
+
+@RANDOM_PERMS
+@given(perm=st.integers(1, 8).flatmap(lambda k: st.permutations(range(k * k))))
+def test_lemma3_routes_any_permutation(perm):
+    check_routing(perm)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 8])
+def test_lemma3_routes_adversarial_permutations(k):
+    n = k * k
+    check_routing(list(range(n)))  # identity: every wire straight across all three stages
+    check_routing(list(reversed(range(n))))  # every wire changes row and column
+    check_routing([(i % k) * k + i // k for i in range(n)])  # transpose: rows become columns
+    check_routing([i // k * k + (i + 1) % k for i in range(n)])  # one shift within each row
+    # A Latin square: row r's wires go to k different rows, each to a column shifted by r.
+    check_routing([(i % k) * k + (i // k + i % k) % k for i in range(n)])
+
+
+def test_route_permutation_rejects_non_permutations():
+    with pytest.raises(ValueError, match="perm must be a permutation of k\\^2 terminals"):
+        route_permutation([0, 1, 2])
+    with pytest.raises(ValueError, match="perm must be a permutation"):
+        route_permutation([0, 0, 1, 2])
 
 
 # -- node nets against the real graphs -------------------------------------------------------
@@ -80,17 +130,17 @@ def test_node_nets_count_the_built_concentrator_graphs(n, w):
 def test_layout_of_four_leaves_by_hand():
     # caps (4, 2, 1). Level 1: external 2*2 + 4*1 = 8, selectors 2 + 2 (8 branch wires), U an
     # identity, L and R one complete 3 -> 1 stage (3 edges each): 22 nets, k = 5, box
-    # 10 x 10 x 15 between two unit processors along x (cross-section padded): 17 x 10 x 10.
+    # 10 x 10 x 16 between two unit processors along x (cross-section padded): 18 x 10 x 10.
     # Level 0: external 2*4 + 4*2 = 16, selectors 4 + 2*2 = 8 (16 branch wires), U an
     # identity (no edges), L and R one complete 6 -> 2 stage (12 edges each): 56 nets, k = 8,
-    # box 16 x 16 x 24. Child axis x, so y or z: both 10, y first; cross-section x, z is
-    # 17 x 10 < 16: padded to 17 x 16, h = 1; y = 2*10 + 24 = 44.
+    # box 16 x 16 x 25. Child axis x, so y or z: both 10, y first; cross-section x, z is
+    # 18 x 10 < 16: padded to 18 x 16, h = 1; y = 2*10 + 25 = 45.
     lay = layout(4, 4)
     assert lay.capacities == (4, 2, 1)
     assert lay.nets == (56, 22)
-    assert lay.boxes == ((17, 44, 16), (17, 10, 10), (1, 1, 1))
+    assert lay.boxes == ((18, 45, 16), (18, 10, 10), (1, 1, 1))
     assert lay.axes == (1, 0)
-    assert lay.volume == 17 * 44 * 16
+    assert lay.volume == 18 * 45 * 16
 
 
 @pytest.mark.parametrize("lgn", [4, 6, 9, 12, 20, 31])

@@ -64,6 +64,7 @@ __all__ = [
     "EXPERIMENTS",
     "MAX_LG",
     "lemma3_box",
+    "route_permutation",
     "node_nets",
     "root_capacity",
     "lg_plus",
@@ -81,13 +82,111 @@ _sizes = lg_sizes(4, MAX_LG)
 
 
 def lemma3_box(m: int, h: int = 1) -> tuple[int, int, int]:
-    """Our Lemma 3 box for ``m`` nets flattened by ``h``: ``(2hk, 2hk, 3k)`` for h = 1,
-    ``(2hk, 2hk, 2 ceil(3k/h))`` for h >= 2, with ``k = ceil(sqrt(m))``."""
+    """Our Lemma 3 box for ``m`` nets flattened by ``h``, ``k = ceil(sqrt(m))``: the box of
+    :func:`route_permutation`, ``(2k, 2k, 3k + 1)``, for h = 1; for h >= 2 Thompson's
+    flattening of it, ``(2hk, 2hk, 2 ceil((3k + 1)/h))`` (derived, not built)."""
     if m < 1 or h < 1:
         raise ValueError(f"m and h must be positive, not m={m!r}, h={h!r}")
     k = math.isqrt(m - 1) + 1
-    height = 3 * k if h == 1 else 2 * -(-3 * k // h)
+    height = 3 * k + 1 if h == 1 else 2 * -(-(3 * k + 1) // h)
     return 2 * h * k, 2 * h * k, height
+
+
+def _perfect_matching(count: list[list[int]]) -> list[int]:
+    """A perfect matching of the regular bipartite multigraph ``count`` (Kuhn's augmenting
+    paths): ``match[row] = column``."""
+    k = len(count)
+    owner = [-1] * k
+
+    def augment(row, seen):
+        for col in range(k):
+            if count[row][col] and not seen[col]:
+                seen[col] = True
+                if owner[col] < 0 or augment(owner[col], seen):
+                    owner[col] = row
+                    return True
+        return False
+
+    for row in range(k):
+        if not augment(row, [False] * k):
+            raise AssertionError("unreachable: a regular bipartite graph has a perfect matching")
+    match = [0] * k
+    for col, row in enumerate(owner):
+        match[row] = col
+    return match
+
+
+def _step_to(path: list, cell: tuple[int, int, int]) -> None:
+    """Extend ``path`` to ``cell`` in unit steps, one axis at a time (x, then y, then z)."""
+    x, y, z = path[-1]
+    while (x, y, z) != cell:
+        if x != cell[0]:
+            x += 1 if cell[0] > x else -1
+        elif y != cell[1]:
+            y += 1 if cell[1] > y else -1
+        else:
+            z += 1 if cell[2] > z else -1
+        path.append((x, y, z))
+
+
+def route_permutation(perm) -> list[list[tuple[int, int, int]]]:
+    """Lemma 3's wiring, built: the path (unit steps through lattice cells) of each of the
+    ``k^2`` wires of a permutation ``perm`` of a ``k x k`` terminal array, in a ``2k x 2k x
+    (3k + 1)`` box. Terminal ``i = (row, col)`` starts at ``(2 col, 2 row, 0)`` on the bottom
+    face; wire i ends at terminal ``perm[i] = (row', col')``'s cell ``(2 col', 2 row' + 1,
+    3k)`` on the top face.
+
+    Three stages of k tracks each (z = 0 .. k-1, k .. 2k-1, 2k .. 3k-1): within rows (to a
+    middle column), within columns (to the target row), within rows (to the target column),
+    the Clos decomposition, with middle columns from k perfect matchings of the rows' demands
+    (König). Each stage is k crossbar planes, two cells thick: one layer for the vertical runs
+    (entries and exits in interleaved columns) and one for the horizontal runs, one track
+    (height) per wire.
+    """
+    perm = list(perm)
+    k = math.isqrt(len(perm))
+    if k * k != len(perm) or sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"perm must be a permutation of k^2 terminals, not {perm!r}")
+    src = [(i // k, i % k) for i in range(k * k)]
+    dst = [(p // k, p % k) for p in perm]
+    # Middle columns: colour the row -> target-row demands with k perfect matchings.
+    count = [[0] * k for _ in range(k)]
+    for i in range(k * k):
+        count[src[i][0]][dst[i][0]] += 1
+    waiting = {}
+    for i in range(k * k):
+        waiting.setdefault((src[i][0], dst[i][0]), []).append(i)
+    middle = [0] * (k * k)
+    for colour in range(k):
+        for row, target in enumerate(_perfect_matching(count)):
+            count[row][target] -= 1
+            middle[waiting[(row, target)].pop()] = colour
+    paths = []
+    for i in range(k * k):
+        (row, col), (row2, col2), mid = src[i], dst[i], middle[i]
+        path = [(2 * col, 2 * row, 0)]
+
+        # Stage 1, the plane of row `row`: verticals at y = 2 row, horizontals at 2 row + 1.
+        z = col
+        _step_to(path, (2 * col, 2 * row, z))
+        _step_to(path, (2 * col, 2 * row + 1, z))
+        _step_to(path, (2 * mid + 1, 2 * row + 1, z))
+        _step_to(path, (2 * mid + 1, 2 * row, z))
+        # Stage 2, the plane of column `mid`: verticals at x = 2 mid + 1, horizontals at 2 mid.
+        z = k + row
+        _step_to(path, (2 * mid + 1, 2 * row, z))
+        _step_to(path, (2 * mid, 2 * row, z))
+        _step_to(path, (2 * mid, 2 * row2 + 1, z))
+        _step_to(path, (2 * mid + 1, 2 * row2 + 1, z))
+        # Stage 3, the plane of row `row2`: verticals at y = 2 row2 + 1, horizontals at 2 row2.
+        z = 2 * k + mid
+        _step_to(path, (2 * mid + 1, 2 * row2 + 1, z))
+        _step_to(path, (2 * mid + 1, 2 * row2, z))
+        _step_to(path, (2 * col2, 2 * row2, z))
+        _step_to(path, (2 * col2, 2 * row2 + 1, z))
+        _step_to(path, (2 * col2, 2 * row2 + 1, 3 * k))
+        paths.append(path)
+    return paths
 
 
 def node_nets(capacities, level: int) -> int:
