@@ -22,8 +22,7 @@ import random
 import numpy as np
 
 from ...spec.scheduler import field_offsets, request_fields, result_fields
-from ...spec.topology import FatTree
-from ..checks.scheduler import BURST
+from ..checks.scheduler import BURST, tree_of
 from ..models.scheduler_commands import CommandStream, LinkLedger
 from .harness import Layout, Port, StreamIn, StreamOut
 
@@ -37,7 +36,8 @@ OFFER, READY = 0.85, 0.8
 
 
 class SchedulerSoak:
-    """``messages`` results of the scheduler FT(``levels``, ``w``) of ``params``."""
+    """``messages`` results of the scheduler FT(``levels``, ``w``) of ``params`` (or
+    FT(``levels``, ``m``, ``w``) with the design's ``m``)."""
 
     unit = "results"
     #: The soak's parameter point unless --param says otherwise: the paper's FT(3, 16).
@@ -45,14 +45,15 @@ class SchedulerSoak:
 
     def __init__(self, params: dict, *, messages: int, seed: int):
         self.levels, self.w = params["levels"], params["w"]
-        self.tree = FatTree(self.levels, self.w)
+        self.tree = tree_of(params)
+        self.m = self.tree.m
         self.stream = CommandStream(self.tree)
         self.ledger = LinkLedger(self.tree)
         self.messages = messages
         self.rng = random.Random(seed)
         self.np_rng = np.random.default_rng(self.rng.getrandbits(64))
-        self.req = field_offsets(request_fields(self.levels, self.w))
-        self.res = field_offsets(result_fields(self.levels, self.w))
+        self.req = field_offsets(request_fields(self.levels, self.w, self.m))
+        self.res = field_offsets(result_fields(self.levels, self.w, self.m))
         self.port_bits = (self.w - 1).bit_length()
         self.failures: list[str] = []
         self.planned = 0
@@ -60,7 +61,7 @@ class SchedulerSoak:
         self._bursts = 0
 
     def layout(self) -> Layout:
-        fields = request_fields(self.levels, self.w)
+        fields = request_fields(self.levels, self.w, self.m)
         bits = sum(s[0] * s[1] if isinstance(s, tuple) else s for _, s in fields)
         return Layout(
             inputs=[Port("requests__valid", 1), Port("results__ready", 1)],
