@@ -16,14 +16,15 @@ Leighton-Rosenberg layout, not given). The layout below is ours, with constants 
 the constructions the proof of Lemma 3 names (docs/leiserson.md, "Decomposition trees and
 volume"):
 
-* **Lemma 3** with m two-terminal nets: the nets' ends on a ``k x k`` array (``k = ceil(sqrt
-  m)``) at pitch 2; three slabs of k crossbars each route a row, a column and a row
-  permutation (any permutation of a k x k array is such a product: Clos/Benes
-  rearrangeability, König's theorem). A crossbar of k wires is a plane 2 cells thick (one
-  layer for the runs along it, one across) and 2k wide (entry and exit columns interleaved),
-  k tracks high: the box is ``2k x 2k x 3k``. Thompson's flattening for h >= 2: slices of
-  height h, each spread by h in both directions and redrawn in 2 layers: ``2hk x 2hk x
-  2 ceil(3k/h)``.
+* **Lemma 3** with m two-terminal nets: sources on a ``k x k`` array (``k = ceil(sqrt m)``)
+  at pitch 2 on the bottom face, ends on the top face; three stages of k crossbars each
+  route a row, a column and a row permutation (any permutation of a k x k array is such a
+  product: Clos/Benes rearrangeability, König's theorem). A crossbar of k wires is a plane 2
+  cells thick (one layer for the vertical runs, entry and exit columns interleaved, one for
+  the horizontal runs), one track per wire: the box is ``2k x 2k x (3k + 1)``, built cell by
+  cell by :func:`route_permutation`. Thompson's flattening for h >= 2 (derived, not built):
+  slices of height h, each spread by h in both directions and redrawn in 2 layers: ``2hk x
+  2hk x 2 ceil((3k + 1)/h)``.
 * **A node** at level k has the nets of its switches: its external wires (``2 cap(k) + 4
   cap(k+1)``, both directions), two branch wires per selector and one per concentrator edge
   (:func:`fattree.spec.capacities.node_components`).
@@ -381,7 +382,7 @@ def _v_run(args, progress) -> Result:
         notes=[
             "w = ceil(n^e); capacities cap(k) = min(ceil(n/2^k), ceil(w/2^(2k/3))) "
             "(fattree.spec.capacities)",
-            "volume: our layout from Lemma 3 (box 2k x 2k x 3k for m <= k^2 nets, Thompson "
+            "volume: our layout from Lemma 3 (box 2k x 2k x (3k+1) for m <= k^2 nets, Thompson "
             "flattening for h >= 2), in unit cells; the paper gives no constants",
             "Theorem 4: v = O((w lg(n/w))^(3/2)), components O(n lg(w^3/n^2)); lg taken as at "
             "least 1 (both are 0 at an end of the range)",
