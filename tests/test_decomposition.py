@@ -400,6 +400,23 @@ def test_theorem5_random_unit_wire_layouts(side, keep, procs, seed):
     check_balanced(tree)
 
 
+@pytest.mark.parametrize("side", [3, 4, 6, 8])
+def test_theorem5_then_corollary9_the_chain_of_theorem10(side):
+    # Theorem 10's proof: a network in volume v has a (4 * 4^(1/3) gamma v^(2/3), 4^(1/3))
+    # tree (Theorem 5), hence a balanced one with w'_i <= 4 alpha/(alpha - 1) times that over
+    # alpha^i (Corollary 9): with gamma = 1, about 68.7 (v / 2^i)^(2/3).
+    alpha = 4 ** (1 / 3)
+    for graph in (mesh((side, side, side)), random_mesh_subgraph(side, 0.8, 0.4, side)):
+        tree = cutting_plane_tree(graph)
+        volume = 8 ** (cutting_plane_tree(graph, trim=False).depth // 3)
+        w = theorem5_bound(volume, 0)[0]
+        assert all(wk <= w / alpha**k * (1 + TOL) for k, wk in enumerate(tree.widths()))
+        bal = balance(tree)
+        bound = corollary9_bound(w, alpha, bal.depth)
+        assert bound[0] == pytest.approx(4 * alpha / (alpha - 1) * 4 * alpha * volume ** (2 / 3))
+        assert all(m <= b for m, b in zip(bal.widths(), bound, strict=True))
+
+
 def test_morton_order_is_the_cutting_order():
     # The first cut is x's top bit, then y's, then z's.
     assert morton(1, 0, 0, 1) == 4 and morton(0, 1, 0, 1) == 2 and morton(0, 0, 1, 1) == 1
