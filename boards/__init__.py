@@ -102,6 +102,21 @@ SELFTESTS: Registry[SelfTest] = Registry(
             options=("pattern",),
         ),
         SelfTest(
+            design="leiserson-online",
+            core="fattree.boards.leiserson_online_selftest:online_selftest",
+            summary=(
+                "every leaf's messages from on-chip tables, switches set on-line, lost ones "
+                "resent; every receipt's payload checked, the model's delivery trace replayed "
+                "from block RAM cycle for cycle"
+            ),
+            # The payload (source, destination, sequence, check code) needs 2 lg n + 2 bits.
+            board_params={
+                "icebreaker": {"leaves": 8, "data_bits": 14},
+                "ulx3s-85f": {"leaves": 16, "data_bits": 16},
+            },
+            options=("pattern",),
+        ),
+        SelfTest(
             design="hypercube",
             core="fattree.boards.hypercube_selftest:hypercube_selftest",
             summary=(
