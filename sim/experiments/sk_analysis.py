@@ -750,8 +750,6 @@ def _slopes(rows, ms) -> list[tuple[int, float, float, float]]:
 
 def _rt_run(args, progress) -> Result:
     n = 2**args.lg_n
-    if n < 4:
-        raise ValueError("--lg-n must be at least 2")
     b = bins(n)
     ms = sorted({b if v == "b" else n if v == "n" else int(v) for v in args.messages})
     if ms[-1] > n:
