@@ -1,4 +1,6 @@
-"""Pipelined level-wise scheduler for FT(l, w) fat-trees (Ding et al., SC'06, section 6).
+"""Pipelined level-wise scheduler for FT(l, w) and FT(l, m, w) fat-trees (Ding et al., SC'06,
+section 6; ``m`` children and ``w`` parents per switch, :class:`~fattree.spec.scheduler.
+GeneralizedFatTree`).
 
 One P_h block per link level ``h = 0 .. l-2``. Each block keeps the availability vectors
 ``Ulink(h, t)`` and ``Dlink(h, t)`` (``w`` bits, 1 = free) of its level in two memories
@@ -50,7 +52,8 @@ Commands (``op`` of a request)
     like a request, one per clock, with the same forwarding.
 ``CLEAR``
     Free every link. It waits until the pipeline is empty, then writes all rows of every
-    memory in parallel, one row per cycle: ``w**(l-1)`` cycles. The memories also start free
+    memory in parallel, one row per cycle: ``w**(l-1)`` cycles (the deepest memory's rows for
+    FT(l, m, w)). The memories also start free
     after configuration, and a reset runs the same clear (``requests`` is not ready for the
     ``w**(l-1)`` cycles after it).
 
@@ -59,8 +62,8 @@ its datapath): results wait in an output FIFO, and ``requests`` is ready only wh
 has room for everything already in flight, so back-pressure on ``results`` reaches
 ``requests`` without holding the pipeline.
 
-Supported range: ``levels`` 2..6, ``w`` a power of two 2..64, at most 65536 switches per
-level (the depth of each memory).
+Supported range: ``levels`` 2..6, ``w`` and ``m`` powers of two 2..64, at most 65536 switches
+on a link level (the depth of its memories: ``m**(l-1-h) * w**h`` rows at level ``h``).
 
 Modules: :mod:`.component` (the component, its input stage, the CLEAR sequencer and the
 output FIFO), :mod:`.level` (one P_h block), :mod:`.priority` (the priority select),
