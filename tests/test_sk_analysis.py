@@ -252,6 +252,7 @@ def test_chi2_sf_against_closed_forms():
 
 
 def test_wilson():
+    assert ska.wilson(0, 1000)[0] == 0 and ska.wilson(7, 7)[1] == 1
     lo, hi = ska.wilson(0, 10)
     assert lo == 0 and hi == pytest.approx(0.2775, abs=1e-4)
     lo, hi = ska.wilson(50, 100)
@@ -400,3 +401,14 @@ def test_experiment_bad_options(capsys, argv, message):
         code = exc.code
     assert code != 0
     assert message in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_table_plot_with_a_cell_never_hit(tmp_path):
+    # Wilson's lower end at 0 hits can come out a hair above 0 (found at --lg-n 8).
+    row = [0, 7, 7, 2**14, "1/128", 1 / 128, None, 0.0, 2.2e-19, 0.0038]
+    result = ska.Result("sk-pr-table", {}, [], [row, row])
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ska._pt_plot(result, str(tmp_path / "zero.png"))
+    assert (tmp_path / "zero.png").stat().st_size > 0

@@ -93,7 +93,8 @@ def wilson(hits: int, trials: int, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval contains p; rounding can put an end a hair past it at 0 or all hits.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def chi2_sf(x: float, df: int) -> float:
@@ -339,7 +340,7 @@ def _pt_plot(result: Result, path: str) -> None:
     ax.errorbar(
         x,
         [r[7] for r in rows],
-        yerr=[[r[7] - r[8] for r in rows], [r[9] - r[7] for r in rows]],
+        yerr=[[max(0.0, r[7] - r[8]) for r in rows], [max(0.0, r[9] - r[7]) for r in rows]],
         fmt="o",
         ms=3,
         capsize=2,
