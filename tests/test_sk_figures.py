@@ -212,7 +212,13 @@ def test_shifts_every_k_equals_the_reference(capsys):
     for row in data["rows"]:
         src, dst = fastsim.cyclic_shift(n, row[1])
         want = [_reference_rounds(n, src, dst, rng) for _ in range(trials)]
-        assert row[3:] == [min(want), pytest.approx(np.mean(want)), max(want)], row[1]
+        assert row[3:6] == [min(want), pytest.approx(np.mean(want)), max(want)], row[1]
+    # Shift by n/2 on the cycle-exact network: nothing is rejected and every path is as long as
+    # the diameter's, so the last acknowledge comes when a lone diameter message's would.
+    assert data["rows"][n // 2 - 1][6] == 1.0
+    # Every shift sends a message across the root (node n/2 - 1 or node 0 does), and none is
+    # faster than a lone one.
+    assert all(r[6] >= 1.0 for r in data["rows"])
     summary = data["summary"][0]
     assert summary[2] == pytest.approx(np.mean([r[4] for r in data["rows"]]))
     assert summary[3] == min(r[3] for r in data["rows"])
@@ -239,6 +245,7 @@ def test_shifts_table(capsys):
         assert row[cols["model_I"]] == pytest.approx(exp.model_one_exact_mean(n, n))
         assert row[cols["min"]] <= row[cols["best_mean"]] <= row[cols["mean"]]
         assert row[cols["mean"]] <= row[cols["worst_mean"]] <= row[cols["max"]]
+        assert row[cols["rounds/imm"]] == pytest.approx(row[cols["mean"]] / row[cols["imm_cycles"]])
     twos = data["by_trailing_zeros"]["64"]
     assert [g["twos"] for g in twos] == list(range(6))
     assert [g["shifts"] for g in twos] == [32, 16, 8, 4, 2, 1]

@@ -879,6 +879,7 @@ def _sh_args(p: argparse.ArgumentParser) -> None:
         help="data words per message (default: circuits held to the end of the round)",
     )
     p.add_argument("--per-k", action="store_true", help="one row per shift k instead of per n")
+    _cycle_args(p)
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
 
@@ -892,7 +893,7 @@ def _sh_run(args, progress) -> Result:
     for h in counted(progress, args.sizes):
         n = 2**h
         progress(f"shifts: n = 2^{h}, {n - 1} shifts")
-        means, lows, highs = [], [], []
+        means, lows, highs, imms = [], [], [], []
         for k in range(1, n):
             src, dst = cyclic_shift(n, k)
             rounds = [_net_rounds(n, src, dst, rng, args.payload) for _ in range(args.trials)]
@@ -900,7 +901,11 @@ def _sh_run(args, progress) -> Result:
             means.append(mean)
             lows.append(low)
             highs.append(high)
-            per_k_rows.append([n, k, args.trials, low, mean, high])
+            imm = None
+            if n <= 2**args.cycles_max:
+                imm = immediate_cycles(n, src, dst, args.length, args.seed)
+                imms.append(imm)
+            per_k_rows.append([n, k, args.trials, low, mean, high, imm])
         rand = [
             _net_rounds(n, *random_traffic(n, n, rng), rng, args.payload)
             for _ in range(args.random_trials)
@@ -925,6 +930,8 @@ def _sh_run(args, progress) -> Result:
                 means[worst],
                 float(np.mean(rand)),
                 one,
+                float(np.mean(imms)) if imms else None,
+                float(np.mean(means) / np.mean(imms)) if imms else None,
             ]
         )
         groups = {}
@@ -940,6 +947,9 @@ def _sh_run(args, progress) -> Result:
         "k_best/k_worst: the shift with the lowest/highest mean; random_net: random "
         f"traffic, m = n, {args.random_trials} trials; model_I: Model I's mean (exact to "
         f"n = {MODEL_ONE_EXACT_MAX})",
+        "imm_cycles: cycle-exact network, immediate retry, every k: mean of clock cycles / "
+        "cycles of one message across the diameter; rounds/imm: mean rounds over that "
+        "(section 7: 'about a factor of two')",
     ]
     for row in rows:
         verdict = "below" if row[8] < row[9] else "NOT below"
@@ -951,7 +961,7 @@ def _sh_run(args, progress) -> Result:
         return Result(
             "shifts",
             _sh_params(args),
-            ["n", "k", "trials", "min", "mean", "max"],
+            ["n", "k", "trials", "min", "mean", "max", "imm_cycles"],
             per_k_rows,
             notes,
             {"by_trailing_zeros": by_twos, "summary": rows},
@@ -971,6 +981,8 @@ def _sh_run(args, progress) -> Result:
             "worst_mean",
             "random_net",
             "model_I",
+            "imm_cycles",
+            "rounds/imm",
         ],
         rows,
         notes,
@@ -985,6 +997,8 @@ def _sh_params(args) -> dict:
         "random_trials": args.random_trials,
         "payload": args.payload,
         "per_k": args.per_k,
+        "cycles_max": args.cycles_max,
+        "length": args.length,
         "seed": args.seed,
     }
 
@@ -1006,6 +1020,9 @@ def _sh_plot(result: Result, path: str) -> None:
     )
     ax.plot(x, [r[9] for r in rows], "s--", ms=3, label="random traffic (network)")
     ax.plot(x, [r[10] for r in rows], "k:", label="Model I")
+    imm = [(r[0], r[11]) for r in rows if r[11] is not None]
+    if imm:
+        ax.plot(*zip(*imm, strict=True), "^--", ms=3, label="immediate retry (normalised)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n")
     ax.set_ylabel("delivery rounds (m = n)")
