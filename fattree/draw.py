@@ -227,10 +227,20 @@ def draw_leiserson(layout: TreeLayout) -> Drawing:
 DRAWABLE = {
     "circuit-tree": lambda p: _circuit_tree(p["leaves"]),
     "scheduler": lambda p: draw_fat_tree(
-        FatTree(p["levels"], p["w"]), f"scheduler: FT({p['levels']}, {p['w']})"
+        FatTree(p["levels"], _scheduler_w(p)), f"scheduler: FT({p['levels']}, {p['w']})"
     ),
     "leiserson-tree": lambda p: draw_leiserson(TreeLayout.universal(p["leaves"], p["w"] or None)),
 }
+
+
+def _scheduler_w(p: dict) -> int:
+    # The picture is of FT(l, w); FT(l, m, w) with m != w is refused, not drawn as FT(l, w).
+    if p.get("m", "") not in ("", None, p["w"]):
+        raise ValueError(
+            f"the scheduler's picture is of FT(l, w) only; FT({p['levels']}, {p['m']}, "
+            f"{p['w']}) (m != w) is not drawn yet"
+        )
+    return p["w"]
 
 
 def _circuit_tree(leaves: int) -> Drawing:
