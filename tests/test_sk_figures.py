@@ -369,3 +369,11 @@ def test_plots(capsys, tmp_path):
         target = tmp_path / f"{argv[0]}.png"
         _experiment(capsys, *argv, "--plot", str(target))
         assert target.stat().st_size > 1000, argv[0]
+
+
+def test_fewer_messages_edges(capsys):
+    # n = 2: bit reversal maps both nodes to themselves (nothing to send), so it has no row;
+    # --fractions 1 would be the whole pattern again and is left out.
+    data = _experiment(capsys, "fewer-messages", "--sizes", "1", "--fractions", "1,2")
+    assert {r[1] for r in data["rows"]} == {"shift", "random"}
+    assert all(r[2] < r[3] for r in data["rows"] if r[7] is not None)

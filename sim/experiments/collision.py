@@ -1115,7 +1115,12 @@ def _fm_run(args, progress) -> Result:
         n = 2**h
         progress(f"fewer-messages: n = {n}, {name}")
         full_m = _full_pattern(name, n, np.random.default_rng(0))[0].size
-        ms = sorted({full_m - 1, *(full_m // f for f in args.fractions)} - {0}, reverse=True)
+        if full_m < 2:  # bit reversal at n = 2: every node is a fixed point
+            continue
+        ms = sorted(
+            {m for m in (full_m - 1, *(full_m // f for f in args.fractions)) if 0 < m < full_m},
+            reverse=True,
+        )
         full_rounds, sub_rounds = [], {m: [] for m in ms}
         for _ in range(args.trials):
             src, dst = _full_pattern(name, n, rng)
