@@ -377,3 +377,8 @@ def test_fewer_messages_edges(capsys):
     data = _experiment(capsys, "fewer-messages", "--sizes", "1", "--fractions", "1,2")
     assert {r[1] for r in data["rows"]} == {"shift", "random"}
     assert all(r[2] < r[3] for r in data["rows"] if r[7] is not None)
+
+
+def test_model_ratios_without_points(capsys):
+    err = _error(capsys, "model-ratios", "--sizes", "1..2", "--messages", "n/8")
+    assert "no size has m = n/8 >= 1: --messages n/8 needs n >= 8 (--sizes 3..)" in err

@@ -553,9 +553,12 @@ def _ratio_summary(rows, col: int) -> dict:
 
 
 def _mr_run(args, progress) -> Result:
+    points = _points(args.sizes, args.messages)
+    if not points:
+        raise ValueError("no size has m = n/8 >= 1: --messages n/8 needs n >= 8 (--sizes 3..)")
     rng = np.random.default_rng(args.seed)
     rows = []
-    for n, m in counted(progress, _points(args.sizes, args.messages)):
+    for n, m in counted(progress, points):
         progress(f"model-ratios: n = {n}, m = {m}")
         one = [model_one_rounds(n, m, rng) for _ in range(args.trials)]
         two = [model_two_rounds(n, m, rng) for _ in range(args.trials)]
