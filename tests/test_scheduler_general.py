@@ -187,3 +187,19 @@ def test_schedulability_experiment_m_not_w():
         row = rows[(name, "greedy", "release")]
         assert row[4:7] == [round(sum(ratios) / 3, 2), round(min(ratios), 2), round(max(ratios), 2)]
         assert row[5] < 100  # the tapered tree refuses
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["draw", "scheduler", "-p", "m=8", "-p", "w=4"], "FT(3, 8, 4) (m != w) is not drawn yet"),
+        (["prove", "scheduler", "-p", "m=4"], "the scheduler proof has no parameter 'm'"),
+        (["verilog", "scheduler", "-p", "m=3"], "parameter m: m must be empty (m = w) or a power"),
+    ],
+)
+def test_commands_that_do_not_take_m_say_so(argv, message, capsys, tmp_path):
+    # Nothing drawn or proved for FT(l, w) when FT(l, m, w) was asked for.
+    out = {"draw": ["-o", str(tmp_path / "out.svg")], "verilog": ["-o", str(tmp_path / "out.v")]}
+    code = main([*argv, *out.get(argv[0], [])])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) == 1
