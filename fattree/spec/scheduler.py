@@ -25,6 +25,7 @@ number is :class:`FatTree`'s.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 
 from ..params import check_int_range, check_positive_int
@@ -145,11 +146,16 @@ class GeneralizedFatTree:
         self.w = check_int_range("w", w, 2)
         #: Nodes, ``m**levels``.
         self.num_nodes = m**levels
-        #: Switches of each level, ``m**(l-1-h) * w**h``.
-        self.switch_counts = tuple(m ** (levels - 1 - h) * w**h for h in range(levels))
-        #: The most switches of any level; ``w**(l-1)`` when ``m == w``, as
-        #: :attr:`FatTree.num_switches`.
-        self.num_switches = max(self.switch_counts)
+        #: The most switches of any level (level 0 or the top); ``w**(l-1)`` when ``m == w``,
+        #: as :attr:`FatTree.num_switches`.
+        self.num_switches = max(m, w) ** (levels - 1)
+
+    @functools.cached_property
+    def switch_counts(self) -> tuple[int, ...]:
+        """Switches of each level, ``m**(l-1-h) * w**h`` (made when first asked for: a tree
+        of absurdly many levels is refused by its users, not built here)."""
+        m, w, levels = self.m, self.w, self.levels
+        return tuple(m ** (levels - 1 - h) * w**h for h in range(levels))
 
     def __repr__(self) -> str:
         return f"GeneralizedFatTree(levels={self.levels}, m={self.m}, w={self.w})"
@@ -178,7 +184,8 @@ class GeneralizedFatTree:
 
     def switch_count(self, level: int) -> int:
         """Switches of ``level``: ``m**(l-1-level) * w**level``."""
-        return self.switch_counts[self.check_level(level)]
+        self.check_level(level)
+        return self.m ** (self.levels - 1 - level) * self.w**level
 
     def switches(self, level: int) -> range:
         """Switch indices ``t`` of ``SW(level, t)``."""
@@ -351,7 +358,7 @@ class GeneralizedFatTree:
         return check_int_range(name, value, 0, self.num_nodes - 1)
 
     def _check_switch(self, level: int, name: str, value: int) -> int:
-        return check_int_range(name, value, 0, self.switch_counts[level] - 1)
+        return check_int_range(name, value, 0, self.switch_count(level) - 1)
 
     def _check_port(self, name: str, value: int) -> int:
         return check_int_range(name, value, 0, self.w - 1)
