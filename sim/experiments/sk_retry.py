@@ -245,7 +245,7 @@ def _run(args, progress) -> Result:
 def _plot(result: Result, path: str) -> None:
     import matplotlib.pyplot as plt
 
-    names = list(dict.fromkeys(r[1] for r in result.rows))
+    names = [p for p in PATTERNS if any(r[1] == p for r in result.rows)]
     fig, axes = plt.subplots(
         2, len(names), figsize=(3.2 * len(names), 6), squeeze=False, sharex=True
     )
