@@ -52,7 +52,7 @@ from amaranth.lib import wiring
 
 from ..hdl._validation import validates_parameters
 from ..hdl.lfsr import LFSR
-from ..hdl.rn1_endpoint import RN1BideltaStream
+from ..hdl.rn1.bidelta_stream import RN1BideltaStream
 from ..params import check_int_range
 from ..sim.models.rn1_endpoint import LOAD, R_IDLE, RN1BideltaStreamModel
 from ..spec.lfsr import LFSRModel, derive_seed
@@ -348,13 +348,13 @@ def expected_run(
 
 
 class RN1Harness(wiring.Component):
-    """Sources, an :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream`, checker and replay
+    """Sources, an :class:`~fattree.hdl.rn1.bidelta_stream.RN1BideltaStream`, checker and replay
     memory: one run of the self-test (see the module documentation).
 
     Parameters
     ----------
     endpoints, seed, retry, max_bytes, timeout
-        The network's parameters (as :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream`);
+        The network's parameters (as :class:`~fattree.hdl.rn1.bidelta_stream.RN1BideltaStream`);
         ``max_bytes`` must hold a header and a check byte (:func:`message_fields`).
     traffic_seed : int
         Seed of the sources' LFSRs.

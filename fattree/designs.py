@@ -252,7 +252,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="rn1",
             summary="DeHon's RN1 router: 8x8 byte channels, radix 4 dilation 2 (or 2 x 4x4), turns",
-            component="fattree.hdl.rn1:RN1Router",
+            component="fattree.hdl.rn1.router:RN1Router",
             params=(
                 Param(
                     "mode",
@@ -274,7 +274,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="rn1-bidelta",
             summary="Transit bidelta network of RN1 routers: log4 N stages, random wiring",
-            component="fattree.hdl.rn1_bidelta:RN1Bidelta",
+            component="fattree.hdl.rn1.bidelta:RN1Bidelta",
             params=(
                 Param("endpoints", 16, "endpoints: 4, 16, 64 or 256", lo=4, hi=256),
                 Param("seed", 1, "seed of the wiring and of the routers' LFSRs", lo=0),
@@ -284,7 +284,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="rn1-bidelta-stream",
             summary="rn1-bidelta with an endpoint per node: message streams in and out, retries",
-            component="fattree.hdl.rn1_endpoint:RN1BideltaStream",
+            component="fattree.hdl.rn1.bidelta_stream:RN1BideltaStream",
             params=(
                 Param("endpoints", 16, "endpoints: 4, 16, 64 or 256", lo=4, hi=256),
                 Param("seed", 1, "seed of the wiring and of every LFSR", lo=0),
@@ -308,14 +308,14 @@ DESIGNS: Registry[Design] = Registry(
             bench="fattree.sim.benches.rn1_endpoint",
             bench_params=(backpressure(20),),
             axis=AxisTop(
-                "fattree.hdl.rn1_axis:rn1_bidelta_stream_axis",
+                "fattree.hdl.rn1.axis:rn1_bidelta_stream_axis",
                 "fattree.sim.benches.rn1_endpoint_axis",
             ),
         ),
         Design(
             name="rn1-unit-tree",
             summary="DeHon unit tree of RN1: 64 subtrees, 3 down layers + 1 up, crossovers",
-            component="fattree.hdl.rn1_unit_tree:RN1UnitTree",
+            component="fattree.hdl.rn1.unit_tree:RN1UnitTree",
             params=(
                 Param("width", 2, "links per subtree and direction: 2 or 8", lo=2, hi=8),
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
@@ -325,7 +325,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="rn1-fat-tree",
             summary="DeHon's 64-node fat-tree (2-wide unit tree, 52 RN1) with an endpoint per node",
-            component="fattree.hdl.rn1_fat_tree:RN1FatTreeStream",
+            component="fattree.hdl.rn1.fat_tree:RN1FatTreeStream",
             params=(
                 Param("seed", 1, "seed of the routers' and endpoints' LFSRs", lo=0),
                 Param(
@@ -340,14 +340,14 @@ DESIGNS: Registry[Design] = Registry(
             bench="fattree.sim.benches.rn1_endpoint",
             bench_params=(backpressure(20),),
             axis=AxisTop(
-                "fattree.hdl.rn1_axis:rn1_fat_tree_axis",
+                "fattree.hdl.rn1.axis:rn1_fat_tree_axis",
                 "fattree.sim.benches.rn1_endpoint_axis",
             ),
         ),
         Design(
             name="rn1-fat-tree-network",
             summary="DeHon's fat-tree of 1-2 unit-tree stages (64 / 4096 nodes), no endpoints",
-            component="fattree.hdl.rn1_fat_tree:fat_tree_network_top",
+            component="fattree.hdl.rn1.fat_tree:fat_tree_network_top",
             params=(
                 # 1 by default: fattree sim refuses two stages on both simulators, which ran
                 # out of this machine's memory (sim/cocotb_runner.py TOO_BIG).
@@ -359,7 +359,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="rn1-hybrid",
             summary="DeHon's hybrid fat-tree: bidelta leaf clusters under 8-wide unit trees",
-            component="fattree.hdl.rn1_hybrid:hybrid_top",
+            component="fattree.hdl.rn1.hybrid:hybrid_top",
             params=(
                 Param("cluster", 12, "nodes per leaf cluster: 12, 48 or 192", lo=12, hi=192),
                 Param("stages", 2, "1: one cluster; 2: 64 clusters under unit trees", lo=1, hi=2),
@@ -462,7 +462,7 @@ def elaborate_verilog(
     platform = SynthesisTarget(family) if family else None
     component = design.build(params, ports)
     # RN1 networks in their hierarchical form write their own structural Verilog over shared
-    # router modules (hdl/rn1_modules.py): two unit-tree stages have 156 672 input bits, an
+    # router modules (hdl/rn1/modules.py): two unit-tree stages have 156 672 input bits, an
     # Amaranth top at most 65 536.
     own = getattr(component, "structural_verilog", None)
     text = own(top_name(design, ports)) if own is not None else None

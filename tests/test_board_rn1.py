@@ -24,7 +24,7 @@ from fattree.boards.rn1_selftest import (
     rn1_selftest,
 )
 from fattree.boards.selftest import SelfTestCore, simulate_status
-from fattree.hdl.rn1_endpoint import RN1BideltaStream
+from fattree.hdl.rn1.bidelta_stream import RN1BideltaStream
 from fattree.scripts.main import main
 from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel
 from fattree.sim.testbench import simulate

@@ -556,7 +556,7 @@ def rn1_reset(dut, model_of, layout, seed, *, count=3, latest=80):
     "seed, mode", [(1, "primary"), (2, "alternate"), pytest.param(3, "primary", marks=SLOW)]
 )
 def test_rn1(seed, mode):
-    from fattree.hdl.rn1 import RN1Router
+    from fattree.hdl.rn1.router import RN1Router
     from fattree.sim.models.rn1 import RN1Model
 
     rn1_reset(RN1Router(mode, seed), lambda: RN1Model(mode, seed), None, seed)
@@ -565,7 +565,7 @@ def test_rn1(seed, mode):
 # Elaborating the 16-endpoint network takes ~11 s: one seed by default.
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=SLOW), pytest.param(3, marks=SLOW)])
 def test_rn1_bidelta(seed):
-    from fattree.hdl.rn1_bidelta import RN1Bidelta
+    from fattree.hdl.rn1.bidelta import RN1Bidelta
     from fattree.sim.checks.rn1 import bidelta_layout
     from fattree.sim.models.rn1 import RN1BideltaModel
 
@@ -576,7 +576,7 @@ def test_rn1_bidelta(seed):
 @pytest.mark.slow  # 64 subtrees of RN1 routers: ~4 minutes
 @pytest.mark.parametrize("seed", [1, 2])
 def test_rn1_unit_tree(seed):
-    from fattree.hdl.rn1_unit_tree import RN1UnitTree
+    from fattree.hdl.rn1.unit_tree import RN1UnitTree
     from fattree.sim.checks.rn1 import unit_tree_layout
     from fattree.sim.models.rn1 import RN1UnitTreeModel
 

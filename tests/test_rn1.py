@@ -5,7 +5,7 @@ import random
 import pytest
 from amaranth import ResetInserter, Signal
 
-from fattree.hdl.rn1 import RN1Router
+from fattree.hdl.rn1.router import RN1Router
 from fattree.sim.checks.rn1 import (
     Knobs,
     simulate_network,

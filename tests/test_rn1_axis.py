@@ -1,4 +1,4 @@
-"""AXI4-Stream tops of the RN1 networks with endpoints (hdl/rn1_axis.py): the port names a
+"""AXI4-Stream tops of the RN1 networks with endpoints (hdl/rn1/axis.py): the port names a
 Verilog user sees, and the cocotbext-axi bench (sim/benches/rn1_endpoint_axis.py) against
 the reference model, with a broken reference caught."""
 
@@ -48,7 +48,7 @@ def test_axis_port_names(capsys):
 
 
 def test_the_wrapper_checks_parameters_as_the_network():
-    from fattree.hdl.rn1_axis import rn1_bidelta_stream_axis
+    from fattree.hdl.rn1.axis import rn1_bidelta_stream_axis
 
     with pytest.raises(ValueError, match="max_bytes"):
         rn1_bidelta_stream_axis(endpoints=4, max_bytes=0)
@@ -62,7 +62,7 @@ def test_both_rn1_endpoint_designs_have_an_axis_top():
         ("rn1-fat-tree", "rn1_fat_tree_axis"),
     ):
         top = get_design(name).top("axis")
-        assert top.component == f"fattree.hdl.rn1_axis:{module}"
+        assert top.component == f"fattree.hdl.rn1.axis:{module}"
         assert top.bench == "fattree.sim.benches.rn1_endpoint_axis"
 
 
@@ -102,7 +102,7 @@ def test_fat_tree_axis_ports(built_but_unused):
     elaborated: its Verilog takes minutes)."""
     from amaranth.lib.wiring import In, Out
 
-    from fattree.hdl.rn1_axis import rn1_fat_tree_axis
+    from fattree.hdl.rn1.axis import rn1_fat_tree_axis
 
     top = rn1_fat_tree_axis(seed=1, retry="round", max_bytes=4)
     members = top.signature.members

@@ -161,7 +161,7 @@ def test_parameter_errors():
 
 
 def check_network(endpoints, seed, pattern, count, mutate=False):
-    from fattree.hdl.rn1_bidelta import RN1Bidelta
+    from fattree.hdl.rn1.bidelta import RN1Bidelta
     from fattree.sim.checks.rn1 import bidelta_layout, simulate_network
     from fattree.sim.models.rn1 import RN1BideltaModel
 

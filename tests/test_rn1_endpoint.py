@@ -1,4 +1,4 @@
-"""The RN1 endpoint interface (hdl/rn1_endpoint.py) against its cycle-exact model and the
+"""The RN1 endpoint interface (hdl/rn1/endpoint.py) against its cycle-exact model and the
 protocol of docs/dehon.md ("Endpoints"): one endpoint alone with stand-ins for the network,
 directed timing, and the bidelta network with an endpoint on every node (rn1-bidelta-stream),
 in amaranth.sim and as a cocotb bench."""
@@ -13,7 +13,8 @@ import pytest
 from amaranth.hdl import Value
 
 from fattree.designs import get_design
-from fattree.hdl.rn1_endpoint import RN1BideltaStream, RN1Endpoint
+from fattree.hdl.rn1.bidelta_stream import RN1BideltaStream
+from fattree.hdl.rn1.endpoint import RN1Endpoint
 from fattree.sim.checks.rn1_endpoint import (
     CHECKS,
     STREAM_OUTPUTS,

@@ -471,9 +471,9 @@ from amaranth import Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 from amaranth.lib.wiring import In, Out  # noqa: E402
 
-from fattree.hdl.rn1 import channel_signature  # noqa: E402
-from fattree.hdl.rn1_network import wire_network  # noqa: E402
-from fattree.hdl.rn1_swallow import RN1Swallow  # noqa: E402
+from fattree.hdl.rn1.network import wire_network  # noqa: E402
+from fattree.hdl.rn1.router import channel_signature  # noqa: E402
+from fattree.hdl.rn1.swallow import RN1Swallow  # noqa: E402
 from fattree.sim.testbench import simulate  # noqa: E402
 
 
@@ -594,7 +594,7 @@ def test_network_with_swallows_rtl_equals_the_model(knobs):
     ],
 )
 def test_fat_tree_component_parameter_errors(kwargs, message):
-    from fattree.hdl.rn1_fat_tree import RN1FatTree
+    from fattree.hdl.rn1.fat_tree import RN1FatTree
 
     with pytest.raises(ValueError) as info:
         RN1FatTree(**kwargs)
@@ -607,7 +607,7 @@ def test_one_stage_component_is_the_unit_tree_wiring():
     # checked against the model in tests/test_rn1_unit_tree.py), and no swallow.
     from amaranth.hdl import Fragment
 
-    from fattree.hdl.rn1_fat_tree import RN1FatTree
+    from fattree.hdl.rn1.fat_tree import RN1FatTree
 
     dut = RN1FatTree(1, seed=3)
     fragment = Fragment.get(dut, None)
@@ -656,8 +656,8 @@ import re  # noqa: E402
 import shutil  # noqa: E402
 
 from fattree.designs import get_design  # noqa: E402
-from fattree.hdl.rn1_fat_tree import RN1FatTree  # noqa: E402
-from fattree.hdl.rn1_modules import ExportShapeError, _seed_port  # noqa: E402
+from fattree.hdl.rn1.fat_tree import RN1FatTree  # noqa: E402
+from fattree.hdl.rn1.modules import ExportShapeError, _seed_port  # noqa: E402
 
 _ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
 
@@ -692,7 +692,7 @@ def test_shared_router_module_is_the_router(mode, seed, bench_seed, passes, tmp_
     # seed one off must fail: the port really sets the LFSR.
     from amaranth.back import verilog
 
-    from fattree.hdl.rn1_modules import network_modules
+    from fattree.hdl.rn1.modules import network_modules
     from fattree.sim.cocotb_runner import run_bench
 
     dut = _One(mode, seed)
@@ -804,8 +804,8 @@ def test_two_stage_network_is_refused_in_one_line(simulator, why, tmp_path):
 def test_synthesis_gets_the_flat_form_or_a_one_line_refusal(built_but_unused):
     # The synthesis flow reads Amaranth's RTLIL (no shared modules): one stage elaborates flat
     # (52 RN1Router components), two stages are refused before any export.
-    from fattree.hdl.rn1 import RN1Router
-    from fattree.hdl.rn1_fat_tree import fat_tree_network_top
+    from fattree.hdl.rn1.fat_tree import fat_tree_network_top
+    from fattree.hdl.rn1.router import RN1Router
     from fattree.hdl.target import SynthesisTarget
 
     m = fat_tree_network_top(1, 1).elaborate(SynthesisTarget("ecp5"))

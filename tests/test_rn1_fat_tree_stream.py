@@ -1,5 +1,5 @@
 """DeHon's 64-node fat-tree with an RN1 endpoint per node (``rn1-fat-tree``,
-hdl/rn1_fat_tree.py ``RN1FatTreeStream``): the unit-tree route rule of the endpoints
+hdl/rn1/fat_tree.py ``RN1FatTreeStream``): the unit-tree route rule of the endpoints
 (fattree/spec/rn1_endpoint.py), the endpoint with that rule against its model, RTL endpoints
 on the network's model, the model of the whole design, and (behind ``--run-slow``) the whole
 design's RTL against its model in amaranth.sim and as a cocotb bench."""
@@ -12,8 +12,8 @@ from amaranth import Elaboratable, Module
 from amaranth.hdl import Value
 
 from fattree.designs import get_design
-from fattree.hdl.rn1_endpoint import RN1Endpoint
-from fattree.hdl.rn1_fat_tree import RN1FatTreeStream
+from fattree.hdl.rn1.endpoint import RN1Endpoint
+from fattree.hdl.rn1.fat_tree import RN1FatTreeStream
 from fattree.sim.checks.rn1_endpoint import (
     CHECKS,
     STREAM_OUTPUTS,

@@ -551,7 +551,7 @@ def _cluster_traffic(net, rng, count):
     ],
 )
 def test_cluster_rtl_equals_the_model_every_cycle(cluster, seed, knobs):
-    from fattree.hdl.rn1_hybrid import RN1Hybrid
+    from fattree.hdl.rn1.hybrid import RN1Hybrid
     from fattree.sim.testbench import simulate
 
     dut, model = RN1Hybrid(cluster, 1, seed), RN1HybridModel(cluster, 1, None, seed)
@@ -603,7 +603,7 @@ def test_cluster_rtl_equals_the_model_every_cycle(cluster, seed, knobs):
     ],
 )
 def test_component_parameter_errors(kwargs, error, message):
-    from fattree.hdl.rn1_hybrid import RN1Hybrid
+    from fattree.hdl.rn1.hybrid import RN1Hybrid
 
     with pytest.raises(error) as info:
         RN1Hybrid(**kwargs)
@@ -650,7 +650,7 @@ def test_two_stage_hybrid_on_icarus(tmp_path):
 
 
 def test_hierarchy_parameter_error():
-    from fattree.hdl.rn1_hybrid import RN1Hybrid
+    from fattree.hdl.rn1.hybrid import RN1Hybrid
 
     with pytest.raises(TypeError, match=r"^hierarchy must be True or False, not 'yes'$"):
         RN1Hybrid(12, 1, 1, hierarchy="yes")

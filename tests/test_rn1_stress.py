@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from fattree.hdl.rn1 import RN1Router
+from fattree.hdl.rn1.router import RN1Router
 from fattree.sim.benches.rn1 import STRESS, anywhere_layout
 from fattree.sim.checks.rn1 import CHECKS, RN1Check, burst, transmissions
 from fattree.sim.models.rn1 import RN1Model

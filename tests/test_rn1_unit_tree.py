@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from fattree.hdl.rn1_unit_tree import RN1UnitTree
+from fattree.hdl.rn1.unit_tree import RN1UnitTree
 from fattree.sim.checks.rn1 import (
     CHECKS,
     RN1Check,
@@ -118,7 +118,7 @@ def _bench(width, simulator, frames, root):
 @pytest.mark.cocotb
 def test_verilog_is_the_hierarchical_export_and_matches_the_model(tmp_path):
     # `fattree verilog rn1-unit-tree` writes the routers as instances of the shared modules
-    # (hdl/rn1_modules.py); the bench's endpoints on all 160 channels, every word checked.
+    # (hdl/rn1/modules.py); the bench's endpoints on all 160 channels, every word checked.
     _bench(2, "icarus", 160, tmp_path)
 
 

@@ -1,4 +1,4 @@
-"""Properties of :class:`fattree.hdl.rn1.RN1Router`, written from the channel protocol
+"""Properties of :class:`fattree.hdl.rn1.router.RN1Router`, written from the channel protocol
 (:mod:`fattree.spec.rn1`, docs/dehon.md), not from its gates.
 
 Free inputs: every input channel's forward word and every output channel's backward word, at
@@ -47,7 +47,7 @@ def harness(params: dict, broken: bool) -> RN1Properties:
 class RN1Properties(Harness):
     def __init__(self, mode: str, *, broken: bool = False, priority: str = "fixed"):
         super().__init__()
-        from ..hdl.rn1 import RN1Router
+        from ..hdl.rn1.router import RN1Router
 
         self.mode = mode
         self.priority = priority

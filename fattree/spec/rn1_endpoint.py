@@ -1,4 +1,4 @@
-"""The RN1 endpoint interface as data: what :class:`fattree.hdl.rn1_endpoint.RN1Endpoint` and
+"""The RN1 endpoint interface as data: what :class:`fattree.hdl.rn1.endpoint.RN1Endpoint` and
 its reference model :class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel` agree on.
 
 * The user's streams, one beat per byte, framed by ``last``: a transmit beat is ``data`` (8

@@ -442,7 +442,7 @@ def _sub(node: int, stage: int) -> int:
 
 @dataclass
 class FatTreeNetwork:
-    """A fat-tree of unit-tree stages as wiring, in the form :func:`fattree.hdl.rn1_network.
+    """A fat-tree of unit-tree stages as wiring, in the form :func:`fattree.hdl.rn1.network.
     wire_network` and :class:`fattree.sim.models.rn1.RN1NetworkModel` read.
 
     Unit tree ``(s, t)`` is tree ``t`` of stage ``s`` (1: the leaves, 2-wide; above, 8-wide);

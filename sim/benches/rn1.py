@@ -1,4 +1,4 @@
-"""cocotb bench of :class:`fattree.hdl.rn1.RN1Router`: endpoints, model, scoreboard.
+"""cocotb bench of :class:`fattree.hdl.rn1.router.RN1Router`: endpoints, model, scoreboard.
 
 Sixteen protocol-following endpoints (a sender on each input channel, a receiver on each
 output channel; :class:`fattree.sim.checks.rn1.End`) open connections, close them with TURN

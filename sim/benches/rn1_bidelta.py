@@ -1,4 +1,4 @@
-"""cocotb bench of :class:`fattree.hdl.rn1_bidelta.RN1Bidelta`: endpoints, model, scoreboard.
+"""cocotb bench of :class:`fattree.hdl.rn1.bidelta.RN1Bidelta`: endpoints, model, scoreboard.
 
 The endpoints of :mod:`fattree.sim.checks.rn1` on every network channel (each endpoint's two
 ways in and two ways out run independent senders and receivers), with the bidelta layout:

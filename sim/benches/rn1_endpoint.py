@@ -1,6 +1,6 @@
 """cocotb bench of the RN1 networks with an endpoint interface on every node, driven through
-their streams: :class:`fattree.hdl.rn1_endpoint.RN1BideltaStream` (``rn1-bidelta-stream``)
-and :class:`fattree.hdl.rn1_fat_tree.RN1FatTreeStream` (``rn1-fat-tree``, 64 nodes); the
+their streams: :class:`fattree.hdl.rn1.bidelta_stream.RN1BideltaStream` (``rn1-bidelta-stream``)
+and :class:`fattree.hdl.rn1.fat_tree.RN1FatTreeStream` (``rn1-fat-tree``, 64 nodes); the
 design's name picks the model (:data:`MODELS`).
 
 Per endpoint ``e``: a stream user on ``tx__<e>__*`` that offers frames (one beat per byte,

@@ -1,5 +1,5 @@
 """cocotb bench of the RN1 networks with endpoints behind AXI4-Stream ports (``fattree sim
-rn1-bidelta-stream --ports axis``, :mod:`fattree.hdl.rn1_axis`), driven by cocotbext-axi as a
+rn1-bidelta-stream --ports axis``, :mod:`fattree.hdl.rn1.axis`), driven by cocotbext-axi as a
 user outside Amaranth would drive them.
 
 Per endpoint ``k``: an ``AxiStreamSource`` on ``s_axis_<k>`` and an ``AxiStreamSink`` on

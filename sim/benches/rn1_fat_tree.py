@@ -1,7 +1,7 @@
 """cocotb bench of DeHon's fat-tree network (``rn1-fat-tree-network``: :class:`fattree.hdl.
 rn1_fat_tree.RN1FatTree` of 1 or 2 unit-tree stages, routers and swallows as instances of
 shared modules) against :class:`RN1FatTreeModel`, and of the hybrid fat-tree (``rn1-hybrid``,
-:class:`fattree.hdl.rn1_hybrid.RN1Hybrid`) against :class:`RN1HybridModel`.
+:class:`fattree.hdl.rn1.hybrid.RN1Hybrid`) against :class:`RN1HybridModel`.
 
 First, at the fat-tree, one head from node 0 to a node at each level alone in the idle network
 (:func:`head_phase`): the cycles until its first word reaches the node, the figures of
@@ -182,7 +182,7 @@ def run_hierarchical(design: str, params: dict, frames: int, root, seed: int = 3
         source.write_text(text)
     control = where / "hier.vlt"
     lines = ["`verilator_config", f'public_flat_rw -module "{top}" -var "*"']
-    # The shared router modules, as the export names them (hdl/rn1_modules.py).
+    # The shared router modules, as the export names them (hdl/rn1/modules.py).
     routers = re.findall(r"^module (rn1_router_\w+)\(", text, re.M)
     lines += [f'hier_block -module "{name}"' for name in routers]
     control.write_text("\n".join(lines) + "\n")

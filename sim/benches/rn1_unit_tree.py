@@ -1,4 +1,4 @@
-"""cocotb bench of :class:`fattree.hdl.rn1_unit_tree.RN1UnitTree`: the endpoints of
+"""cocotb bench of :class:`fattree.hdl.rn1.unit_tree.RN1UnitTree`: the endpoints of
 :mod:`fattree.sim.checks.rn1` on every channel of the unit tree (each subtree's links and the
 top's), with the unit-tree layout: heads name a destination subtree or the top. Phases:
 random destinations (``frames`` transmissions in all), then a hot spot (every transmission to

@@ -75,7 +75,7 @@ IDLE, OPEN, DISCARD = 0, 1, 2
 
 
 class RN1Model:
-    """Registers of one :class:`~fattree.hdl.rn1.RN1Router`.
+    """Registers of one :class:`~fattree.hdl.rn1.router.RN1Router`.
 
     Parameters
     ----------
@@ -308,7 +308,7 @@ def _disabled_ports(routers: dict, links, swallows, dead, dead_links):
 
 
 class RN1SwallowModel:
-    """Registers of a swallow element (:class:`~fattree.hdl.rn1_swallow.RN1Swallow`): one
+    """Registers of a swallow element (:class:`~fattree.hdl.rn1.swallow.RN1Swallow`): one
     channel in, one out, in front of every link that enters a unit tree from another unit
     tree of a fat-tree (docs/dehon.md, "Routes over several head bytes").
 

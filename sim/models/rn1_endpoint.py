@@ -66,7 +66,7 @@ _TOP = (1 << COUNTER_BITS) - 1
 
 
 class RN1EndpointModel:
-    """Registers of one :class:`~fattree.hdl.rn1_endpoint.RN1Endpoint` (same parameters; the
+    """Registers of one :class:`~fattree.hdl.rn1.endpoint.RN1Endpoint` (same parameters; the
     head bytes from the route rule of the definitions, :func:`route_heads`)."""
 
     def __init__(
@@ -318,7 +318,7 @@ class _StreamModel:
 class RN1BideltaStreamModel(_StreamModel):
     """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
     from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), as
-    :class:`~fattree.hdl.rn1_endpoint.RN1BideltaStream` (same parameters; ``dead_outputs``
+    :class:`~fattree.hdl.rn1.bidelta_stream.RN1BideltaStream` (same parameters; ``dead_outputs``
     the endpoint output channels cut from the network)."""
 
     def __init__(
@@ -338,7 +338,7 @@ class RN1BideltaStreamModel(_StreamModel):
 class RN1FatTreeStreamModel(_StreamModel):
     """The one-stage fat-tree (:class:`RN1FatTreeModel` of one stage: the 2-wide unit tree,
     64 processing nodes) with an :class:`RN1EndpointModel` of route rule ``"unit-tree"`` on
-    every node, as :class:`~fattree.hdl.rn1_fat_tree.RN1FatTreeStream` (same parameters);
+    every node, as :class:`~fattree.hdl.rn1.fat_tree.RN1FatTreeStream` (same parameters);
     the root's top links idle both ways."""
 
     def __init__(self, seed=1, retry="immediate", max_bytes=8):

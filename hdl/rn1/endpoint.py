@@ -1,5 +1,6 @@
 """Endpoint interface of an RN1 network (DeHon 1993: "processing nodes generally each have
-two inputs and two outputs to the network"), and the bidelta network with one per endpoint.
+two inputs and two outputs to the network"), and how a network gets one per node
+(:func:`stream_members`, :func:`attach_endpoints`).
 
 :class:`RN1Endpoint` turns a stream of messages into RN1 transmissions and back
 (docs/dehon.md, section "Endpoints"; definitions in :mod:`fattree.spec.rn1_endpoint`):
@@ -36,38 +37,34 @@ from amaranth.hdl import Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from ..params import check_int_range
-from ..spec.rn1 import BLOCKED, CONNECTED, word
-from ..spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
-from ..spec.rn1_endpoint import (
+from ...params import check_int_range
+from ...spec.rn1 import BLOCKED, CONNECTED, word
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
+from ...spec.rn1_endpoint import (
     BACKOFF_CAP,
     BACKOFF_SLOT,
     COUNTER_BITS,
     GIVE_UP,
     LFSR_WIDTH,
     TIMEOUT,
-    check_dead_outputs,
     check_max_bytes,
     check_retry,
     check_route,
     check_timeout,
-    endpoint_seed,
     head_bits,
     path_routers,
     route_heads,
     rx_fields,
     tx_fields,
 )
-from ._validation import validates_parameters
-from .lfsr import LFSR
-from .rn1 import channel_signature
-from .rn1_bidelta import RN1Bidelta
+from .._validation import validates_parameters
+from ..lfsr import LFSR
+from .router import channel_signature
 
 __all__ = [
     "tx_signature",
     "rx_signature",
     "RN1Endpoint",
-    "RN1BideltaStream",
     "stream_members",
     "attach_endpoints",
 ]
@@ -367,63 +364,6 @@ class RN1Endpoint(wiring.Component):
                         m.d.sync += full[k].eq(0)
             with m.Else():
                 m.d.sync += idx.eq(idx + 1)
-
-
-class RN1BideltaStream(wiring.Component):
-    """The bidelta network (:class:`RN1Bidelta`) with an :class:`RN1Endpoint` on every
-    endpoint: streams of messages in and out.
-
-    Parameters
-    ----------
-    endpoints : int
-        4, 16, 64 or 256.
-    seed : int
-        Seed of the wiring, the routers' LFSRs and the endpoints' (``>= 0``).
-    retry : str or int
-        The endpoints' retry strategy (``"immediate"``, ``"round"``, ``"backoff"``).
-    max_bytes : int
-        Payload bytes per message at most, ``1 .. 64``.
-    timeout : int
-        The endpoints' status timeout (:class:`RN1Endpoint`).
-    dead_outputs : list of int
-        A fault, for tests: endpoint output channels (``2 * endpoint + link``) cut from the
-        network, so nothing crosses them either way.
-
-    Attributes
-    ----------
-    tx : In(tx_signature(endpoints)).array(endpoints)
-    rx : Out(rx_signature()).array(endpoints)
-    sent, retries, received, dropped, timeouts : Out(16).array(endpoints)
-        Each endpoint's counters (:class:`RN1Endpoint`).
-
-    For ``retry="round"``, every endpoint's ``go`` rises one cycle after a cycle in which no
-    endpoint had a transmission under way.
-    """
-
-    @validates_parameters
-    def __init__(
-        self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
-    ):
-        self.endpoints = check_endpoints(endpoints)
-        self.seed = check_int_range("seed", seed, 0)
-        self.retry = check_retry(retry)
-        self.max_bytes = check_max_bytes(max_bytes)
-        self.timeout = check_timeout(timeout, path_routers("bidelta", self.endpoints))
-        self.dead_outputs = check_dead_outputs(dead_outputs, self.endpoints)
-        super().__init__(stream_members(endpoints))
-
-    def elaborate(self, platform):
-        m = Module()
-        n = self.endpoints
-        m.submodules.net = net = RN1Bidelta(n, self.seed)
-        endpoints = [
-            RN1Endpoint(
-                n, self.retry, endpoint_seed(self.seed, e), self.max_bytes, timeout=self.timeout
-            )
-            for e in range(n)
-        ]
-        attach_endpoints(m, self, net, endpoints, self.dead_outputs)
-        return m
 
 
 def stream_members(endpoints: int) -> dict:

@@ -24,8 +24,8 @@ from amaranth.hdl import Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..spec.rn1 import BLOCKED, CONNECTED, TURN, WORD_BITS, word
-from .rn1 import channel_signature
+from ...spec.rn1 import BLOCKED, CONNECTED, TURN, WORD_BITS, word
+from .router import channel_signature
 
 __all__ = ["RN1Swallow"]
 

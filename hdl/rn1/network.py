@@ -2,14 +2,14 @@
 turns ``(source, sink)`` link ends into router instances and wires.
 
 Link ends are ``("in", *key, port)`` and ``("out", *key, port)`` for router ``key`` (or
-swallow element ``key``, port 0: :class:`fattree.hdl.rn1_swallow.RN1Swallow`); any other end
+swallow element ``key``, port 0: :class:`fattree.hdl.rn1.swallow.RN1Swallow`); any other end
 is an edge of the network, named in ``inputs`` (sources: the network's input channels, in
 order) or ``outputs`` (sinks: its output channels). The reference model is
 :class:`fattree.sim.models.rn1.RN1NetworkModel`, which reads the same lists.
 
 Two forms of the same network: flat (each router a :class:`RN1Router` component, as
 amaranth.sim runs it), or ``hierarchy=True``: each router and swallow an ``Instance`` of one
-shared Verilog module per router mode (:mod:`fattree.hdl.rn1_modules`), the seed a constant on
+shared Verilog module per router mode (:mod:`fattree.hdl.rn1.modules`), the seed a constant on
 the instance's ``seed`` port, so the export grows with the wires, not with copies of the
 router (two unit-tree stages, 4160 routers, export; flat they do not).
 """
@@ -17,10 +17,10 @@ router (two unit-tree stages, 4160 routers, export; flat they do not).
 from amaranth import ClockSignal, Const, Module, ResetSignal, Signal
 from amaranth.hdl import Instance, Value
 
-from ..spec.rn1 import CHANNELS, LFSR_WIDTH, WORD_BITS
-from .rn1 import RN1Router
-from .rn1_modules import MODULES
-from .rn1_swallow import RN1Swallow
+from ...spec.rn1 import CHANNELS, LFSR_WIDTH, WORD_BITS
+from .modules import MODULES
+from .router import RN1Router
+from .swallow import RN1Swallow
 
 __all__ = ["wire_network"]
 
@@ -63,7 +63,7 @@ def wire_network(
     :class:`RN1Swallow` per ``swallows`` key to ``m``, and the links between them and the
     edge channels ``i`` (the component's input channels, ``inputs[c]`` is ``i[c]``) and
     ``o``; returns the routers and swallows by key. ``hierarchy``: place them as
-    ``Instance`` s of the modules of :func:`fattree.hdl.rn1_modules.network_modules`
+    ``Instance`` s of the modules of :func:`fattree.hdl.rn1.modules.network_modules`
     instead (the caller's export must add those modules)."""
     made = {}
     swallow_keys = set(swallows)

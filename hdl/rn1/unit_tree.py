@@ -15,12 +15,12 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range
-from ..spec.rn1_tree import unit_tree
-from ._validation import validates_parameters
-from .rn1 import channel_signature
-from .rn1_modules import network_modules, network_verilog
-from .rn1_network import wire_network
+from ...params import check_int_range
+from ...spec.rn1_tree import unit_tree
+from .._validation import validates_parameters
+from .modules import network_modules, network_verilog
+from .network import wire_network
+from .router import channel_signature
 
 __all__ = ["RN1UnitTree"]
 
@@ -55,7 +55,7 @@ class RN1UnitTree(wiring.Component):
     def structural_verilog(self, name: str) -> str:
         """The tree's Verilog (``fattree verilog rn1-unit-tree``), module ``name``: written
         from the link list over one shared module per router mode, the seeds on ports
-        (:mod:`fattree.hdl.rn1_modules`), so the 8-wide tree's 208 routers export in seconds;
+        (:mod:`fattree.hdl.rn1.modules`), so the 8-wide tree's 208 routers export in seconds;
         amaranth.sim and synthesis elaborate the routers as components."""
         self._MustUse__silence = True  # exported without elaboration: used all the same
         tree = self.tree

@@ -2,7 +2,7 @@
 :func:`fattree.spec.rn1_hybrid.hybrid_network`: bidelta leaf clusters of 12, 48 or 192
 processing nodes, alone (``stages=1``: one cluster, its links to the tree as channels of
 their own) or under one stage of 8-wide unit trees (``stages=2``), with a swallow element
-(:class:`fattree.hdl.rn1_swallow.RN1Swallow`) on every link between stacks.
+(:class:`fattree.hdl.rn1.swallow.RN1Swallow`) on every link between stacks.
 
 Channels, in order (:attr:`HybridNetwork.inputs` / ``outputs``): node ``e``'s link ``k`` is
 channel ``2e + k``, then the top links (of the cluster, or of the root's unit trees).
@@ -16,12 +16,12 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range
-from ..spec.rn1_hybrid import HYBRID_STAGES, check_cluster, hybrid_network
-from ._validation import validates_parameters
-from .rn1 import channel_signature
-from .rn1_modules import check_fits, network_modules, network_verilog
-from .rn1_network import wire_network
+from ...params import check_int_range
+from ...spec.rn1_hybrid import HYBRID_STAGES, check_cluster, hybrid_network
+from .._validation import validates_parameters
+from .modules import check_fits, network_modules, network_verilog
+from .network import wire_network
+from .router import channel_signature
 
 __all__ = ["RN1Hybrid", "hybrid_top"]
 
@@ -39,7 +39,7 @@ class RN1Hybrid(wiring.Component):
         Seed of the routers' LFSRs (``>= 0``); the wiring is the regular, dispersed one.
     hierarchy : bool
         False: every router a component (amaranth.sim runs it); True: every router and
-        swallow an ``Instance`` of a shared module (:mod:`fattree.hdl.rn1_modules`), whose
+        swallow an ``Instance`` of a shared module (:mod:`fattree.hdl.rn1.modules`), whose
         Verilog :meth:`verilog_modules` gives; the form two stages export in.
 
     Attributes

@@ -1,7 +1,7 @@
 """DeHon's fat-tree of unit-tree stages (DeHon 1993, "Fat-tree composition"), wired from
 :func:`fattree.spec.rn1_tree.fat_tree_network`: 2-wide unit trees at the processing nodes,
 8-wide above, the links between stages dispersed over the parent's unit trees, and a swallow
-element (:class:`fattree.hdl.rn1_swallow.RN1Swallow`) on every link that enters a unit tree
+element (:class:`fattree.hdl.rn1.swallow.RN1Swallow`) on every link that enters a unit tree
 from another, so a route carries one head byte per unit tree crossed
 (:meth:`fattree.spec.rn1_tree.FatTreeNetwork.heads`).
 
@@ -12,7 +12,7 @@ the network (``fwd`` in, ``bk`` out), ``o[c]`` comes out of it. The reference is
 (``rn1-unit-tree``, 52 routers); two stages are 4160 routers and 4096 swallows.
 
 :class:`RN1FatTreeStream` (``rn1-fat-tree``) is the one-stage fat-tree with an
-:class:`fattree.hdl.rn1_endpoint.RN1Endpoint` of route rule ``"unit-tree"`` on every node:
+:class:`fattree.hdl.rn1.endpoint.RN1Endpoint` of route rule ``"unit-tree"`` on every node:
 message streams in and out (docs/dehon.md, section "The 64-node fat-tree with endpoints").
 """
 
@@ -20,14 +20,14 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range
-from ..spec.rn1_endpoint import check_max_bytes, check_retry, endpoint_seed
-from ..spec.rn1_tree import SUBTREES, WIRED_STAGES, fat_tree_network
-from ._validation import validates_parameters
-from .rn1 import channel_signature
-from .rn1_endpoint import RN1Endpoint, attach_endpoints, stream_members
-from .rn1_modules import check_fits, network_modules, network_verilog
-from .rn1_network import wire_network
+from ...params import check_int_range
+from ...spec.rn1_endpoint import check_max_bytes, check_retry, endpoint_seed
+from ...spec.rn1_tree import SUBTREES, WIRED_STAGES, fat_tree_network
+from .._validation import validates_parameters
+from .endpoint import RN1Endpoint, attach_endpoints, stream_members
+from .modules import check_fits, network_modules, network_verilog
+from .network import wire_network
+from .router import channel_signature
 
 __all__ = ["RN1FatTree", "RN1FatTreeStream", "fat_tree_network_top"]
 
@@ -43,7 +43,7 @@ class RN1FatTree(wiring.Component):
         Seed of the routers' LFSRs (``>= 0``); the wiring is the regular, dispersed one.
     hierarchy : bool
         False: every router a component (amaranth.sim runs it); True: every router and
-        swallow an ``Instance`` of a shared module (:mod:`fattree.hdl.rn1_modules`), whose
+        swallow an ``Instance`` of a shared module (:mod:`fattree.hdl.rn1.modules`), whose
         Verilog :meth:`verilog_modules` gives; the form two stages export in.
 
     Attributes

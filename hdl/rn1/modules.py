@@ -8,7 +8,7 @@ fit this machine). The routers of a network differ only in their mode and their 
 reset value of the LFSR register), so :func:`router_module` exports the router once per mode
 with the seed as a 16-bit input port ``seed``, loaded into the LFSR at reset, and
 :func:`network_modules` gives the modules a network uses; :func:`wire_network` with
-``hierarchy=True`` (:mod:`fattree.hdl.rn1_network`) places ``Instance`` s of them in an
+``hierarchy=True`` (:mod:`fattree.hdl.rn1.network`) places ``Instance`` s of them in an
 Amaranth design, and :func:`network_verilog` writes the top of a whole network as structural
 Verilog from the link list. Why both: Amaranth numbers a top module's input bits in 16 bits
 (at most 65 536), and two unit-tree stages have 8704 channels, 156 672 input bits; the
@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..spec.rn1 import CHANNELS, LFSR_WIDTH, WORD_BITS, check_mode
+from ...spec.rn1 import CHANNELS, LFSR_WIDTH, WORD_BITS, check_mode
 
 __all__ = [
     "router_module",
@@ -105,10 +105,10 @@ def _seed_port(text: str, other: str, name: str) -> str:
 
 @functools.cache
 def router_module(mode: str) -> str:
-    """Verilog of :class:`fattree.hdl.rn1.RN1Router` in ``mode``, module
+    """Verilog of :class:`fattree.hdl.rn1.router.RN1Router` in ``mode``, module
     ``MODULES[mode]``; the primary router takes its LFSR seed from the input ``seed`` at
     reset (the alternate mode has no LFSR and no ``seed``)."""
-    from .rn1 import RN1Router
+    from .router import RN1Router
 
     mode = check_mode(mode)
     name = MODULES[mode]
@@ -122,8 +122,8 @@ def router_module(mode: str) -> str:
 
 @functools.cache
 def swallow_module() -> str:
-    """Verilog of :class:`fattree.hdl.rn1_swallow.RN1Swallow`, module ``rn1_swallow``."""
-    from .rn1_swallow import RN1Swallow
+    """Verilog of :class:`fattree.hdl.rn1.swallow.RN1Swallow`, module ``rn1_swallow``."""
+    from .swallow import RN1Swallow
 
     return _export(RN1Swallow(), MODULES["swallow"])
 
@@ -147,7 +147,7 @@ def _ports(side: str, port, single: bool) -> tuple[str, str]:
 
 def network_verilog(name: str, routers: dict, links, inputs, outputs, swallows=()) -> str:
     """Structural Verilog of the network of ``routers`` (``key -> (mode, seed)``),
-    ``swallows`` and ``links`` (the lists :func:`fattree.hdl.rn1_network.wire_network`
+    ``swallows`` and ``links`` (the lists :func:`fattree.hdl.rn1.network.wire_network`
     takes), module ``name``, ports as Amaranth writes an ``RN1Router``'s: ``i__c__fwd`` in
     and ``i__c__bk`` out for input channel ``c``, ``o__c__fwd`` out and ``o__c__bk`` in, then
     ``clk`` and ``rst``. Each link is a pair of wires; an element input no link drives is 0,

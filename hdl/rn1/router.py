@@ -28,8 +28,8 @@ from amaranth.hdl import Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range
-from ..spec.rn1 import (
+from ...params import check_int_range
+from ...spec.rn1 import (
     BLOCKED,
     CHANNELS,
     CONNECTED,
@@ -47,8 +47,8 @@ from ..spec.rn1 import (
     circuit_pairs,
     word,
 )
-from ._validation import validates_parameters
-from .lfsr import LFSR
+from .._validation import validates_parameters
+from ..lfsr import LFSR
 
 __all__ = ["Word", "channel_signature", "RN1Router"]
 

@@ -15,12 +15,12 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range
-from ..spec.rn1 import router_seed
-from ..spec.rn1_bidelta import ENDPOINT_LINKS, bidelta, check_endpoints
-from ._validation import validates_parameters
-from .rn1 import channel_signature
-from .rn1_network import wire_network
+from ...params import check_int_range
+from ...spec.rn1 import router_seed
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta, check_endpoints
+from .._validation import validates_parameters
+from .network import wire_network
+from .router import channel_signature
 
 __all__ = ["RN1Bidelta"]
 

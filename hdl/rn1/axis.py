@@ -1,8 +1,9 @@
 """AXI4-Stream tops of the RN1 networks with endpoints (``fattree verilog rn1-bidelta-stream
 --ports axis``, ``rn1-fat-tree``; docs/axis.md and docs/dehon.md, "Endpoints").
 
-:class:`RN1StreamAxis` renames the streams of :class:`fattree.hdl.rn1_endpoint.RN1BideltaStream`
-or :class:`fattree.hdl.rn1_fat_tree.RN1FatTreeStream` to AXI4-Stream ports; it adds no logic
+:class:`RN1StreamAxis` renames the streams of
+:class:`fattree.hdl.rn1.bidelta_stream.RN1BideltaStream` or
+:class:`fattree.hdl.rn1.fat_tree.RN1FatTreeStream` to AXI4-Stream ports; it adds no logic
 (the endpoint's streams already are byte streams framed by ``last``). Per endpoint ``k``:
 
 * ``s_axis_<k>_tdata`` (8), ``_tvalid``, ``_tready``, ``_tdest`` (``lg endpoints``),
@@ -22,14 +23,14 @@ from amaranth import ClockDomain, Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..spec.rn1_endpoint import dest_bits
+from ...spec.rn1_endpoint import dest_bits
 
 __all__ = ["RN1StreamAxis", "rn1_bidelta_stream_axis", "rn1_fat_tree_axis"]
 
 
 class RN1StreamAxis(wiring.Component):
     """An RN1 network with endpoints (``inner``: ``tx``/``rx`` stream arrays and counter
-    arrays, :func:`fattree.hdl.rn1_endpoint.stream_members`) with AXI4-Stream ports.
+    arrays, :func:`fattree.hdl.rn1.endpoint.stream_members`) with AXI4-Stream ports.
 
     Attributes
     ----------
@@ -100,15 +101,15 @@ class RN1StreamAxis(wiring.Component):
 
 def rn1_bidelta_stream_axis(**params) -> RN1StreamAxis:
     """``rn1-bidelta-stream`` with AXI4-Stream ports (parameters as
-    :class:`fattree.hdl.rn1_endpoint.RN1BideltaStream`, checked there)."""
-    from .rn1_endpoint import RN1BideltaStream
+    :class:`fattree.hdl.rn1.bidelta_stream.RN1BideltaStream`, checked there)."""
+    from .bidelta_stream import RN1BideltaStream
 
     return RN1StreamAxis(RN1BideltaStream(**params))
 
 
 def rn1_fat_tree_axis(**params) -> RN1StreamAxis:
     """``rn1-fat-tree`` with AXI4-Stream ports (parameters as
-    :class:`fattree.hdl.rn1_fat_tree.RN1FatTreeStream`, checked there)."""
-    from .rn1_fat_tree import RN1FatTreeStream
+    :class:`fattree.hdl.rn1.fat_tree.RN1FatTreeStream`, checked there)."""
+    from .fat_tree import RN1FatTreeStream
 
     return RN1StreamAxis(RN1FatTreeStream(**params))
