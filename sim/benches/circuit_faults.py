@@ -2,8 +2,8 @@
 :class:`fattree.hdl.circuit_tree.CircuitFatTree` built with a fault list.
 
 The experiment's traffic (``messages`` per node, from the ``traffic`` seed) and bookkeeping
-(:class:`~fattree.sim.experiments.faults.FaultRun`: a message is timed out ``limit`` cycles
-after its interface took it) run on the RTL's outputs, while every output is compared, cycle
+(:class:`~fattree.sim.models.circuit_fault_run.FaultRun`: a message is timed out ``limit``
+cycles after its interface took it) run on the RTL's outputs, while every output is compared, cycle
 by cycle, with :class:`CircuitTreeModel` built with the same faults. The summary holds the
 RTL's figures and the scoreboard's ``cycle_mismatches``.
 """
@@ -19,8 +19,8 @@ from cocotb.triggers import FallingEdge
 from fattree.sim.benches.circuit_tree import Ports
 from fattree.sim.checks.circuit_tree import OUTPUTS
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
-from fattree.sim.experiments.faults import FaultRun, fault_queues
 from fattree.sim.models.circuit import CircuitTreeModel
+from fattree.sim.models.circuit_fault_run import FaultRun, fault_queues
 from fattree.sim.scoreboard import Scoreboard
 
 

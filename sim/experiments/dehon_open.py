@@ -191,53 +191,17 @@ def measure_open_rtl(
     ``tries``, ``ok``, ``cycles``). ``wiring_seed`` (default ``seed``) builds the RTL of
     another wiring (bidelta) and LFSR seeds under the same traffic: a network the model does
     not describe, for the tests."""
-    from ...designs import get_design
-    from ..testbench import simulate
+    from ..checks.experiment_runs import rn1_network_run
 
     if (network, endpoints) not in RTL_NETWORKS:
         raise ValueError(f"--rtl runs {_rtl_names()} in amaranth.sim, not {network} {endpoints}")
     wiring = seed if wiring_seed is None else wiring_seed
-    # The heads come from the definitions (the model's make_network gives the same ones).
-    if network == "bidelta":
-        dut = get_design("rn1-bidelta").build({"endpoints": endpoints, "seed": wiring})
-        net = dut.net
 
-        def heads(src, dest, fill):
-            return [net.head(dest, fill)]
-    else:
-        dut = get_design("rn1-fat-tree-network").build({"stages": 1, "seed": wiring})
-        # The flat form: the hierarchical one places Instances, which amaranth.sim cannot run.
-        dut.hierarchy = False
-        heads = dut.net.heads
-    n = len(dut.i)
-    traffic = _Traffic(
-        n,
-        endpoints,
-        heads,
-        load,
-        cycles,
-        length,
-        seed,
-        local,
-        level,
-        active,
-    )
+    def traffic_for(n, heads):
+        # The heads come from the definitions (the model's make_network gives the same ones).
+        return _Traffic(n, endpoints, heads, load, cycles, length, seed, local, level, active)
 
-    async def bench(ctx):
-        fwd_in = [dut.i[k].fwd.as_value() for k in range(n)]
-        bk_in = [dut.i[k].bk.as_value() for k in range(n)]
-        fwd_out = [dut.o[k].fwd.as_value() for k in range(n)]
-        bk_out = [dut.o[k].bk.as_value() for k in range(n)]
-        while traffic.running:
-            # Outputs as the model's o_fwd / i_bk of the cycle (sim/checks/rn1.py reads the
-            # same way before it drives), then this cycle's inputs.
-            i_fwd, o_bk = traffic.cycle([ctx.get(v) for v in fwd_out], [ctx.get(v) for v in bk_in])
-            for k in range(n):
-                ctx.set(fwd_in[k], i_fwd[k])
-                ctx.set(bk_out[k], o_bk[k])
-            await ctx.tick()
-
-    simulate(dut, bench)
+    traffic = rn1_network_run(network, endpoints, wiring, traffic_for)
     counts = traffic.counts
     counts["cycles"] = traffic.cycles_run
     return counts

@@ -34,9 +34,10 @@ from pathlib import Path
 from ...spec.faults import Fault, format_faults
 from ...spec.topology import FatTree
 from ..models.circuit import CircuitTreeModel
+from ..models.circuit_fault_run import FaultRun, fault_queues
 from . import Experiment, Result, counted
 
-__all__ = ["PLACES", "FaultRun", "draw_faults", "fault_queues", "run_point", "EXPERIMENTS"]
+__all__ = ["PLACES", "draw_faults", "run_point", "EXPERIMENTS"]
 
 PLACES = ("up", "down", "eject", "router")
 RETRIES = ("immediate", "round", "backoff")
@@ -60,20 +61,6 @@ def draw_faults(place: str, count: int, leaves: int, rng: random.Random) -> tupl
     return tuple(rng.sample(pool, count))
 
 
-def fault_queues(leaves: int, messages: int, rng: random.Random) -> list[list[tuple[int, int]]]:
-    """Per node, ``messages`` messages ``(dest, data)`` to random other nodes; ``data`` is the
-    message's number, so every message is told apart."""
-    queues, number = [], 0
-    for p in range(leaves):
-        queue = []
-        for _ in range(messages):
-            q = rng.randrange(leaves - 1)
-            queue.append((q + (q >= p), number))
-            number += 1
-        queues.append(queue)
-    return queues
-
-
 def cut_off(faults, leaves: int) -> set[int]:
     """Nodes no route reaches: their eject link is dead (or their leaf router)."""
     nodes = set()
@@ -83,70 +70,6 @@ def cut_off(faults, leaves: int) -> set[int]:
         elif f.kind == "dead" and f.where == "router" and f.level == 0:
             nodes |= {2 * f.switch, 2 * f.switch + 1}
     return nodes
-
-
-class FaultRun:
-    """The traffic and the bookkeeping of one run, whoever computes the outputs (the model
-    here, the RTL in the bench): :meth:`inputs` gives this cycle's transmit inputs,
-    :meth:`observe` takes this cycle's outputs; :attr:`finished` once every node has sent its
-    whole queue or holds a message older than ``limit``."""
-
-    def __init__(self, queues, limit: int):
-        self.queues = [list(q) for q in queues]
-        self.limit = limit
-        self.leaves = len(queues)
-        self.next = [0] * self.leaves  # index of the message each node offers
-        self.taken: dict[int, int] = {}  # message number -> cycle taken
-        self.times: list[int] = []  # delivery times of the delivered messages
-        self.delivered: set[int] = set()
-        self.cycle = 0
-
-    def inputs(self):
-        valid, dest, data = [0] * self.leaves, [0] * self.leaves, [0] * self.leaves
-        for n, queue in enumerate(self.queues):
-            if self.next[n] < len(queue):
-                valid[n] = 1
-                dest[n], data[n] = queue[self.next[n]]
-        return valid, dest, data
-
-    def observe(self, valid, tx_ready, rx_valid, rx_data) -> None:
-        """This cycle's outputs (every receiver is always ready), for the inputs ``valid``."""
-        for n in range(self.leaves):
-            if valid[n] and tx_ready[n]:
-                self.taken[self.queues[n][self.next[n]][1]] = self.cycle
-                self.next[n] += 1
-            if rx_valid[n]:
-                number = rx_data[n]
-                # A message the fault-free protocol cannot duplicate; count each once.
-                if number in self.taken and number not in self.delivered:
-                    self.delivered.add(number)
-                    self.times.append(self.cycle - self.taken[number])
-        self.cycle += 1
-
-    @property
-    def finished(self) -> bool:
-        for n, queue in enumerate(self.queues):
-            last = self.next[n] - 1  # the message in the interface, if any
-            if last >= 0 and queue[last][1] not in self.delivered:
-                if self.cycle - self.taken[queue[last][1]] <= self.limit:
-                    return False
-            elif self.next[n] < len(queue):
-                return False
-        return True
-
-    def figures(self) -> dict:
-        total = sum(map(len, self.queues))
-        times = sorted(self.times)
-        never = sum(len(q) - self.next[n] for n, q in enumerate(self.queues))
-        return {
-            "messages": total,
-            "delivered": len(self.delivered),
-            "timed_out": total - len(self.delivered) - never,
-            "never_sent": never,
-            "mean": sum(times) / len(times) if times else None,
-            "p99": times[min(len(times) - 1, (99 * len(times)) // 100)] if times else None,
-            "cycles": self.cycle,
-        }
 
 
 def run_point(leaves, retry, faults, queues, limit, seed=1) -> dict:
@@ -293,8 +216,7 @@ def _point(opts, leaves, place, count, progress) -> list:
 def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
     """One fault of ``place`` at ``rtl_leaves`` on the RTL in lock step with the model: the
     RTL's row, the model's row (the same run alone) and the bench's speed."""
-    from ...designs import get_design
-    from ..cocotb_runner import run_bench
+    from ..checks.experiment_runs import circuit_tree_bench
 
     leaves = opts["rtl_leaves"]
     rng = random.Random(f"{opts['seed']}/rtl/{leaves}/{place}")
@@ -310,14 +232,13 @@ def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
         "faults": format_faults(faults),
     }
     progress(f"faults: RTL ({opts['simulator']}), {leaves} leaves, {params['faults']}")
-    result = run_bench(
-        get_design("circuit-tree"),
+    result = circuit_tree_bench(
+        "fattree.sim.benches.circuit_faults",
         params,
         opts["simulator"],
         seed=opts["seed"],
         bench={"messages": opts["messages"], "limit": opts["limit"], "traffic": traffic_seed},
         root=root,
-        bench_module="fattree.sim.benches.circuit_faults",
     )
     got = result.summary.get("figures")
     if not result.passed or got is None:

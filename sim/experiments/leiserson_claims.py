@@ -365,31 +365,12 @@ def measure_cycle_rtl(leaves: int, w: int, frames, model, seed: int = 0) -> int:
     leaf's receive wires and ``root_o`` cycle by cycle with the tree model's ``model``; return
     the cycles from the first bit in (cycle 0) to the last bit out, inclusive. A differing RTL
     raises ``RuntimeError``."""
-    from ...designs import get_design
-    from ..testbench import simulate
+    from ..checks.experiment_runs import leiserson_tree_trace
 
-    dut = get_design("leiserson-tree").build(
-        {"leaves": leaves, "w": 0 if w == leaves else w, "seed": seed, "start_lead": 0}
-    )
     n = leaves
     length = max(a.latency + len(a.bits) for a in model.arrivals) + 4
     expect = _expected(n, model, length)
-    seen: list[list[int]] = []
-
-    async def bench(ctx):
-        for t in range(length):
-            # Outputs of cycle t (before its edge), then cycle t's inputs, as the checks do.
-            seen.append([ctx.get(dut.recv[leaf]) for leaf in range(n)] + [ctx.get(dut.root_o)])
-            ctx.set(dut.start, int(t == 0))
-            for leaf in range(n):
-                word = 0
-                for (src, wire), bits in frames.items():
-                    if src == leaf and t < len(bits):
-                        word |= bits[t] << wire
-                ctx.set(dut.send[leaf], word)
-            await ctx.tick()
-
-    simulate(dut, bench)
+    seen = leiserson_tree_trace(leaves, w, seed, frames, length)
     for t in range(length):
         if seen[t] != expect[t] + [0]:
             raise RuntimeError(
