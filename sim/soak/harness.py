@@ -130,10 +130,10 @@ def cxx_name(name: str) -> str:
     return "".join(out)
 
 
-def harness_source(top: str, layout: Layout) -> str:
-    """The C++ main of the harness for module ``top`` (class ``V<top>``)."""
-    n_in, n_out = len(layout.inputs), len(layout.outputs)
-    names_out = ", ".join(f'"{p.name}"' for p in layout.outputs) or '""'
+def _port_lines(layout: Layout) -> tuple[str, str, str]:
+    """The C++ lines that set the inputs from the stimulus row ``in``, read the outputs into
+    ``got`` (a qualified output read as 0 while its qualifier is 0), and zero every input
+    during reset."""
     set_inputs = "\n".join(
         f"            top->{cxx_name(p.name)} = in[{k}];" for k, p in enumerate(layout.inputs)
     )
@@ -145,72 +145,97 @@ def harness_source(top: str, layout: Layout) -> str:
         k, v = out_col[name], out_col[valid]
         read_outputs += f"\n            if (!got[{v}]) got[{k}] = 0;"
     tied = "\n".join(f"        top->{cxx_name(p.name)} = 0;" for p in layout.tied + layout.inputs)
-    si, so = layout.stream_in, layout.stream_out
-    col = {p.name: k for k, p in enumerate(layout.inputs)}
-    stream_decl = stream_before = stream_after = ""
-    if si is not None:
-        stream_decl += "    std::deque<uint64_t> queue_in; bool held = false;\n"
-        # The offer column is the stream's valid port in the stimulus: 1 = offer if queued.
-        stream_before += f"""
-        if (!held && in[{col[si.valid]}] && !queue_in.empty()) held = true;
-        top->{cxx_name(si.valid)} = held;
-        top->{cxx_name(si.payload)} = held ? queue_in.front() : 0;"""
-        stream_after += """
+    return set_inputs, read_outputs, tied
+
+
+@dataclass
+class _StreamCode:
+    """The C++ pieces of a layout's streams, each empty without streams: the queues'
+    declarations, what is driven before the edge, what is sampled before it, what follows
+    it, and the reading of a chunk's queued and expected words."""
+
+    declare: str = ""
+    before_edge: str = ""
+    sample: str = ""
+    after_edge: str = ""
+    read_queues: str = ""
+
+
+def _stream_in_code(stream: StreamIn, col: dict[str, int], code: _StreamCode) -> None:
+    code.declare += "    std::deque<uint64_t> queue_in; bool held = false;\n"
+    # The offer column is the stream's valid port in the stimulus: 1 = offer if queued.
+    code.before_edge += f"""
+        if (!held && in[{col[stream.valid]}] && !queue_in.empty()) held = true;
+        top->{cxx_name(stream.valid)} = held;
+        top->{cxx_name(stream.payload)} = held ? queue_in.front() : 0;"""
+    code.after_edge += """
         if (held && ready_in) { queue_in.pop_front(); held = false; }"""
-    if so is not None:
-        stream_decl += "    std::deque<uint64_t> queue_out; uint64_t taken = 0;\n"
-        stream_before += f"""
-        top->{cxx_name(so.ready)} = in[{col[so.ready]}];"""
-        stream_after += f"""
+
+
+def _stream_out_code(stream: StreamOut, col: dict[str, int], code: _StreamCode) -> None:
+    code.declare += "    std::deque<uint64_t> queue_out; uint64_t taken = 0;\n"
+    code.before_edge += f"""
+        top->{cxx_name(stream.ready)} = in[{col[stream.ready]}];"""
+    code.after_edge += f"""
         if (take_out) {{
             uint64_t want = queue_out.empty() ? ~0ull : queue_out.front();
             if (!queue_out.empty()) queue_out.pop_front();
             if (word_out != want) {{
-                if (!mismatches) report(cycle, "{so.payload}[" + std::to_string(taken) + "]",
+                if (!mismatches) report(cycle, "{stream.payload}[" + std::to_string(taken) + "]",
                                         want, word_out);
                 mismatches++;
             }}
             taken++;
         }}"""
-    sample = ""
+
+
+def _stream_code(layout: Layout) -> _StreamCode:
+    """The C++ of the layout's input and output streams (in that order in every piece)."""
+    si, so = layout.stream_in, layout.stream_out
+    col = {p.name: k for k, p in enumerate(layout.inputs)}
+    code = _StreamCode()
     if si is not None:
-        sample += f"\n        bool ready_in = top->{cxx_name(si.ready)};"
+        _stream_in_code(si, col, code)
     if so is not None:
-        sample += (
+        _stream_out_code(so, col, code)
+    if si is not None:
+        code.sample += f"\n        bool ready_in = top->{cxx_name(si.ready)};"
+    if so is not None:
+        code.sample += (
             f"\n        bool take_out = top->{cxx_name(so.valid)} && top->{cxx_name(so.ready)};"
         )
-        sample += f"\n        uint64_t word_out = top->{cxx_name(so.payload)};"
-    read_queues = ""
+        code.sample += f"\n        uint64_t word_out = top->{cxx_name(so.payload)};"
     if si is not None:
-        read_queues += """
+        code.read_queues += """
         uint64_t k; read_all(&k, 1);
         std::vector<uint64_t> words(k); read_all(words.data(), k);
         for (uint64_t w : words) queue_in.push_back(w);"""
     if so is not None:
-        read_queues += """
+        code.read_queues += """
         uint64_t m; read_all(&m, 1);
         std::vector<uint64_t> words_out(m); read_all(words_out.data(), m);
         for (uint64_t w : words_out) queue_out.push_back(w);"""
-    body = f"""
-{set_inputs}{stream_before}
-            top->eval();{sample}
-            top->clk = 1; top->eval();
-            top->clk = 0; top->eval();{stream_after}"""
-    leftover = ""
-    taken = "taken" if so is not None else "0"
-    if so is not None:
-        # After the stimulus: every request offered and every result taken until both
-        # queues are empty (or far too long has passed: the rest counts as mismatches).
-        drain = [f"drain[{col[si.valid]}] = 1;"] if si is not None else []
-        drain.append(f"drain[{col[so.ready]}] = 1;")
-        pending = ("held || !queue_in.empty() || " if si is not None else "") + "!queue_out.empty()"
-        leftover = f"""
+    return code
+
+
+def _drain_code(layout: Layout, cycle_body: str) -> str:
+    """After the stimulus, for an output stream: every request offered and every result
+    taken until both queues are empty (or far too long has passed: the rest counts as
+    mismatches). Empty without an output stream."""
+    si, so = layout.stream_in, layout.stream_out
+    if so is None:
+        return ""
+    col = {p.name: k for k, p in enumerate(layout.inputs)}
+    drain = [f"drain[{col[si.valid]}] = 1;"] if si is not None else []
+    drain.append(f"drain[{col[so.ready]}] = 1;")
+    pending = ("held || !queue_in.empty() || " if si is not None else "") + "!queue_out.empty()"
+    return f"""
     {{
         std::vector<uint64_t> drain(n_in, 0);
         {" ".join(drain)}
         const uint64_t* in = drain.data();
         uint64_t limit = cycle + 10000 + 64 * queue_out.size();
-        for (; ({pending}) && cycle < limit; cycle++) {{{body}
+        for (; ({pending}) && cycle < limit; cycle++) {{{cycle_body}
         }}
     }}
     if (!queue_out.empty()) {{
@@ -218,7 +243,12 @@ def harness_source(top: str, layout: Layout) -> str:
                                 queue_out.front(), ~0ull);
         mismatches += queue_out.size();
     }}"""
-    source = f"""// Generated by fattree.sim.soak.harness: the soak harness of {top}.
+
+
+def _helpers_source(top: str, layout: Layout) -> str:
+    """The harness's includes, output names, and its pipe reader and mismatch reporter."""
+    names_out = ", ".join(f'"{p.name}"' for p in layout.outputs) or '""'
+    return f"""// Generated by fattree.sim.soak.harness: the soak harness of {top}.
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -246,12 +276,27 @@ static void report(uint64_t cycle, const std::string& port, uint64_t want, uint6
     printf("first %llu %s %llu %llu\\n", (unsigned long long)cycle, port.c_str(),
            (unsigned long long)want, (unsigned long long)got);
 }}
+"""
 
+
+def harness_source(top: str, layout: Layout) -> str:
+    """The C++ main of the harness for module ``top`` (class ``V<top>``)."""
+    n_in, n_out = len(layout.inputs), len(layout.outputs)
+    set_inputs, read_outputs, tied = _port_lines(layout)
+    streams = _stream_code(layout)
+    # One cycle after the outputs are compared: inputs set, streams sampled, the clock edge.
+    cycle_body = f"""
+{set_inputs}{streams.before_edge}
+            top->eval();{streams.sample}
+            top->clk = 1; top->eval();
+            top->clk = 0; top->eval();{streams.after_edge}"""
+    taken = "taken" if layout.stream_out is not None else "0"
+    main = f"""
 int main(int argc, char** argv) {{
     VerilatedContext* context = new VerilatedContext;
     context->commandArgs(argc, argv);
     V{top}* top = new V{top}{{context}};
-{stream_decl}    // Two cycles of reset, every input at 0; then cycle 0 (as in the benches).
+{streams.declare}    // Two cycles of reset, every input at 0; then cycle 0 (as in the benches).
     auto reset = [&]() {{
         top->clk = 0;
         top->rst = 1;
@@ -276,7 +321,7 @@ int main(int argc, char** argv) {{
         if (n == RESET) {{ reset(); continue; }}
         stim.resize(n * n_in); want.resize(n * n_out);
         read_all(stim.data(), n * n_in);
-        read_all(want.data(), n * n_out);{read_queues}
+        read_all(want.data(), n * n_out);{streams.read_queues}
         for (uint64_t t = 0; t < n; t++, cycle++) {{
             const uint64_t* in = &stim[t * n_in];
             const uint64_t* w = &want[t * n_out];
@@ -287,13 +332,13 @@ int main(int argc, char** argv) {{
                     mismatches++;
                 }}
             }}
-{body}
+{cycle_body}
         }}
         printf("done %llu %llu\\n", (unsigned long long)cycle, (unsigned long long)mismatches);
         fflush(stdout);
-    }}{leftover}
+    }}{_drain_code(layout, cycle_body)}
     printf("end %llu %llu %llu\\n", (unsigned long long)cycle, (unsigned long long)mismatches,
-           (unsigned long long)TAKEN);
+           (unsigned long long){taken});
     fflush(stdout);
     top->final();
     delete top;
@@ -301,7 +346,7 @@ int main(int argc, char** argv) {{
     return 0;
 }}
 """
-    return source.replace("TAKEN", taken)
+    return _helpers_source(top, layout) + main
 
 
 def _fingerprint(*texts: str) -> str:
