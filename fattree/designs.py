@@ -305,11 +305,11 @@ DESIGNS: Registry[Design] = Registry(
                     hi=1024,
                 ),
             ),
-            bench="fattree.sim.benches.rn1_endpoint",
+            bench="fattree.sim.benches.rn1_stream",
             bench_params=(backpressure(20),),
             axis=AxisTop(
                 "fattree.hdl.rn1.axis:rn1_bidelta_stream_axis",
-                "fattree.sim.benches.rn1_endpoint_axis",
+                "fattree.sim.benches.rn1_stream_axis",
             ),
         ),
         Design(
@@ -337,11 +337,11 @@ DESIGNS: Registry[Design] = Registry(
                 ),
                 Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=64),
             ),
-            bench="fattree.sim.benches.rn1_endpoint",
+            bench="fattree.sim.benches.rn1_stream",
             bench_params=(backpressure(20),),
             axis=AxisTop(
                 "fattree.hdl.rn1.axis:rn1_fat_tree_axis",
-                "fattree.sim.benches.rn1_endpoint_axis",
+                "fattree.sim.benches.rn1_stream_axis",
             ),
         ),
         Design(
@@ -354,7 +354,7 @@ DESIGNS: Registry[Design] = Registry(
                 Param("stages", 1, "unit-tree stages: 1 (52 RN1) or 2 (4160 RN1)", lo=1, hi=2),
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
             ),
-            bench="fattree.sim.benches.rn1_fat_tree",
+            bench="fattree.sim.benches.rn1_fat_tree_network",
         ),
         Design(
             name="rn1-hybrid",
@@ -365,7 +365,7 @@ DESIGNS: Registry[Design] = Registry(
                 Param("stages", 2, "1: one cluster; 2: 64 clusters under unit trees", lo=1, hi=2),
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
             ),
-            bench="fattree.sim.benches.rn1_fat_tree",
+            bench="fattree.sim.benches.rn1_fat_tree_network",
         ),
         Design(
             name="hypercube",

@@ -1,5 +1,5 @@
 """AXI4-Stream tops of the RN1 networks with endpoints (hdl/rn1/axis.py): the port names a
-Verilog user sees, and the cocotbext-axi bench (sim/benches/rn1_endpoint_axis.py) against
+Verilog user sees, and the cocotbext-axi bench (sim/benches/rn1_stream_axis.py) against
 the reference model, with a broken reference caught."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_both_rn1_endpoint_designs_have_an_axis_top():
     ):
         top = get_design(name).top("axis")
         assert top.component == f"fattree.hdl.rn1.axis:{module}"
-        assert top.bench == "fattree.sim.benches.rn1_endpoint_axis"
+        assert top.bench == "fattree.sim.benches.rn1_stream_axis"
 
 
 def _bench(root, retry, **bench):

@@ -448,9 +448,9 @@ def test_cocotb_bench_fails_with_a_broken_reference(tmp_path):
 
 
 def test_soak_stimulus_and_expectation_cover_both_phases_and_drops():
-    """The soak's model side (sim/soak/rn1_endpoint.py): one row of inputs and one of expected
+    """The soak's model side (sim/soak/rn1_stream.py): one row of inputs and one of expected
     outputs per cycle, in the layout's column order, both phases, over-long frames dropped."""
-    from fattree.sim.soak.rn1_endpoint import RN1BideltaStreamSoak
+    from fattree.sim.soak.rn1_stream import RN1BideltaStreamSoak
 
     params = {"endpoints": 4, "seed": 3, "retry": "immediate", "max_bytes": 4}
     soak = RN1BideltaStreamSoak(params, messages=600, seed=2)

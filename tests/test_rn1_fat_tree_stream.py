@@ -385,12 +385,12 @@ def test_cocotb_bench(simulator, tmp_path):
 
 
 def test_soak_model_side():
-    """The fat-tree's soak (sim/soak/rn1_endpoint.py, not registered in ``fattree soak``: its
+    """The fat-tree's soak (sim/soak/rn1_stream.py, not registered in ``fattree soak``: its
     Verilator build is too slow for the default tests) writes one stimulus and one expected
     row per cycle, its own check passing, every message counted once by its sender."""
     import numpy as np
 
-    from fattree.sim.soak.rn1_endpoint import RN1FatTreeStreamSoak
+    from fattree.sim.soak.rn1_stream import RN1FatTreeStreamSoak
 
     params = {"seed": 1, "retry": "backoff", "max_bytes": 2}
     soak = RN1FatTreeStreamSoak(params, messages=150, seed=4)

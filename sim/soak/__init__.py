@@ -27,7 +27,7 @@ SOAKS = {
     "leiserson-tree": "leiserson_tree:LeisersonTreeSoak",
     "hypercube": "hypercube:HypercubeSoak",
     "rn1-bidelta": "rn1_bidelta:RN1BideltaSoak",
-    "rn1-bidelta-stream": "rn1_endpoint:RN1BideltaStreamSoak",
+    "rn1-bidelta-stream": "rn1_stream:RN1BideltaStreamSoak",
 }
 
 

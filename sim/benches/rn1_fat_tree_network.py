@@ -1,7 +1,10 @@
-"""cocotb bench of DeHon's fat-tree network (``rn1-fat-tree-network``: :class:`fattree.hdl.
-rn1_fat_tree.RN1FatTree` of 1 or 2 unit-tree stages, routers and swallows as instances of
-shared modules) against :class:`RN1FatTreeModel`, and of the hybrid fat-tree (``rn1-hybrid``,
-:class:`fattree.hdl.rn1.hybrid.RN1Hybrid`) against :class:`RN1HybridModel`.
+"""cocotb bench of DeHon's fat-tree networks without endpoints, driven at their channels:
+the fat-tree of unit-tree stages (``rn1-fat-tree-network``:
+:class:`fattree.hdl.rn1.fat_tree.RN1FatTree` of 1 or 2 stages, routers and swallows as
+instances of shared modules) against :class:`RN1FatTreeModel`, and the hybrid fat-tree
+(``rn1-hybrid``, :class:`fattree.hdl.rn1.hybrid.RN1Hybrid`) against :class:`RN1HybridModel`.
+The fat-tree with an endpoint on every node (``rn1-fat-tree``) has the stream bench,
+:mod:`fattree.sim.benches.rn1_stream`.
 
 First, at the fat-tree, one head from node 0 to a node at each level alone in the idle network
 (:func:`head_phase`): the cycles until its first word reaches the node, the figures of
