@@ -256,7 +256,7 @@ def test_fast_simulator_equals_cycle_model_round_based(leaves, length, seed):
     # the model's LFSRs produced in each round, deliver exactly the same messages per round.
     import numpy as np
 
-    from fattree.sim import fastsim
+    from fattree.sim.fast import circuit_rounds
     from fattree.sim.models.circuit import N_PEND, N_SEND
 
     rng = random.Random(seed)
@@ -298,7 +298,7 @@ def test_fast_simulator_equals_cycle_model_round_based(leaves, length, seed):
     for r in rounds:
         src = np.array(r["src"])
         dst = np.array([dest[s] for s in r["src"]])
-        delivered = fastsim.round_fast(leaves, src, dst, r["bits"], payload=length)
+        delivered = circuit_rounds.round_fast(leaves, src, dst, r["bits"], payload=length)
         assert {int(s) for s in src[delivered]} == r["done"]
 
 

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from fattree.sim import fastsim
+from fattree.sim.fast import circuit_rounds
 from fattree.sim.models import collision
 
 # -- Lemma 1 -----------------------------------------------------------------------------------
@@ -148,11 +148,11 @@ def test_fast_round_equals_per_message_reference():
     for trial in range(240):
         n = 2 ** int(rng.integers(1, 7))
         m = int(rng.integers(1, n + 1))
-        src, dst = fastsim.random_traffic(n, m, rng)
-        bits = fastsim.random_bits(n, rng)
+        src, dst = circuit_rounds.random_traffic(n, m, rng)
+        bits = circuit_rounds.random_bits(n, rng)
         payload = [None, 1, 3, 8][trial % 4]
-        fast = fastsim.round_fast(n, src, dst, bits, payload)
-        ref = fastsim.round_reference(n, src, dst, bits, payload)
+        fast = circuit_rounds.round_fast(n, src, dst, bits, payload)
+        ref = circuit_rounds.round_reference(n, src, dst, bits, payload)
         assert fast.tolist() == ref, (n, src.tolist(), dst.tolist(), payload)
         rejected += m - sum(ref)
     assert rejected > 100  # the comparison covered plenty of collisions
@@ -160,18 +160,24 @@ def test_fast_round_equals_per_message_reference():
 
 def test_fast_round_equals_reference_on_patterns():
     rng = np.random.default_rng(9)
-    for src, dst in [fastsim.transpose(64), fastsim.bit_reversal(32), fastsim.cyclic_shift(64, 5)]:
+    for src, dst in [
+        circuit_rounds.transpose(64),
+        circuit_rounds.bit_reversal(32),
+        circuit_rounds.cyclic_shift(64, 5),
+    ]:
         for payload in (None, 2):
             n = 64 if src.size > 32 else 32
-            bits = fastsim.random_bits(n, rng)
-            got = fastsim.round_fast(n, src, dst, bits, payload).tolist()
-            assert got == fastsim.round_reference(n, src, dst, bits, payload)
+            bits = circuit_rounds.random_bits(n, rng)
+            got = circuit_rounds.round_fast(n, src, dst, bits, payload).tolist()
+            assert got == circuit_rounds.round_reference(n, src, dst, bits, payload)
 
 
 def test_two_messages_to_one_destination_collide():
     rng = np.random.default_rng(1)
     for _ in range(20):
-        delivered = fastsim.round_fast(16, [3, 12], [7, 7], fastsim.random_bits(16, rng))
+        delivered = circuit_rounds.round_fast(
+            16, [3, 12], [7, 7], circuit_rounds.random_bits(16, rng)
+        )
         assert delivered.sum() == 1
 
 
@@ -179,45 +185,50 @@ def test_release_by_acknowledge_lets_a_later_message_through():
     # 6 -> 7 turns at level 0 and claims 7's link at cycle 0; 0 -> 7 claims it at cycle 8.
     # With one data word the first circuit is gone by cycle 0 + 1 + 4 = 5 < 8: both arrive.
     rng = np.random.default_rng(1)
-    bits = fastsim.random_bits(8, rng)
-    assert fastsim.round_fast(8, [6, 0], [7, 7], bits, payload=1).tolist() == [True, True]
-    assert fastsim.round_fast(8, [6, 0], [7, 7], bits, payload=None).tolist() == [True, False]
+    bits = circuit_rounds.random_bits(8, rng)
+    assert circuit_rounds.round_fast(8, [6, 0], [7, 7], bits, payload=1).tolist() == [True, True]
+    assert circuit_rounds.round_fast(8, [6, 0], [7, 7], bits, payload=None).tolist() == [
+        True,
+        False,
+    ]
 
 
 def test_criss_cross_and_exchange_never_collide():
     rng = np.random.default_rng(4)
     for _ in range(20):
-        bits = fastsim.random_bits(16, rng)
-        assert fastsim.round_fast(16, [0, 1], [1, 0], bits).all()
-        assert fastsim.round_fast(16, [0, 9], [9, 0], bits).all()
+        bits = circuit_rounds.random_bits(16, rng)
+        assert circuit_rounds.round_fast(16, [0, 1], [1, 0], bits).all()
+        assert circuit_rounds.round_fast(16, [0, 9], [9, 0], bits).all()
 
 
 def test_hot_spot_delivers_one_message_per_round():
     n = 32
     src = np.arange(1, n)
-    res = fastsim.delivery_rounds(n, src, np.zeros(n - 1, dtype=np.int64), np.random.default_rng(1))
+    res = circuit_rounds.delivery_rounds(
+        n, src, np.zeros(n - 1, dtype=np.int64), np.random.default_rng(1)
+    )
     assert res.rounds == n - 1
     assert res.delivered_per_round == [1] * (n - 1)
 
 
 def test_every_round_delivers_something():
     rng = np.random.default_rng(8)
-    src, dst = fastsim.random_traffic(256, 256, rng)
-    res = fastsim.delivery_rounds(256, src, dst, rng)
+    src, dst = circuit_rounds.random_traffic(256, 256, rng)
+    res = circuit_rounds.delivery_rounds(256, src, dst, rng)
     assert min(res.delivered_per_round) >= 1
     assert sum(res.delivered_per_round) == 256
 
 
 def test_patterns():
-    src, dst = fastsim.transpose(16)
+    src, dst = circuit_rounds.transpose(16)
     assert dict(zip(src.tolist(), dst.tolist(), strict=True))[0b0111] == 0b1101
     assert 0b0101 not in src.tolist()  # fixed point: no message
-    src, dst = fastsim.bit_reversal(8)
+    src, dst = circuit_rounds.bit_reversal(8)
     assert dict(zip(src.tolist(), dst.tolist(), strict=True))[0b001] == 0b100
-    src, dst = fastsim.cyclic_shift(8, 3)
+    src, dst = circuit_rounds.cyclic_shift(8, 3)
     assert dst.tolist() == [3, 4, 5, 6, 7, 0, 1, 2]
     # Odd lg n: one rule everywhere, the address rotated by lg n // 2 bits (0b011 -> 0b110).
-    src, dst = fastsim.transpose(8)
+    src, dst = circuit_rounds.transpose(8)
     assert dict(zip(src.tolist(), dst.tolist(), strict=True))[0b011] == 0b101
 
 
@@ -228,7 +239,7 @@ def test_patterns_agree_between_fast_simulator_and_exact_model(leaves, pattern):
 
     queues = traffic(pattern, leaves, 1, 1, random.Random(0))
     exact = {p: q[0][0] for p, q in enumerate(queues) if q}
-    make = fastsim.transpose if pattern == "transpose" else fastsim.bit_reversal
+    make = circuit_rounds.transpose if pattern == "transpose" else circuit_rounds.bit_reversal
     src, dst = make(leaves)
     assert dict(zip(src.tolist(), dst.tolist(), strict=True)) == exact
 
@@ -236,22 +247,22 @@ def test_patterns_agree_between_fast_simulator_and_exact_model(leaves, pattern):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: fastsim.cyclic_shift(8, 0), "k must be between 1 and 7, not 0"),
+        (lambda: circuit_rounds.cyclic_shift(8, 0), "k must be between 1 and 7, not 0"),
         (
-            lambda: fastsim.round_fast(8, [1], [1], np.zeros((3, 4), np.uint8)),
+            lambda: circuit_rounds.round_fast(8, [1], [1], np.zeros((3, 4), np.uint8)),
             "a message's source and destination must differ",
         ),
         (
-            lambda: fastsim.round_fast(8, [1, 1], [2, 3], np.zeros((3, 4), np.uint8)),
+            lambda: circuit_rounds.round_fast(8, [1, 1], [2, 3], np.zeros((3, 4), np.uint8)),
             r"sources must be distinct \(one transmission per node at a time\)",
         ),
         (
-            lambda: fastsim.random_traffic(8, 9, np.random.default_rng()),
+            lambda: circuit_rounds.random_traffic(8, 9, np.random.default_rng()),
             "m must be between 1 and 8, not 9",
         ),
     ],
 )
-def test_fastsim_errors(call, message):
+def test_circuit_rounds_errors(call, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
         call()
 
@@ -322,12 +333,12 @@ def test_scratch_reused_across_rounds_equals_reference():
     # delivery_rounds reuses one Scratch; leftovers of earlier rounds must not matter.
     rng = np.random.default_rng(77)
     for payload in (None, 2):
-        scratch = fastsim.Scratch(32)
+        scratch = circuit_rounds.Scratch(32)
         for _ in range(12):
-            src, dst = fastsim.random_traffic(32, 32, rng)
-            bits = fastsim.random_bits(32, rng)
-            got = fastsim.round_fast(32, src, dst, bits, payload, scratch).tolist()
-            assert got == fastsim.round_reference(32, src, dst, bits, payload)
+            src, dst = circuit_rounds.random_traffic(32, 32, rng)
+            bits = circuit_rounds.random_bits(32, rng)
+            got = circuit_rounds.round_fast(32, src, dst, bits, payload, scratch).tolist()
+            assert got == circuit_rounds.round_reference(32, src, dst, bits, payload)
 
 
 def test_fixed_destinations_are_the_spec_patterns():

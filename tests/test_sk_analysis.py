@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from fattree.scripts import main as cli
-from fattree.sim import fastsim
 from fattree.sim.experiments import sk_analysis as ska
+from fattree.sim.fast import circuit_rounds
 from fattree.sim.models import balls_bins as bb
 from fattree.sim.models import collision
 
@@ -79,14 +79,14 @@ def test_packed_trials_equal_separate_networks():
     n0, blocks = 16, 8
     pairs = ska.sample_cell(n0, 2, 3, 3, blocks, rng)
     big = n0 * blocks
-    bits = fastsim.random_bits(big, rng)
+    bits = circuit_rounds.random_bits(big, rng)
     t = np.arange(blocks)
     src = np.concatenate([pairs[:, 0], pairs[:, 2]]) + np.concatenate([t, t]) * n0
     dst = np.concatenate([pairs[:, 1], pairs[:, 3]]) + np.concatenate([t, t]) * n0
-    packed = fastsim.round_fast(big, src, dst, bits)
+    packed = circuit_rounds.round_fast(big, src, dst, bits)
     for b in range(blocks):
         own = bits[:4, b * n0 // 2 : (b + 1) * n0 // 2]
-        alone = fastsim.round_fast(n0, pairs[b, [0, 2]], pairs[b, [1, 3]], own)
+        alone = circuit_rounds.round_fast(n0, pairs[b, [0, 2]], pairs[b, [1, 3]], own)
         assert list(alone) == [packed[b], packed[blocks + b]]
 
 

@@ -3,7 +3,7 @@ hot-spot conjecture (sim/experiments/collision.py, sim/experiments/sk_hotspots.p
 
 The numbers are checked against what does not come from the code under test: Model I's
 rounds distribution enumerated ball by ball, the paper's formulas, a least-squares fit
-solved by hand, the per-message reference round (:func:`fastsim.round_reference`) and facts
+solved by hand, the per-message reference round (:func:`circuit_rounds.round_reference`) and facts
 of the network that follow from its rules (one message alone is never rejected; one node
 takes one message a round; a shift by n/2 uses every wire once)."""
 
@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from fattree.sim import fastsim
 from fattree.sim.experiments import collision as exp
 from fattree.sim.experiments import sk_hotspots
+from fattree.sim.fast import circuit_rounds
 from fattree.sim.models import collision
 
 
@@ -186,7 +186,9 @@ def _reference_rounds(n, src, dst, rng) -> int:
     """Delivery rounds with the per-message reference round and the bits random_bits draws."""
     rounds = 0
     while src.size:
-        delivered = np.array(fastsim.round_reference(n, src, dst, fastsim.random_bits(n, rng)))
+        delivered = np.array(
+            circuit_rounds.round_reference(n, src, dst, circuit_rounds.random_bits(n, rng))
+        )
         src, dst = src[~delivered], dst[~delivered]
         rounds += 1
     return rounds
@@ -210,7 +212,7 @@ def test_shifts_every_k_equals_the_reference(capsys):
     assert [r[1] for r in data["rows"]] == list(range(1, n))  # every shift, not a sample
     rng = np.random.default_rng(3)
     for row in data["rows"]:
-        src, dst = fastsim.cyclic_shift(n, row[1])
+        src, dst = circuit_rounds.cyclic_shift(n, row[1])
         want = [_reference_rounds(n, src, dst, rng) for _ in range(trials)]
         assert row[3:6] == [min(want), pytest.approx(np.mean(want)), max(want)], row[1]
     # Shift by n/2 on the cycle-exact network: nothing is rejected and every path is as long as
@@ -232,8 +234,8 @@ def test_shift_by_half_takes_one_round():
     rng = np.random.default_rng(5)
     for h in range(1, 11):
         n = 2**h
-        src, dst = fastsim.cyclic_shift(n, n // 2)
-        assert fastsim.delivery_rounds(n, src, dst, rng).rounds == 1
+        src, dst = circuit_rounds.cyclic_shift(n, n // 2)
+        assert circuit_rounds.delivery_rounds(n, src, dst, rng).rounds == 1
 
 
 def test_shifts_table(capsys):

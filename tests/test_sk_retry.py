@@ -10,7 +10,7 @@ import pytest
 
 from fattree.scripts.main import main
 from fattree.sim.experiments.sk_retry import PATTERNS, batch
-from fattree.sim.fastsim import delivery_rounds
+from fattree.sim.fast.circuit_rounds import delivery_rounds
 from fattree.sim.models.circuit import CircuitTreeModel, run_model
 
 COLUMNS = [

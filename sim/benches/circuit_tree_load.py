@@ -1,9 +1,10 @@
 """cocotb measurement of :class:`fattree.hdl.circuit_tree.CircuitFatTree` under open-loop load.
 
 Run by ``fattree experiment load-latency`` through ``run_bench(..., bench_module=...)``. The
-bench setting ``points`` is a list of :class:`fattree.sim.load.Point` fields; each point runs
-from a reset of the whole network, driven by :class:`fattree.sim.load.OpenLoop` (the same
-driver the model run uses, so the same draws and inputs), and the summary holds each point's
+bench setting ``points`` is a list of :class:`fattree.sim.circuit_load.Point` fields; each
+point runs from a reset of the whole network, driven by
+:class:`fattree.sim.circuit_load.OpenLoop` (the same driver the model run uses, so the same
+draws and inputs), and the summary holds each point's
 figures (``points``: a list of ``{"point": ..., "figures": ...}``) and the cycles per second.
 
 This bench measures the RTL only (no model in the loop): that the figures equal the model's
@@ -21,8 +22,8 @@ import cocotb
 from cocotb.triggers import FallingEdge
 
 from fattree.sim.benches.circuit_tree import Ports
+from fattree.sim.circuit_load import OpenLoop, Point
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, reset, write_summary
-from fattree.sim.load import OpenLoop, Point
 
 
 @cocotb.test()

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from ..fastsim import (
+from ..fast.circuit_rounds import (
     bit_reversal,
     cyclic_shift,
     delivery_rounds,

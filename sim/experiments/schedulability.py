@@ -77,11 +77,11 @@ def _trials(tree, dsts, algorithm: str, mode: str, *, with_rounds: bool):
     """Per permutation: the granted ratio, the granted ratio of non-local requests (if any),
     and (``with_rounds``) the rounds until all are granted.
 
-    The compiled schedulers of :func:`fattree.sim.fastsim.schedule_permutations` do the work;
-    the first permutation is scheduled by the reference model too, and every grant of it
+    The compiled schedulers of :func:`fattree.sim.fast.schedulers.schedule_permutations` do the
+    work; the first permutation is scheduled by the reference model too, and every grant of it
     must agree (else ``RuntimeError``), so each run checks the fast path on its own sizes.
     """
-    from ...sim.fastsim import schedule_permutations
+    from ..fast.schedulers import schedule_permutations
 
     if getattr(tree, "m", tree.w) != tree.w:
         return _model_trials(tree, dsts, algorithm, mode, with_rounds=with_rounds)

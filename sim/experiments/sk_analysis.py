@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..fastsim import Scratch, random_bits, random_traffic, round_fast
+from ..fast.circuit_rounds import Scratch, random_bits, random_traffic, round_fast
 from ..models.balls_bins import (
     P_PHASE_ONE,
     P_PHASE_TWO,

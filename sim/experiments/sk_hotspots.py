@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..fastsim import delivery_rounds
+from ..fast.circuit_rounds import delivery_rounds
 from . import Experiment, Result, counted, lg_sizes
 from .collision import least_squares, positive_int
 

@@ -8,7 +8,7 @@ reversal, cyclic shift (a random shift per trial) and the hot spot. Per point: c
 until the last acknowledge, the same divided by the cycles of one message across the
 diameter alone (Fig. 4's normalisation), and rejects (retries) per message.
 
-Every point runs on the compiled cycle-level simulator (:mod:`fattree.sim.fastsim_cycles`);
+Every point runs on the compiled cycle-level simulator (:mod:`fattree.sim.fast.circuit_cycles`);
 up to ``--model-max`` the cycle-exact model (:mod:`fattree.sim.models.circuit`, what the
 RTL is checked against) runs the same traffic too, and a note says whether both gave the
 same cycles and rejects everywhere.
@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from ...spec import traffic as patterns
-from ..fastsim import delivery_rounds
-from ..fastsim_cycles import MAX_LEAVES, CycleSim, diameter_cycles
+from ..fast.circuit_cycles import MAX_LEAVES, CycleSim, diameter_cycles
+from ..fast.circuit_rounds import delivery_rounds
 from . import Experiment, Result, counted, lg_sizes
 
 RETRIES = ("immediate", "round", "backoff")
@@ -204,7 +204,7 @@ def _run(args, progress) -> Result:
         "vs_immediate: mean cycles / immediate retry's mean cycles (same traffic, same seeds); "
         "retries: rejects per message (mean over the trials); max_retries: most rejects of "
         "one message",
-        "rounds: delivery rounds of the paper's round-based simulator (sim/fastsim.py, "
+        "rounds: delivery rounds of the paper's round-based simulator (sim/fast/circuit_rounds.py, "
         "circuits held to the end of each round) on the same batches, mean over the trials",
         f"fast_s, model_s: CPU seconds for the {opts['trials']} trials on the compiled "
         "simulator and on the cycle-exact model",

@@ -10,9 +10,9 @@
   chain over the balls left, with the occupancy law of one toss), not sampled: the
   independent check of :func:`model_one_rounds` and of the experiments built on it.
 
-The routing rule (shared with :mod:`fattree.sim.fastsim` and the hardware): a message from
-``src`` to ``dst`` climbs to level ``L``, the highest bit in which they differ, turns there
-and descends. On its way up, the router at level ``l`` sends it out of up port
+The routing rule (shared with :mod:`fattree.sim.fast.circuit_rounds` and the hardware): a
+message from ``src`` to ``dst`` climbs to level ``L``, the highest bit in which they differ,
+turns there and descends. On its way up, the router at level ``l`` sends it out of up port
 ``p_l = r XOR src_l``, where ``r`` is that router's random bit for the round and ``src_l``
 says whether it came in on port a (0) or b (1): one message alone takes a uniformly random
 port, two arriving together take different ports. The router a message meets at level ``v``
@@ -21,8 +21,8 @@ the way up and on the way down alike (the down path mirrors the up path). A mess
 one outgoing downstream wire per level ``v = L .. 0``, identified by
 ``(dst >> v, p_0 .. p_{v-1})``. Two messages collide when they need the same downstream wire
 in the same round: one of them is rejected. (With circuits held to the end of the round, as
-here, sharing a downstream wire is exactly the collision; see :mod:`fattree.sim.fastsim` for
-the timing that can release a wire earlier.)
+here, sharing a downstream wire is exactly the collision; see
+:mod:`fattree.sim.fast.circuit_rounds` for the timing that can release a wire earlier.)
 """
 
 from __future__ import annotations

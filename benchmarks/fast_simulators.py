@@ -2,12 +2,13 @@
 
 Usage::
 
-    python benchmarks/fastsim.py rounds [--min-lg 10] [--max-lg 20] [--repeats 3] [--json]
-    python benchmarks/fastsim.py schedulability [--repeats 3] [--old-repeats 3] [--trials 100]
-    python benchmarks/fastsim.py compile
+    python benchmarks/fast_simulators.py rounds [--min-lg 10] [--max-lg 20] [--repeats 3] [--json]
+    python benchmarks/fast_simulators.py schedulability [--repeats 3] [--old-repeats 3]
+        [--trials 100]
+    python benchmarks/fast_simulators.py compile
 
 ``rounds``: one random trial (m = n, all rounds until every message is delivered) by this
-tree's ``sim/fastsim.py`` and by the one of ``--against`` (default: the numpy simulator
+tree's ``sim/fast/circuit_rounds.py`` and by the one of ``--against`` (default: the numpy simulator
 before the numba kernels), on the same traffic and seed, alternating; the rounds must be
 identical. ``schedulability``: ``fattree experiment schedulability`` (its defaults) by this
 tree and by ``--against``'s experiment module (the pure-Python models), whose JSON must be
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fattree.sim import fastsim
+from fattree.sim.fast import circuit_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit with the numpy simulator and the pure-Python schedulability run.
@@ -64,16 +65,27 @@ def _median(rows, key):
     return statistics.median(r[key] for r in rows)
 
 
+def _old_rounds(rev: str):
+    """The round-based simulator as it was at ``rev``, under the path it had then."""
+    try:
+        return _revision(
+            "fattree.sim.fast._circuit_rounds_before", "sim/fast/circuit_rounds.py", rev
+        )
+    except subprocess.CalledProcessError:
+        return _revision("fattree.sim._fastsim_before", "sim/fastsim.py", rev)
+
+
 def rounds(args) -> list[dict]:
-    old = _revision("fattree.sim._fastsim_before", "sim/fastsim.py", args.against)
-    fastsim.delivery_rounds(16, np.array([0]), np.array([3]), np.random.default_rng(0))  # load
+    old = _old_rounds(args.against)
+    rng = np.random.default_rng(0)
+    circuit_rounds.delivery_rounds(16, np.array([0]), np.array([3]), rng)  # load the kernels
     out = []
     for h in range(args.min_lg, args.max_lg + 1):
         n = 2**h
         runs = {"new": [], "old": []}
         for r in range(args.repeats):
             seed = args.seed + r
-            for name, mod in (("old", old), ("new", fastsim)):
+            for name, mod in (("old", old), ("new", circuit_rounds)):
                 if name == "old" and h > args.old_max_lg:
                     continue
                 rng = np.random.default_rng(seed)
@@ -148,11 +160,12 @@ _PROBE = """
 import time
 t = time.perf_counter()
 import numpy as np
-from fattree.sim import fastsim
-fastsim.delivery_rounds(64, np.arange(64), (np.arange(64) + 5) % 64, np.random.default_rng(1))
+from fattree.sim.fast import circuit_rounds, schedulers
+shifted = (np.arange(64) + 5) % 64
+circuit_rounds.delivery_rounds(64, np.arange(64), shifted, np.random.default_rng(1))
 a = time.perf_counter()
-fastsim.schedule_permutations(2, 2, [[1, 0, 3, 2]], "random", rounds=True)
-fastsim.schedule_permutations(2, 2, [[1, 0, 3, 2]], "optimal")
+schedulers.schedule_permutations(2, 2, [[1, 0, 3, 2]], "random", rounds=True)
+schedulers.schedule_permutations(2, 2, [[1, 0, 3, 2]], "optimal")
 print(a - t, time.perf_counter() - a)
 """
 

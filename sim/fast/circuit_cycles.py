@@ -1,10 +1,10 @@
 """Compiled cycle-level simulator of the circuit-switched fat tree, every retry strategy.
 
-:mod:`fattree.sim.fastsim` simulates delivery *rounds* (every pending message starts together);
-it cannot say what immediate retry or back-off do, where each interface retries on its own
-clock. :class:`CycleSim` steps every register of the network every clock cycle, as
-:class:`~fattree.sim.models.circuit.CircuitTreeModel` does, but in one numba kernel over flat
-arrays, so it reaches ``n = 2^16`` leaves (and beyond) in seconds to minutes.
+:mod:`fattree.sim.fast.circuit_rounds` simulates delivery *rounds* (every pending message
+starts together); it cannot say what immediate retry or back-off do, where each interface
+retries on its own clock. :class:`CycleSim` steps every register of the network every clock
+cycle, as :class:`~fattree.sim.models.circuit.CircuitTreeModel` does, but in one numba kernel
+over flat arrays, so it reaches ``n = 2^16`` leaves (and beyond) in seconds to minutes.
 
 What it restates (the rules of docs/circuit_tree.md, "Router rules" and "Network
 interface"), and what it leaves out:
@@ -31,7 +31,7 @@ buffers, read the current one, write the next, swap: every block reads its neigh
 registers of the previous cycle, as in the hardware. A router with nothing held and nothing
 arriving is skipped (its outputs are 0).
 
-``tests/test_fastsim_cycles.py`` checks every interface output of every cycle against the
+``tests/test_fast_circuit_cycles.py`` checks every interface output of every cycle against the
 cycle-exact model, for every retry strategy and pattern at small ``n``.
 """
 
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..params import check_int_range, check_power_of_two
-from ..spec.circuit import BACKOFF_CAP, BACKOFF_SLOT, LFSR_WIDTH, check_retry, router_seed
-from ..spec.lfsr import LFSRModel
+from ...params import check_int_range, check_power_of_two
+from ...spec.circuit import BACKOFF_CAP, BACKOFF_SLOT, LFSR_WIDTH, check_retry, router_seed
+from ...spec.lfsr import LFSRModel
 
 __all__ = ["CycleSim", "CycleResult", "run_cycles", "diameter_cycles", "MAX_LEAVES"]
 

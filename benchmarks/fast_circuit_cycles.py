@@ -2,13 +2,14 @@
 
 Usage::
 
-    python benchmarks/fastsim_cycles.py [--min-lg 4] [--max-lg 16] [--model-max 10]
-                                        [--retry immediate] [--repeats 3] [--json]
+    python benchmarks/fast_circuit_cycles.py [--min-lg 4] [--max-lg 16] [--model-max 10]
+                                             [--retry immediate] [--repeats 3] [--json]
 
 One random batch per size (every node sends one message to a uniform other node, all
-offered at cycle 0) run to the last acknowledge by :class:`fattree.sim.fastsim_cycles.CycleSim`
-(median CPU and wall time over ``--repeats``, the network built once per repeat, numba's
-compilation excluded by a warm-up run) and, up to ``--model-max``, by
+offered at cycle 0) run to the last acknowledge by
+:class:`fattree.sim.fast.circuit_cycles.CycleSim` (median CPU and wall time over
+``--repeats``, the network built once per repeat, numba's compilation excluded by a warm-up
+run) and, up to ``--model-max``, by
 :func:`fattree.sim.models.circuit.run_model` once; the cycles and rejects must be equal.
 CPU time is ``time.process_time`` (what other jobs on a shared machine do not inflate).
 """
@@ -22,7 +23,7 @@ import time
 
 import numpy as np
 
-from fattree.sim.fastsim_cycles import CycleSim, run_cycles
+from fattree.sim.fast.circuit_cycles import CycleSim, run_cycles
 from fattree.sim.models.circuit import CircuitTreeModel, run_model
 
 

@@ -1,4 +1,4 @@
-"""The compiled cycle-level simulator (sim/fastsim_cycles.py) against the cycle-exact model:
+"""The compiled cycle-level simulator (sim/fast/circuit_cycles.py) against the cycle-exact model:
 every interface output of every cycle, every retry strategy, the paper's patterns."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fattree.sim import fastsim_cycles
-from fattree.sim.fastsim_cycles import CycleSim, diameter_cycles, run_cycles
+from fattree.sim.fast import circuit_cycles
+from fattree.sim.fast.circuit_cycles import CycleSim, diameter_cycles, run_cycles
 from fattree.sim.models.circuit import CircuitTreeModel, Driver, RouterModel, run_model
 from fattree.spec import traffic
 from fattree.spec.circuit import router_seed
@@ -111,7 +111,7 @@ def test_one_message_per_level_alone():
 def test_wiring_is_the_fat_trees():
     for h in (2, 3, 5):
         n, half = 2**h, 2 ** (h - 1)
-        peer = fastsim_cycles._wiring(h)
+        peer = circuit_cycles._wiring(h)
         tree = FatTree(h, 2)
         routers = h * half
         for lv in tree.link_levels():
@@ -130,10 +130,10 @@ def test_wiring_is_the_fat_trees():
 
 
 def test_router_bits_are_the_models_lfsr():
-    seq, _ = fastsim_cycles._lfsr_sequence()
+    seq, _ = circuit_cycles._lfsr_sequence()
     for seed in (1, 7):
         for lv, t in ((0, 0), (2, 5), (9, 300)):
-            offset = fastsim_cycles._offsets(seed, lv, t + 1)[t]
+            offset = circuit_cycles._offsets(seed, lv, t + 1)[t]
             router = RouterModel(router_seed(seed, lv, t))
             for c in range(200):
                 assert int(seq[(offset + c) % seq.size]) & 1 == router.lfsr_bit
