@@ -1,21 +1,17 @@
 """The walls between the layers (docs/architecture.md): who may import whom.
 
-* ``fattree.spec`` (definitions) imports only itself, ``fattree.params``, the standard library
-  and numpy, never Amaranth;
-* ``fattree.sim.models`` imports only the definitions, itself, the standard library and numpy:
-  a model restates the behaviour, it never reuses the hardware;
-* ``fattree.hdl`` never imports ``sim``, ``boards`` or ``scripts``;
-* the checks and benches (``sim/checks``, ``sim/benches``, ``sim/scoreboard``) never import
-  ``hdl``: they see the hardware only through its ports;
-* nothing but ``scripts`` itself imports ``fattree.scripts``.
-
-Imports are read from the source (every ``import``, also those inside functions), so a lazy
-import cannot slip through; a subprocess checks what importing really loads.
+:data:`LAYERS` is the one table: every module of the package belongs to exactly one layer,
+named by its packages, and imports modules of its own layer and of the layers it lists,
+never one of another layer and never the outside packages it names. Imports are read from
+the source (every ``import``, also those inside functions, and every ``"module:attribute"``
+string a registry resolves on first use), so a lazy import cannot slip through; a subprocess
+checks what importing a layer that never needs Amaranth really loads.
 """
 
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +27,156 @@ FOLDERS = {
     "boards": "fattree.boards",
     "scripts": "fattree.scripts",
 }
+#: Packages that only gather others: naming one names its ``__init__`` alone.
+NAMESPACES = ("fattree", "fattree.sim")
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    #: Modules and packages (with everything under them) that make up the layer.
+    packages: tuple[str, ...]
+    #: The other layers it may import.
+    may_import: tuple[str, ...]
+    #: Outside packages it never imports.
+    never: tuple[str, ...] = ()
+
+
+LAYERS = (
+    Layer(
+        "package",
+        ("fattree", "fattree.__main__", "fattree.sim", "fattree.registry", "fattree.toolchain"),
+        (),
+        ("amaranth", "cocotb"),
+    ),
+    Layer("definitions", ("fattree.spec", "fattree.params"), (), ("amaranth", "cocotb", "numba")),
+    Layer("hardware", ("fattree.hdl",), ("definitions",), ("cocotb", "numba")),
+    Layer(
+        "models",
+        ("fattree.sim.models", "fattree.sim.circuit_load"),
+        ("definitions",),
+        ("amaranth", "cocotb"),
+    ),
+    Layer(
+        "fast simulators",
+        ("fattree.sim.fast",),
+        ("definitions",),
+        ("amaranth", "cocotb"),
+    ),
+    Layer(
+        "runner",
+        ("fattree.sim.cocotb_runner", "fattree.sim.primitives"),
+        ("package", "definitions", "design table"),
+    ),
+    Layer(
+        "checks",
+        (
+            "fattree.sim.checks",
+            "fattree.sim.benches",
+            "fattree.sim.scoreboard",
+            "fattree.sim.testbench",
+            "fattree.sim.axis_ends",
+        ),
+        ("package", "definitions", "models", "runner", "design table"),
+    ),
+    Layer(
+        "soak",
+        ("fattree.sim.soak",),
+        ("package", "definitions", "models", "checks", "design table"),
+        ("amaranth", "cocotb"),
+    ),
+    Layer(
+        "experiments",
+        ("fattree.sim.experiments",),
+        ("package", "definitions", "models", "fast simulators", "checks"),
+        ("amaranth", "cocotb"),
+    ),
+    # The one record per design names every piece of it, in every layer but the command line
+    # (resolved when used): the layers below it reach the hardware only through it.
+    Layer(
+        "design table",
+        ("fattree.designs",),
+        (
+            "package",
+            "definitions",
+            "hardware",
+            "models",
+            "fast simulators",
+            "runner",
+            "checks",
+            "soak",
+            "experiments",
+            "synthesis",
+            "boards",
+            "tool flow",
+        ),
+        ("cocotb",),
+    ),
+    Layer(
+        "synthesis", ("fattree.synthesis",), ("package", "hardware", "design table"), ("cocotb",)
+    ),
+    Layer(
+        "boards",
+        ("fattree.boards",),
+        ("package", "definitions", "hardware", "models", "synthesis"),
+        ("cocotb",),
+    ),
+    Layer(
+        "tool flow",
+        (
+            "fattree.formal",
+            "fattree.proofs",
+            "fattree.draw",
+            "fattree.waves",
+            "fattree.wave_scenarios",
+            "fattree.sweep",
+            "fattree.mutants",
+            "fattree.imports",
+        ),
+        (
+            "package",
+            "definitions",
+            "hardware",
+            "models",
+            "checks",
+            "runner",
+            "design table",
+            "synthesis",
+            "experiments",
+        ),
+    ),
+    Layer(
+        "command line",
+        ("fattree.scripts",),
+        (
+            "package",
+            "definitions",
+            "models",
+            "runner",
+            "soak",
+            "experiments",
+            "design table",
+            "synthesis",
+            "boards",
+            "tool flow",
+        ),
+    ),
+)
+BY_NAME = {layer.name: layer for layer in LAYERS}
+
+
+def markdown() -> str:
+    """:data:`LAYERS` as the table docs/architecture.md quotes (``python tests/test_layers.py``)."""
+
+    def names(items, quote="`"):
+        return ", ".join(f"{quote}{i}{quote}" for i in items) or "-"
+
+    lines = ["| layer | modules | may import | never imports |", "|---|---|---|---|"]
+    lines += [
+        f"| {lay.name} | {names(lay.packages)} | {names(lay.may_import, '')} | {names(lay.never)} |"
+        for lay in LAYERS
+    ]
+    return "\n".join(lines)
 
 
 def _modules() -> dict[str, Path]:
@@ -51,15 +197,45 @@ def _within(name: str, *packages: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
 
-def _violations(importer: str, allowed, forbidden=()) -> list[str]:
+def _layers_of(name: str) -> list[str]:
+    """The layers whose packages hold the module (or the attribute of one) ``name``."""
+    return [
+        layer.name
+        for layer in LAYERS
+        if any(
+            name == p or (p not in NAMESPACES and name.startswith(p + ".")) for p in layer.packages
+        )
+    ]
+
+
+def _layer_of(name: str) -> str | None:
+    found = _layers_of(name)
+    return found[0] if len(found) == 1 else None
+
+
+def _module_of(name: str) -> str:
+    """The module an imported ``name`` is or is an attribute of (``fattree.__version__`` is
+    in ``fattree``); else the first part of it that is no module (an import that fails)."""
+    parts = name.split(".")
+    known = max(end for end in range(len(parts) + 1) if ".".join(parts[:end]) in MODULES)
+    return ".".join(parts[: known + (known < len(parts) - 1)])
+
+
+def _violations(layer: Layer) -> list[str]:
     found = []
     for module, path in MODULES.items():
-        if not _within(module, importer):
+        if _layer_of(module) != layer.name:
             continue
-        for name in sorted(imported_names(module, path)):
-            ours = _within(name, "fattree")
-            if (ours and not _within(name, *allowed)) or _within(name, *forbidden):
-                found.append(f"{module} imports {name}")
+        names = imported_names(module, path, named=True)
+        found += [f"{module} imports {n}" for n in sorted(names) if _within(n, *layer.never)]
+        for name in sorted({_module_of(n) for n in names if _within(n, "fattree")}):
+            other = _layer_of(name)
+            if name not in MODULES:
+                found.append(f"{module} imports {name}, which is no module of the package")
+            elif other is None:
+                found.append(f"{module} imports {name}, which is in no layer")
+            elif other != layer.name and other not in layer.may_import:
+                found.append(f"{module} imports {name} ({other})")
     return found
 
 
@@ -71,44 +247,61 @@ def test_the_layers_are_found():
     assert "fattree.spec.topology" in imported_names(
         "fattree.hdl.circuit_tree", MODULES["fattree.hdl.circuit_tree"]
     )
+    assert _layer_of("fattree.sim.models.circuit") == "models"
+    assert _layer_of("fattree.sim") == "package"
 
 
-def test_definitions_import_only_definitions():
-    assert _violations("fattree.spec", ["fattree.spec", "fattree.params"], ["amaranth"]) == []
+def test_every_module_is_in_exactly_one_layer():
+    placed = {module: _layers_of(module) for module in MODULES}
+    assert [m for m, layers in placed.items() if not layers] == [], "in no layer: add it to LAYERS"
+    assert {m: layers for m, layers in placed.items() if len(layers) > 1} == {}
+    assert [p for layer in LAYERS for p in layer.packages if p not in MODULES] == [], (
+        "LAYERS names a package that does not exist"
+    )
 
 
-def test_models_do_not_import_the_hardware():
-    allowed = ["fattree.spec", "fattree.params", "fattree.sim.models"]
-    assert _violations("fattree.sim.models", allowed, ["amaranth", "cocotb"]) == []
-
-
-def test_hardware_does_not_import_sim_boards_or_scripts():
-    allowed = ["fattree.hdl", "fattree.spec", "fattree.params"]
-    assert _violations("fattree.hdl", allowed) == []
-
-
-@pytest.mark.parametrize(
-    "checks", ["fattree.sim.checks", "fattree.sim.benches", "fattree.sim.scoreboard"]
-)
-def test_checks_see_the_hardware_only_through_its_ports(checks):
-    forbidden = ["fattree.hdl", "fattree.boards", "fattree.scripts"]
-    assert _violations(checks, ["fattree"], forbidden) == []
+def test_the_table_names_only_its_layers():
+    assert len(BY_NAME) == len(LAYERS)
+    unknown = [(lay.name, o) for lay in LAYERS for o in lay.may_import if o not in BY_NAME]
+    assert unknown == []
 
 
 def test_nothing_imports_the_command_line():
-    others = [m for m in MODULES if not _within(m, "fattree.scripts")]
-    found = [
-        f"{m} imports {name}"
-        for m in others
-        for name in imported_names(m, MODULES[m])
-        if _within(name, "fattree.scripts")
-    ]
-    assert found == []
+    assert [layer.name for layer in LAYERS if "command line" in layer.may_import] == []
 
 
-@pytest.mark.parametrize("layer", ["fattree.spec", "fattree.sim.models"])
+def test_registry_strings_are_imports():
+    # The design table names its components by string: those are its imports of hdl/.
+    names = imported_names("fattree.designs", MODULES["fattree.designs"], named=True)
+    assert {n for n in names if _within(n, "fattree.hdl")}
+    assert not {
+        n
+        for n in imported_names("fattree.designs", MODULES["fattree.designs"])
+        if _within(n, "fattree.hdl") and ":" in n
+    }
+    source = 'A = "fattree.hdl.lfsr:LFSR"\nB = "..spec.bits:lg"\nC = "a:b c"\n'
+    path = ROOT / "sim" / "nowhere" / "module.py"
+    assert imported_names("fattree.sim.nowhere.module", path, source, named=True) == {
+        "fattree.hdl.lfsr",
+        "fattree.hdl.lfsr.LFSR",
+        "fattree.sim.spec.bits",
+        "fattree.sim.spec.bits.lg",
+    }
+    assert imported_names("fattree.sim.nowhere.module", path, source) == set()
+
+
+@pytest.mark.parametrize("layer", LAYERS, ids=lambda layer: layer.name)
+def test_the_walls(layer):
+    assert _violations(layer) == []
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [layer for layer in LAYERS if "amaranth" in layer.never],
+    ids=lambda layer: layer.name,
+)
 def test_importing_a_layer_leaves_amaranth_out(layer):
-    modules = [m for m in MODULES if _within(m, layer)]
+    modules = [m for m in MODULES if _layer_of(m) == layer.name]
     code = (
         "import importlib, json, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
@@ -122,3 +315,7 @@ def test_importing_a_layer_leaves_amaranth_out(layer):
     assert set(modules) <= set(loaded)
     assert [n for n in loaded if not _within(n, "fattree")] == []
     assert [n for n in loaded if _within(n, "fattree.hdl", "fattree.boards")] == []
+
+
+if __name__ == "__main__":
+    print(markdown())

@@ -11,7 +11,14 @@ import json
 import pytest
 
 from fattree.scripts.main import main
-from fattree.sim.load import FIGURES, OpenLoop, Point, min_latency, percentile, run_model_point
+from fattree.sim.circuit_load import (
+    FIGURES,
+    OpenLoop,
+    Point,
+    min_latency,
+    percentile,
+    run_model_point,
+)
 
 
 def run(capsys, *argv):

@@ -1,7 +1,7 @@
 """Offered load against accepted throughput and latency on the circuit-switched tree.
 
-``load-latency``: open-loop traffic (:mod:`fattree.sim.load`: Bernoulli generation per node
-and cycle, unbounded source queues, warm-up then a measurement window) for each pattern,
+``load-latency``: open-loop traffic (:mod:`fattree.sim.circuit_load`: Bernoulli generation
+per node and cycle, unbounded source queues, warm-up then a measurement window) for each pattern,
 retry strategy and load, **measured on the RTL** (the cocotb module
 :mod:`fattree.sim.benches.circuit_tree_load` under Verilator or Icarus, one build per retry
 strategy, every point of it in one simulator run) and on the cycle-exact model in pure
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..load import FIGURES, LOAD_PATTERNS, Point, run_model_point
+from ..circuit_load import FIGURES, LOAD_PATTERNS, Point, run_model_point
 from . import Experiment, Result, counted
 
 RETRIES = ("immediate", "round", "backoff")
@@ -125,8 +125,7 @@ def points(opts: dict) -> list[Point]:
 
 def rtl_figures(opts: dict, retry: str, progress, root=None) -> tuple[list[dict], dict]:
     """Every point of one retry strategy on the RTL, in one simulator run."""
-    from ...designs import get_design
-    from ..cocotb_runner import run_bench
+    from ..checks.experiment_runs import circuit_tree_bench
 
     params = {
         "leaves": opts["leaves"],
@@ -137,14 +136,13 @@ def rtl_figures(opts: dict, retry: str, progress, root=None) -> tuple[list[dict]
     }
     pts = points(opts)
     progress(f"load-latency: RTL ({opts['simulator']}), retry {retry}, {len(pts)} points")
-    result = run_bench(
-        get_design("circuit-tree"),
+    result = circuit_tree_bench(
+        "fattree.sim.benches.circuit_tree_load",
         params,
         opts["simulator"],
         seed=opts["seed"],
         bench={"points": [p.as_dict() for p in pts]},
         root=root,
-        bench_module="fattree.sim.benches.circuit_tree_load",
     )
     got = result.summary.get("points")
     if not result.passed or got is None or len(got) != len(pts):
