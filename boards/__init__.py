@@ -57,6 +57,8 @@ class SelfTest:
 #: The tuned board whose self-test points a board of the family without its own takes.
 FAMILY_REFERENCE = {"ice40": "icebreaker", "ecp5": "ulx3s-85f"}
 
+#: The design record (``fattree.designs.Design.selftest``) names each core too;
+#: tests/test_design_record.py checks that the two agree, both ways.
 SELFTESTS: Registry[SelfTest] = Registry(
     "self-test",
     [

@@ -1,9 +1,12 @@
 """The designs the command line knows, and their parameters, named the same way everywhere.
 
 ``fattree verilog selector --param width=8``, ``fattree sim selector --param width=8`` and
-``fattree synth selector --param width=8`` all read this table. Each entry says how to
-build the Amaranth component, which cocotb bench checks it, and which parameters it takes
-with their defaults and ranges. Heavy imports (Amaranth) happen only when a design is built.
+``fattree synth selector --param width=8`` all read this table. Each entry (:class:`Design`)
+is the one record of a design: the parameters it takes with their defaults and ranges, and
+every piece of it (definitions, component, model, check, bench, AXI top, soak, board
+self-test, proofs, mutant point, drawing, timing diagrams, docs page) named by
+``"module:attribute"``; ``fattree designs`` shows them. Heavy imports (Amaranth) happen only
+when a design is built.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ __all__ = [
     "AxisTop",
     "Design",
     "DESIGNS",
+    "PIECES",
     "get_design",
     "parse_params",
     "parse_bench_params",
@@ -80,10 +84,26 @@ class AxisTop:
 
 @dataclass(frozen=True)
 class Design:
+    """The one record of a design: its parameters and every piece of it, each named by
+    ``"module:attribute"`` (or a module, or a path for the docs page).
+
+    The other tables follow from it: the soaks (``fattree.sim.soak.SOAKS``), the mutant
+    points (``fattree.mutants.POINTS``) and the drawings (``fattree.draw.DRAWABLE``) are
+    built from it; the tables that hold data of their own (``fattree.boards.SELFTESTS``:
+    board points; ``fattree.proofs.PROOFS``: properties and depths; ``fattree.waves.DIAGRAMS``)
+    keep it, and tests/test_design_record.py checks that their entries and the record name
+    the same pieces, both ways, and that every name here resolves.
+
+    Mandatory for every design: ``definitions``, ``component`` and ``docs``; ``model``,
+    ``check`` and ``bench`` too, unless the test's list of exceptions says why not (a block
+    checked within a bigger design). The rest is None (or empty) where the design has none yet.
+    """
+
     name: str
     summary: str
     #: ``"module:Class"`` of the Amaranth component, built as ``Class(**params)``.
     component: str
+    #: Parameters of the component, with defaults and ranges (also what the model takes).
     params: tuple[Param, ...] = ()
     #: cocotb bench module (``fattree.sim.benches.X``), or None if the design has none yet.
     bench: str | None = None
@@ -91,6 +111,61 @@ class Design:
     bench_params: tuple[Param, ...] = field(default=())
     #: The AXI4-Stream top, or None if the design has none yet.
     axis: AxisTop | None = None
+    #: Definitions modules (``fattree.spec.X``) the hardware and the model are both built
+    #: from, the design's own first.
+    definitions: tuple[str, ...] = ()
+    #: The documentation page, relative to the repository (``docs/X.md``).
+    docs: str = ""
+    #: ``"module:attribute"`` of the reference model (``fattree.sim.models.X``).
+    model: str | None = None
+    #: ``"module:attribute"`` of the model-vs-RTL comparison (``fattree.sim.checks.X``).
+    check: str | None = None
+    #: ``"module:Class"`` of the Verilator soak (``fattree.sim.soak.X``; ``fattree soak``).
+    soak: str | None = None
+    #: ``"module:function"`` of the board self-test core; its board points are in
+    #: ``fattree.boards.SELFTESTS`` (``fattree build``).
+    selftest: str | None = None
+    #: ``"module:function"`` of each property harness of the design or of a block of it; the
+    #: properties and depths are in ``fattree.proofs.PROOFS`` (``fattree prove``).
+    proofs: tuple[str, ...] = ()
+    #: The small parameter point of the mutant run (``fattree mutants``; the defaults where
+    #: empty); None: the run takes the defaults, no point chosen.
+    mutant_point: dict[str, int | str] | None = field(default=None, compare=False)
+    #: ``"module:function"`` drawing the network, ``function(params) -> Drawing``
+    #: (``fattree draw``); None for a single block.
+    drawing: str | None = None
+    #: ``"module:function"`` of each timing-diagram scenario (``fattree.waves.DIAGRAMS``,
+    #: ``fattree wave``).
+    diagrams: tuple[str, ...] = ()
+
+    def has(self, piece: str) -> bool:
+        """Whether the design has ``piece`` (a field named in :data:`PIECES`)."""
+        return getattr(self, piece) not in (None, (), "")
+
+    def named(self) -> list[tuple[str, str, str]]:
+        """Every piece the record names, as ``(piece, kind, name)``; ``kind`` is ``"attr"``
+        (``"module:attribute"``), ``"module"`` or ``"path"`` (relative to the repository)."""
+        pieces = [("definitions", "module", m) for m in self.definitions]
+        pieces.append(("component", "attr", self.component))
+        pieces += [
+            (piece, kind, value)
+            for piece, kind, value in (
+                ("model", "attr", self.model),
+                ("check", "attr", self.check),
+                ("bench", "module", self.bench),
+                ("axis", "attr", self.axis and self.axis.component),
+                ("axis bench", "module", self.axis and self.axis.bench),
+                ("soak", "attr", self.soak),
+                ("selftest", "attr", self.selftest),
+                ("drawing", "attr", self.drawing),
+            )
+            if value
+        ]
+        pieces += [("proofs", "attr", p) for p in self.proofs]
+        pieces += [("diagrams", "attr", d) for d in self.diagrams]
+        if self.docs:
+            pieces.append(("docs", "path", self.docs))
+        return pieces
 
     def defaults(self) -> dict[str, int | str]:
         return {p.name: p.default for p in self.params}
@@ -112,6 +187,25 @@ class Design:
                 f"designs with one: {known}"
             )
         return self.axis
+
+
+#: The pieces of a design, in the order ``fattree designs`` shows them: (field of
+#: :class:`Design`, column title, what it is).
+PIECES = (
+    ("definitions", "spec", "definitions (fattree/spec/)"),
+    ("component", "hdl", "Amaranth component (hdl/; fattree verilog, synth)"),
+    ("model", "model", "reference model (sim/models/)"),
+    ("check", "check", "model-vs-RTL comparison (sim/checks/)"),
+    ("bench", "bench", "cocotb bench (sim/benches/; fattree sim)"),
+    ("axis", "axis", "AXI4-Stream top and its bench (--ports axis)"),
+    ("soak", "soak", "Verilator soak (sim/soak/; fattree soak)"),
+    ("selftest", "board", "board self-test core (boards/; fattree build)"),
+    ("proofs", "proof", "property harnesses (fattree/proofs/; fattree prove)"),
+    ("mutant_point", "mutants", "small point of the mutant run (fattree mutants)"),
+    ("drawing", "draw", "picture of the network (fattree draw)"),
+    ("diagrams", "wave", "timing-diagram scenarios (fattree wave)"),
+    ("docs", "docs", "documentation page (docs/)"),
+)
 
 
 def _scheduler_m(text: str) -> int | str:
@@ -140,6 +234,12 @@ DESIGNS: Registry[Design] = Registry(
             component="fattree.hdl.selector:Selector",
             params=(Param("width", 8, "wires in the input bundle", lo=1, hi=1024),),
             bench="fattree.sim.benches.selector",
+            definitions=("fattree.spec.leiserson_frames",),
+            model="fattree.sim.models.selector:SelectorModel",
+            check="fattree.sim.checks.selector:SelectorCheck",
+            selftest="fattree.boards.selector_selftest:selftest",
+            mutant_point={"width": 4},
+            docs="docs/selector.md",
         ),
         Design(
             name="circuit-tree",
@@ -164,6 +264,19 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.hdl.axis:CircuitTreeAxis", "fattree.sim.benches.circuit_tree_axis"
             ),
             bench_params=(backpressure(30),),
+            definitions=("fattree.spec.circuit", "fattree.spec.faults"),
+            model="fattree.sim.models.circuit:CircuitTreeModel",
+            check="fattree.sim.checks.circuit_tree:CircuitTreeCheck",
+            soak="fattree.sim.soak.circuit_tree:CircuitTreeSoak",
+            selftest="fattree.boards.circuit_selftest:circuit_tree_selftest",
+            proofs=(
+                "fattree.proofs.circuit_tree:harness",
+                "fattree.proofs.network_interface:harness",
+            ),
+            mutant_point={"leaves": 4, "width": 2, "length": 2},
+            drawing="fattree.draw:circuit_tree_picture",
+            diagrams=("fattree.wave_scenarios:circuit_tree_reject",),
+            docs="docs/circuit_tree.md",
         ),
         Design(
             name="circuit-router",
@@ -173,6 +286,10 @@ DESIGNS: Registry[Design] = Registry(
                 Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
                 Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
             ),
+            definitions=("fattree.spec.circuit",),
+            model="fattree.sim.models.circuit:RouterModel",
+            proofs=("fattree.proofs.circuit_router:harness",),
+            docs="docs/circuit_tree.md",
         ),
         Design(
             name="scheduler",
@@ -198,6 +315,15 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.scheduler",
             axis=AxisTop("fattree.hdl.axis:scheduler_axis", "fattree.sim.benches.scheduler_axis"),
+            definitions=("fattree.spec.scheduler", "fattree.spec.topology"),
+            model="fattree.sim.models.scheduler:SchedulerModel",
+            check="fattree.sim.checks.scheduler:ResultCheck",
+            soak="fattree.sim.soak.scheduler:SchedulerSoak",
+            selftest="fattree.boards.scheduler_selftest:scheduler_selftest",
+            proofs=("fattree.proofs.scheduler:harness",),
+            mutant_point={"levels": 2, "w": 2, "memory": "portable"},
+            drawing="fattree.draw:scheduler_picture",
+            docs="docs/scheduler.md",
         ),
         Design(
             name="leiserson-tree",
@@ -217,6 +343,23 @@ DESIGNS: Registry[Design] = Registry(
                 ),
             ),
             bench="fattree.sim.benches.leiserson_tree",
+            definitions=(
+                "fattree.spec.capacities",
+                "fattree.spec.concentrator_graph",
+                "fattree.spec.leiserson_frames",
+            ),
+            model="fattree.sim.models.leiserson_tree:delivery_waves",
+            check="fattree.sim.checks.leiserson_tree:LeisersonTreeCheck",
+            soak="fattree.sim.soak.leiserson_tree:LeisersonTreeSoak",
+            selftest="fattree.boards.leiserson_selftest:leiserson_selftest",
+            proofs=(
+                "fattree.proofs.concentrator:harness",
+                "fattree.proofs.concentrator:cascade_harness",
+                "fattree.proofs.leiserson_node:harness",
+            ),
+            mutant_point={"leaves": 4},
+            drawing="fattree.draw:leiserson_tree_picture",
+            docs="docs/leiserson.md",
         ),
         Design(
             name="leiserson-stream",
@@ -234,6 +377,11 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.sim.benches.leiserson_stream_axis",
             ),
             bench_params=(backpressure(30),),
+            definitions=("fattree.spec.leiserson_frames", "fattree.spec.capacities"),
+            model="fattree.sim.models.leiserson_stream:LeisersonStreamModel",
+            check="fattree.sim.checks.leiserson_stream:LeisersonStreamCheck",
+            diagrams=("fattree.wave_scenarios:leiserson_stream_cycle",),
+            docs="docs/leiserson.md",
         ),
         Design(
             name="leiserson-online",
@@ -248,6 +396,11 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.leiserson_online",
             bench_params=(backpressure(30),),
+            definitions=("fattree.spec.leiserson_online", "fattree.spec.capacities"),
+            model="fattree.sim.models.leiserson_online:LeisersonOnlineModel",
+            check="fattree.sim.checks.leiserson_online:LeisersonOnlineCheck",
+            selftest="fattree.boards.leiserson_online_selftest:online_selftest",
+            docs="docs/leiserson.md",
         ),
         Design(
             name="rn1",
@@ -270,6 +423,12 @@ DESIGNS: Registry[Design] = Registry(
                 ),
             ),
             bench="fattree.sim.benches.rn1",
+            definitions=("fattree.spec.rn1",),
+            model="fattree.sim.models.rn1:RN1Model",
+            check="fattree.sim.checks.rn1:RN1Check",
+            proofs=("fattree.proofs.rn1:harness",),
+            mutant_point={},
+            docs="docs/dehon.md",
         ),
         Design(
             name="rn1-bidelta",
@@ -280,6 +439,11 @@ DESIGNS: Registry[Design] = Registry(
                 Param("seed", 1, "seed of the wiring and of the routers' LFSRs", lo=0),
             ),
             bench="fattree.sim.benches.rn1_bidelta",
+            definitions=("fattree.spec.rn1_bidelta", "fattree.spec.rn1"),
+            model="fattree.sim.models.rn1:RN1BideltaModel",
+            check="fattree.sim.checks.rn1:RN1Check",
+            soak="fattree.sim.soak.rn1_bidelta:RN1BideltaSoak",
+            docs="docs/dehon.md",
         ),
         Design(
             name="rn1-bidelta-stream",
@@ -311,6 +475,13 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.hdl.rn1.axis:rn1_bidelta_stream_axis",
                 "fattree.sim.benches.rn1_stream_axis",
             ),
+            definitions=("fattree.spec.rn1_endpoint", "fattree.spec.rn1_bidelta"),
+            model="fattree.sim.models.rn1_endpoint:RN1BideltaStreamModel",
+            check="fattree.sim.checks.rn1_endpoint:StreamCheck",
+            soak="fattree.sim.soak.rn1_stream:RN1BideltaStreamSoak",
+            selftest="fattree.boards.rn1_selftest:rn1_selftest",
+            mutant_point={"endpoints": 4, "max_bytes": 2, "retry": "backoff"},
+            docs="docs/dehon.md",
         ),
         Design(
             name="rn1-unit-tree",
@@ -321,6 +492,10 @@ DESIGNS: Registry[Design] = Registry(
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
             ),
             bench="fattree.sim.benches.rn1_unit_tree",
+            definitions=("fattree.spec.rn1_tree", "fattree.spec.rn1"),
+            model="fattree.sim.models.rn1:RN1UnitTreeModel",
+            check="fattree.sim.checks.rn1:RN1Check",
+            docs="docs/dehon.md",
         ),
         Design(
             name="rn1-fat-tree",
@@ -343,6 +518,10 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.hdl.rn1.axis:rn1_fat_tree_axis",
                 "fattree.sim.benches.rn1_stream_axis",
             ),
+            definitions=("fattree.spec.rn1_tree", "fattree.spec.rn1_endpoint"),
+            model="fattree.sim.models.rn1_endpoint:RN1FatTreeStreamModel",
+            check="fattree.sim.checks.rn1_endpoint:StreamCheck",
+            docs="docs/dehon.md",
         ),
         Design(
             name="rn1-fat-tree-network",
@@ -355,6 +534,10 @@ DESIGNS: Registry[Design] = Registry(
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
             ),
             bench="fattree.sim.benches.rn1_fat_tree_network",
+            definitions=("fattree.spec.rn1_tree", "fattree.spec.rn1"),
+            model="fattree.sim.models.rn1:RN1FatTreeModel",
+            check="fattree.sim.checks.rn1:network_phase",
+            docs="docs/dehon.md",
         ),
         Design(
             name="rn1-hybrid",
@@ -366,6 +549,14 @@ DESIGNS: Registry[Design] = Registry(
                 Param("seed", 1, "seed of the routers' LFSRs", lo=0),
             ),
             bench="fattree.sim.benches.rn1_fat_tree_network",
+            definitions=(
+                "fattree.spec.rn1_hybrid",
+                "fattree.spec.rn1_tree",
+                "fattree.spec.rn1_bidelta",
+            ),
+            model="fattree.sim.models.rn1:RN1HybridModel",
+            check="fattree.sim.checks.rn1:network_phase",
+            docs="docs/dehon.md",
         ),
         Design(
             name="hypercube",
@@ -379,6 +570,14 @@ DESIGNS: Registry[Design] = Registry(
             ),
             bench="fattree.sim.benches.hypercube",
             bench_params=(backpressure(20),),
+            definitions=("fattree.spec.hypercube",),
+            model="fattree.sim.models.hypercube:HypercubeModel",
+            check="fattree.sim.checks.hypercube:HypercubeCheck",
+            soak="fattree.sim.soak.hypercube:HypercubeSoak",
+            selftest="fattree.boards.hypercube_selftest:hypercube_selftest",
+            proofs=("fattree.proofs.hypercube:harness",),
+            mutant_point={"dim": 2},
+            docs="docs/hypercube.md",
         ),
     ],
 )

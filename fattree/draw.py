@@ -13,11 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from .designs import DESIGNS
 from .params import check_power_of_two
+from .registry import resolve
 from .spec.capacities import TreeLayout
 from .spec.topology import FatTree
 
-__all__ = ["Drawing", "DRAWABLE", "MAX_LEAVES", "draw", "draw_fat_tree", "draw_leiserson"]
+__all__ = [
+    "Drawing",
+    "DRAWABLE",
+    "MAX_LEAVES",
+    "draw",
+    "draw_fat_tree",
+    "draw_leiserson",
+    "circuit_tree_picture",
+    "scheduler_picture",
+    "leiserson_tree_picture",
+]
 
 #: More leaves than this make a picture nobody can read; we refuse rather than elide.
 MAX_LEAVES = 256
@@ -223,14 +235,26 @@ def draw_leiserson(layout: TreeLayout) -> Drawing:
     return Drawing(str(svg), n, n - 1, 2 * n - 1)
 
 
-#: Designs with a network to draw, and how: ``params -> Drawing``.
-DRAWABLE = {
-    "circuit-tree": lambda p: _circuit_tree(p["leaves"]),
-    "scheduler": lambda p: draw_fat_tree(
+def circuit_tree_picture(p: dict) -> Drawing:
+    """The circuit tree of the design parameters ``p``."""
+    return _circuit_tree(p["leaves"])
+
+
+def scheduler_picture(p: dict) -> Drawing:
+    """The scheduler's FT(l, w) of the design parameters ``p``."""
+    return draw_fat_tree(
         FatTree(p["levels"], _scheduler_w(p)), f"scheduler: FT({p['levels']}, {p['w']})"
-    ),
-    "leiserson-tree": lambda p: draw_leiserson(TreeLayout.universal(p["leaves"], p["w"] or None)),
-}
+    )
+
+
+def leiserson_tree_picture(p: dict) -> Drawing:
+    """The universal fat-tree of the design parameters ``p``."""
+    return draw_leiserson(TreeLayout.universal(p["leaves"], p["w"] or None))
+
+
+#: Designs with a network to draw, and how (``"module:function"``, ``params -> Drawing``):
+#: the design record's ``drawing``.
+DRAWABLE = {name: design.drawing for name, design in DESIGNS.items() if design.drawing}
 
 
 def _scheduler_w(p: dict) -> int:
@@ -266,4 +290,4 @@ def draw(design: str, params: dict[str, int | str]) -> Drawing:
             f"design {design} is a single block: there is no network to draw; "
             f"networks: {', '.join(sorted(DRAWABLE))}"
         )
-    return DRAWABLE[design](params)
+    return resolve(DRAWABLE[design])(params)

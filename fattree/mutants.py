@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import toolchain
-from .designs import Design, param_slug, top_name
+from .designs import DESIGNS, Design, param_slug, top_name
 
 __all__ = [
     "POINTS",
@@ -60,15 +60,12 @@ __all__ = [
     "run_mutants",
 ]
 
-#: The small parameter point of each design's mutant run (``--param`` overrides).
+#: The small parameter point of each design's mutant run (``--param`` overrides), from the
+#: design record (``Design.mutant_point``).
 POINTS: dict[str, dict[str, int | str]] = {
-    "selector": {"width": 4},
-    "circuit-tree": {"leaves": 4, "width": 2, "length": 2},
-    "scheduler": {"levels": 2, "w": 2, "memory": "portable"},
-    "leiserson-tree": {"leaves": 4},
-    "rn1": {},
-    "hypercube": {"dim": 2},
-    "rn1-bidelta-stream": {"endpoints": 4, "max_bytes": 2, "retry": "backoff"},
+    name: dict(design.mutant_point)
+    for name, design in DESIGNS.items()
+    if design.mutant_point is not None
 }
 
 #: Inputs a design's bench holds at 0 all the time: a survivor is checked again with them held,

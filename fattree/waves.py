@@ -119,6 +119,9 @@ class Diagram:
         return function(str(vcd_path))
 
 
+#: Keyed by diagram; the design record (``fattree.designs.Design.diagrams``) names each
+#: scenario under the design it shows, and tests/test_design_record.py checks that the two
+#: agree, both ways.
 DIAGRAMS: Registry[Diagram] = Registry(
     "diagram",
     [

@@ -36,6 +36,8 @@ SIMULATORS = ("verilator", "icarus")
 
 #: (design, simulator, params) a simulator cannot build on this machine (2 cores, 23 GB),
 #: with why and what to use instead: refused in one line before the build eats the memory.
+#: tests/test_design_record.py checks each against the design record (a design with a bench,
+#: parameters it has).
 TOO_BIG = {
     ("rn1-fat-tree-network", "verilator", (("stages", 2),)): (
         "the two-stage fat-tree (4160 RN1) does not build on Verilator here (plain: past 23 GB; "

@@ -67,6 +67,9 @@ class Proof:
         return resolve(self.harness)(params, broken)
 
 
+#: Keyed by a design or a block of one; the design record (``fattree.designs.Design.proofs``)
+#: names each harness under the design it belongs to, and tests/test_design_record.py checks
+#: that the two agree, both ways.
 PROOFS: Registry[Proof] = Registry(
     "proof",
     [

@@ -14,28 +14,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ...designs import Design, build_dir, elaborate_verilog, top_name
+from ...designs import DESIGNS, Design, build_dir, elaborate_verilog, top_name
+from ...registry import resolve
 from ..scoreboard import break_reference
 from .harness import Harness, build_harness, top_ports
 
 __all__ = ["SOAKS", "SoakResult", "run_soak", "soak_class"]
 
-#: Design name -> "module:class" of its soak (imported when used).
-SOAKS = {
-    "circuit-tree": "circuit_tree:CircuitTreeSoak",
-    "scheduler": "scheduler:SchedulerSoak",
-    "leiserson-tree": "leiserson_tree:LeisersonTreeSoak",
-    "hypercube": "hypercube:HypercubeSoak",
-    "rn1-bidelta": "rn1_bidelta:RN1BideltaSoak",
-    "rn1-bidelta-stream": "rn1_stream:RN1BideltaStreamSoak",
-}
+#: Design name -> "module:class" of its soak (imported when used), from the design record.
+SOAKS = {name: design.soak for name, design in DESIGNS.items() if design.soak}
 
 
 def soak_class(name: str):
-    import importlib
-
-    module, _, cls = SOAKS[name].partition(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+    return resolve(SOAKS[name])
 
 
 @dataclass
