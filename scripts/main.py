@@ -10,6 +10,7 @@ from .. import __version__
 from ..toolchain import ToolMissing
 from . import (
     build,
+    designs,
     draw,
     experiment,
     export,
@@ -27,6 +28,7 @@ from . import (
 from .common import CliError
 
 SUBCOMMANDS = [
+    designs,
     verilog,
     sim,
     soak,
