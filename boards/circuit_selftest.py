@@ -36,7 +36,7 @@ trace, so the error count rises.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, ResetInserter, Signal
+from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 
 from ..hdl._validation import validates_parameters
@@ -48,16 +48,20 @@ from ..spec.circuit import check_retry
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.traffic import PATTERNS, destination
 from .selftest import (
+    PRIMING,
     RunTrace,
     SelfTestCore,
+    check_against_trace,
+    check_totals_at_end,
     harness_signature,
     popcount,
-    replay_deliveries,
+    start_after_priming,
 )
 
 __all__ = [
     "payload_fields",
     "check_code",
+    "check_code_logic",
     "pack_payload",
     "SourcesTwin",
     "RunTrace",
@@ -70,8 +74,6 @@ __all__ = [
 _LFSR_WIDTH = 31
 _LFSR_TAPS = (31, 28)
 _LFSR_STEPS = 28
-#: Cycles after a reset that load the replay memory's first entries, before a run starts.
-PRIMING = 2
 #: Seed path of the traffic LFSR bank (distinct from every router's and interface's).
 _TRAFFIC_PATH = 0x7A
 
@@ -119,6 +121,13 @@ def check_code(fields: dict[str, int], src: int, dest: int, seq: int) -> int:
     code = 0
     for j, mask in enumerate(_check_masks(fields)):
         code |= ((covered & mask).bit_count() & 1) << j
+    return code ^ _check_constant(fields)
+
+
+def check_code_logic(fields: dict[str, int], covered):
+    """The check code of ``covered`` (the bits of src, dest and seq) as an Amaranth
+    expression: the hardware's :func:`check_code`."""
+    code = Cat(*((covered & mask).xor() for mask in _check_masks(fields)))
     return code ^ _check_constant(fields)
 
 
@@ -339,29 +348,59 @@ class CircuitTreeHarness(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, h, f = self.leaves, self.leaves.bit_length() - 1, self.fields
-        bits = self.width * self.length
+        n = self.leaves
         trace = self.trace
 
         # The first PRIMING cycles after a reset load the replay memory's first entries; the
         # network, the sources and the run's cycle counter start after them (run cycle 0).
-        prime = Signal(range(PRIMING + 1))
-        primed = Signal()
-        m.d.comb += primed.eq(prime == PRIMING)
-        with m.If(~primed):
-            m.d.sync += prime.eq(prime + 1)
-        live = Module()  # network and sources, held in reset while priming
-        m.submodules.live = ResetInserter(~primed)(live)
-
+        start = start_after_priming(m, self.cycle_bits)
         net = self.network(n, self.width, self.length, self.seed, self.retry)
-        live.submodules.net = net
-        t = Signal(self.cycle_bits)
-        with m.If(primed):
-            m.d.sync += t.eq(t + 1)
-        injecting = Signal()
-        m.d.comb += injecting.eq(t < self.inject_cycles)
+        start.live.submodules.net = net
+        taken, sent_xor = self._sources(m, start, net)
+        delivered, bad, got_xor = self._checker(m, net)
+        check = check_against_trace(
+            m,
+            start,
+            deliveries=trace.deliveries,
+            cycle_bits=self.cycle_bits,
+            delivered=delivered,
+            fault=self.fault,
+            payload_xor=got_xor,
+            xor_bits=self.width * self.length,
+            bad=bad,
+        )
+        end, end_bad = check_totals_at_end(
+            m,
+            start,
+            check,
+            cycles=trace.cycles,
+            cycle_bits=self.cycle_bits,
+            counts=[
+                ("sent", popcount(taken), trace.messages),
+                ("acked", popcount(net.tx_done), trace.messages),
+                ("got", popcount(delivered), trace.messages),
+            ],
+            sent_xor=sent_xor,
+            idle=~Cat(*(net.tx[p].valid for p in range(n))).any(),
+        )
+        lat_max = self._latency(m, net, taken)
+        m.d.comb += [
+            self.checked.eq(popcount(delivered)),
+            self.rejects.eq(popcount(net.tx_reject)),
+            self.errors.eq(check.replay_bad + end_bad + check.bad_q),
+            self.max_latency.eq(lat_max),
+            self.end.eq(end),
+        ]
+        return m
 
-        # --- sources ---------------------------------------------------------------------
+    def _sources(self, m, start, net):
+        """Each node's source on its transmit stream: ``(taken, sent_xor)``, per node a
+        message taken in this cycle, and the XOR of the payloads taken."""
+        n, h, f = self.leaves, self.leaves.bit_length() - 1, self.fields
+        bits = self.width * self.length
+        live = start.live
+        injecting = Signal()
+        m.d.comb += injecting.eq(start.t < self.inject_cycles)
         rand = None
         if self.pattern == "random":
             chunks = []
@@ -377,7 +416,6 @@ class CircuitTreeHarness(wiring.Component):
             rand = Cat(*chunks)
         else:
             fixed = _fixed_destinations(self.pattern, n)
-        masks = _check_masks(f)
         taken = []
         sent_xor = 0
         for p in range(n):
@@ -386,10 +424,9 @@ class CircuitTreeHarness(wiring.Component):
             seq = Signal(f["seq"], name=f"src{p}_seq")
             tx = net.tx[p]
             covered = Cat(Const(p, h), dest, seq)
-            code = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(f)
             payload = Signal(bits, name=f"src{p}_payload")
             m.d.comb += [
-                payload.eq(Cat(covered, code)),
+                payload.eq(Cat(covered, check_code_logic(f, covered))),
                 tx.valid.eq(valid),
                 tx.payload.dest.eq(dest),
                 tx.payload.data.eq(payload),
@@ -406,8 +443,14 @@ class CircuitTreeHarness(wiring.Component):
                     live.d.sync += [valid.eq(injecting & (fixed[p] != p)), dest.eq(fixed[p])]
             with live.If(take):
                 live.d.sync += seq.eq(seq + 1)
+        return taken, sent_xor
 
-        # --- checker ---------------------------------------------------------------------
+    def _checker(self, m, net):
+        """The checker on every receive stream, which does not look inside the network:
+        ``(delivered, bad, got_xor)``, per node a delivery and a wrong one in this cycle,
+        and the XOR of the payloads delivered."""
+        n, h, f = self.leaves, self.leaves.bit_length() - 1, self.fields
+        bits = self.width * self.length
         delivered = []
         bad = []
         got_xor = 0
@@ -420,72 +463,25 @@ class CircuitTreeHarness(wiring.Component):
             covered = data[: 2 * h + f["seq"]]
             code = data[2 * h + f["seq"] : 2 * h + f["seq"] + f["check"]]
             pad = data[2 * h + f["seq"] + f["check"] :]
-            want = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(f)
-            wrong = (dst != d) | (src == d) | (code != want)
+            wrong = (dst != d) | (src == d) | (code != check_code_logic(f, covered))
             if f["pad"]:
                 wrong = wrong | pad.any()
             bad.append(rx.valid & wrong)
             delivered.append(rx.valid)
             got_xor = got_xor ^ (data & rx.valid.replicate(bits))
-        seen = Signal(n)  # delivery bits as the checker sees them (the fault lands here)
-        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
-        cycle_xor = Signal(bits)
-        m.d.comb += cycle_xor.eq(got_xor)
+        return delivered, bad, got_xor
 
-        # Replay: the model's trace, compared cycle for cycle.
-        replay_bad, entry_cycle = replay_deliveries(
-            m,
-            deliveries=self.trace.deliveries,
-            cycle_bits=self.cycle_bits,
-            n=n,
-            first_load=prime == PRIMING - 1,
-            primed=primed,
-            t=t,
-            seen=seen,
-            cycle_xor=cycle_xor,
-        )
-        bad_q = Signal()  # the payload checks, registered as the replay's comparison is
-        m.d.sync += bad_q.eq(Cat(*bad).any())
+    def _latency(self, m, net, taken):
+        """The run's largest latency: cycles from a message being taken to its
+        acknowledgement.
 
-        # Totals for the quiescent point at the end of the run.
-        total_bits = max(trace.messages, 1).bit_length() + 1
-        sent = Signal(total_bits)
-        acked = Signal(total_bits)
-        got = Signal(total_bits)
-        sent_sig = Signal(bits)
-        got_sig = Signal(bits)
-        m.d.sync += [
-            sent.eq(sent + popcount(taken)),
-            acked.eq(acked + popcount(net.tx_done)),
-            got.eq(got + popcount(delivered)),
-            sent_sig.eq(sent_sig ^ sent_xor),
-            got_sig.eq(got_sig ^ cycle_xor),
-        ]
-        end = Signal()
-        m.d.comb += end.eq(primed & (t == trace.cycles - 1))
-        idle = Signal()
-        m.d.comb += idle.eq(~Cat(*(net.tx[p].valid for p in range(n))).any())
-        end_bad = Signal()
-        m.d.comb += end_bad.eq(
-            end
-            & (
-                (sent != trace.messages)
-                | (acked != trace.messages)
-                | (got != trace.messages)
-                | (sent_sig != got_sig)
-                | ~idle
-                | (entry_cycle != (1 << self.cycle_bits) - 1)
-            )
-        )
-
-        # --- latency: cycles from a message being taken to its acknowledgement -------------
-        # Each node counts while its message is in flight; the run's maximum steps up by one
-        # whenever a counter that is about to step equals it (counters step by one, so the
-        # maximum never has to jump), which needs only an equality test per node.
+        Each node counts while its message is in flight; the run's maximum steps up by one
+        whenever a counter that is about to step equals it (counters step by one, so the
+        maximum never has to jump), which needs only an equality test per node."""
         lat_max = Signal(self.latency_bits)
         saturate = (1 << self.latency_bits) - 1
         bumps = []
-        for p in range(n):
+        for p in range(self.leaves):
             waiting = Signal(name=f"lat{p}_waiting")
             count = Signal(self.latency_bits, name=f"lat{p}_count")
             done = net.tx_done[p]
@@ -501,15 +497,7 @@ class CircuitTreeHarness(wiring.Component):
             )
         with m.If(Cat(*bumps).any()):
             m.d.sync += lat_max.eq(lat_max + 1)
-
-        m.d.comb += [
-            self.checked.eq(popcount(delivered)),
-            self.rejects.eq(popcount(net.tx_reject)),
-            self.errors.eq(replay_bad + end_bad + bad_q),
-            self.max_latency.eq(lat_max),
-            self.end.eq(end),
-        ]
-        return m
+        return lat_max
 
 
 def circuit_tree_selftest(

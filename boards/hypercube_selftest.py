@@ -43,7 +43,7 @@ with the trace, so the error count rises.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, ResetInserter, Signal
+from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 
 from ..hdl._validation import validates_parameters
@@ -51,16 +51,21 @@ from ..hdl.hypercube import HypercubeNetwork
 from ..hdl.lfsr import LFSR
 from ..params import check_int_range
 from ..sim.models.hypercube import HypercubeModel
-from ..spec.hypercube import MAX_RTL_DIM, check_hypercube, proc_bits
+from ..spec.hypercube import check_hypercube, proc_bits
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.traffic import PATTERNS, destination
-from .circuit_selftest import _check_constant, _check_masks, check_code
+from .circuit_selftest import check_code, check_code_logic
 from .selftest import (
+    PRIMING,
     RunTrace,
     SelfTestCore,
+    check_against_trace,
+    check_totals_at_end,
     harness_signature,
+    largest_latency,
+    latency_tail,
     popcount,
-    replay_deliveries,
+    start_after_priming,
 )
 
 __all__ = [
@@ -74,20 +79,12 @@ __all__ = [
     "hypercube_selftest",
 ]
 
-#: Cycles after a reset that load the replay memory's first entries, before a run starts.
-PRIMING = 2
 # Each source's LFSR: 15 bits, the trinomial x^15 + x^14 + 1, one destination word
 # (dim + lg procs <= 10 bits) per message taken.
 _LFSR_WIDTH = 15
 _LFSR_TAPS = (15, 14)
 #: Seed path of the sources' LFSRs (distinct from the other self-tests' banks).
 _TRAFFIC_PATH = 0x3C
-
-
-def _tail(processors: int) -> int:
-    """Cycles a run goes on after the model's last delivery: the checker's registered
-    comparisons and the latency tree (``lg processors`` levels) settle before it ends."""
-    return (processors - 1).bit_length() + 2
 
 
 def payload_fields(dim: int, procs: int, data_bits: int, stamp_bits: int) -> dict[str, int]:
@@ -203,7 +200,7 @@ def _model_run(dim, procs, buffers, data_bits, fields, seed, pattern, messages, 
     rejects = 0
     last = None
     t = 0
-    tail = _tail(twin.processors)
+    tail = latency_tail(twin.processors)
     while last is None or t <= last + tail:
         if t >= limit:
             raise RuntimeError(
@@ -251,31 +248,6 @@ def expected_run(
     return RunTrace(cycles, deliveries, sent, rejects, longest, tuple(fields.items()))
 
 
-def _max_tree(m: Module, values: list, width: int) -> tuple[Signal, int]:
-    """The largest of ``values`` (``width`` bits each) through a tree of pairwise maxima, a
-    register after each level (no long comparator chain); returns it and the tree's depth."""
-    level = 0
-    while len(values) > 1:
-        nxt = []
-        for k in range(0, len(values), 2):
-            if k + 1 == len(values):
-                a = Signal(width, name=f"latmax{level}_{k}")
-                m.d.sync += a.eq(values[k])
-            else:
-                a = Signal(width, name=f"latmax{level}_{k}")
-                x, y = values[k], values[k + 1]
-                with m.If(x > y):
-                    m.d.sync += a.eq(x)
-                with m.Else():
-                    m.d.sync += a.eq(y)
-            nxt.append(a)
-        values = nxt
-        level += 1
-    out = Signal(width, name="latmax")
-    m.d.comb += out.eq(values[0])
-    return out, level
-
-
 class HypercubeHarness(wiring.Component):
     """Sources, a :class:`~fattree.hdl.hypercube.HypercubeNetwork`, checker and replay memory:
     one run of the self-test (see the module documentation).
@@ -312,7 +284,7 @@ class HypercubeHarness(wiring.Component):
         latency_bits=16,
         network=None,
     ):
-        check_hypercube(dim, procs, buffers, data_bits, max_dim=MAX_RTL_DIM)
+        check_hypercube(dim, procs, buffers, data_bits, model=False)
         self.dim, self.procs, self.buffers, self.data_bits = dim, procs, buffers, data_bits
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
         if pattern not in PATTERNS:
@@ -356,30 +328,57 @@ class HypercubeHarness(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n, f, trace = self.processors, self.fields, self.trace
-        h = f["src"]
-        bits = self.data_bits
-        stamp_at = 2 * h + f["seq"] + f["check"]
-        covered_bits = 2 * h + f["seq"]
 
         # The first PRIMING cycles after a reset load the replay memory's first entries; the
         # network and the sources start after them (run cycle 0).
-        prime = Signal(range(PRIMING + 1))
-        primed = Signal()
-        m.d.comb += primed.eq(prime == PRIMING)
-        with m.If(~primed):
-            m.d.sync += prime.eq(prime + 1)
-        live = Module()  # network and sources, held in reset while priming
-        m.submodules.live = ResetInserter(~primed)(live)
+        start = start_after_priming(m, self.cycle_bits)
+        net = self.network(self.dim, self.procs, self.buffers, self.data_bits)
+        start.live.submodules.net = net
+        stamp_now = start.t[: f["stamp"]] if f["stamp"] <= self.cycle_bits else start.t
+        taken, sent_xor = self._sources(m, start, net, stamp_now)
+        delivered, bad, latencies, got_xor = self._checker(m, net, stamp_now)
+        check = check_against_trace(
+            m,
+            start,
+            deliveries=trace.deliveries,
+            cycle_bits=self.cycle_bits,
+            delivered=delivered,
+            fault=self.fault,
+            payload_xor=got_xor,
+            xor_bits=self.data_bits,
+            bad=bad,
+        )
+        # Exactly once.
+        end, end_bad = check_totals_at_end(
+            m,
+            start,
+            check,
+            cycles=trace.cycles,
+            cycle_bits=self.cycle_bits,
+            counts=[
+                ("sent", popcount(taken), trace.messages),
+                ("got", popcount(delivered), trace.messages),
+            ],
+            sent_xor=sent_xor,
+            idle=~Cat(*(net.tx[g].valid for g in range(n))).any(),
+        )
+        report = largest_latency(m, latencies, f["stamp"], self.latency_bits)
+        rejects = popcount(list(net.refer))
+        m.d.comb += [
+            self.checked.eq(popcount(delivered)),
+            self.rejects.eq(rejects),
+            self.errors.eq(check.replay_bad + end_bad + check.bad_q),
+            self.max_latency.eq(report),
+            self.end.eq(end),
+        ]
+        return m
 
-        net = self.network(self.dim, self.procs, self.buffers, bits)
-        live.submodules.net = net
-        t = Signal(self.cycle_bits)
-        with m.If(primed):
-            m.d.sync += t.eq(t + 1)
-        stamp_now = t[: f["stamp"]] if f["stamp"] <= self.cycle_bits else t
-
-        # --- sources ---------------------------------------------------------------------
-        masks = _check_masks(f)
+    def _sources(self, m, start, net, stamp_now):
+        """Each processor's source on its transmit stream: ``(taken, sent_xor)``, per
+        processor a message taken in this cycle, and the XOR of the payloads taken."""
+        n, f = self.processors, self.fields
+        h = f["src"]
+        bits = self.data_bits
         quota = _quotas(self.pattern, n, self.messages)
         fixed = None if self.pattern == "random" else _fixed_destinations(self.pattern, n)
         taken = []
@@ -391,19 +390,18 @@ class HypercubeHarness(wiring.Component):
             if fixed is None:
                 lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.traffic_seed, g),
                             steps=h)  # fmt: skip
-                live.submodules[f"lfsr{g}"] = lfsr
+                start.live.submodules[f"lfsr{g}"] = lfsr
                 m.d.comb += dest.eq(lfsr.value[:h] ^ g)
             else:
                 m.d.comb += dest.eq(fixed[g])
             valid = Signal(name=f"src{g}_valid")
-            m.d.comb += valid.eq(primed & (count != quota[g]))
+            m.d.comb += valid.eq(start.primed & (count != quota[g]))
             seq = Signal(f["seq"], name=f"src{g}_seq")
             m.d.comb += seq.eq(count)
             covered = Cat(Const(g, h), dest, seq)
-            code = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(f)
             payload = Signal(bits, name=f"src{g}_payload")
             m.d.comb += [
-                payload.eq(Cat(covered, code, stamp_now)),
+                payload.eq(Cat(covered, check_code_logic(f, covered), stamp_now)),
                 tx.valid.eq(valid),
                 tx.payload.dest.eq(dest),
                 tx.payload.data.eq(payload),
@@ -413,11 +411,20 @@ class HypercubeHarness(wiring.Component):
             taken.append(take)
             if fixed is None:
                 m.d.comb += lfsr.en.eq(take)
-            with live.If(take):
-                live.d.sync += count.eq(count + 1)
+            with start.live.If(take):
+                start.live.d.sync += count.eq(count + 1)
             sent_xor = sent_xor ^ (payload & take.replicate(bits))
+        return taken, sent_xor
 
-        # --- checker ---------------------------------------------------------------------
+    def _checker(self, m, net, stamp_now):
+        """The checker on every receive stream, which does not look inside the network:
+        ``(delivered, bad, latencies, got_xor)``, per processor a delivery, a wrong one and
+        its time in network in this cycle, and the XOR of the payloads delivered."""
+        n, f = self.processors, self.fields
+        h = f["src"]
+        stamp_at = 2 * h + f["seq"] + f["check"]
+        covered_bits = 2 * h + f["seq"]
+        fixed = None if self.pattern == "random" else _fixed_destinations(self.pattern, n)
         sources = {}  # under a permutation, the one source of each destination
         if fixed is not None and len(set(fixed)) == n:
             sources = {d: s for s, d in enumerate(fixed)}
@@ -433,93 +440,19 @@ class HypercubeHarness(wiring.Component):
             dst = data[h : 2 * h]
             code = data[covered_bits : covered_bits + f["check"]]
             stamp = data[stamp_at : stamp_at + f["stamp"]]
-            want = Cat(*((data[:covered_bits] & mask).xor() for mask in masks))
-            wrong = (dst != d) | (code != (want ^ _check_constant(f)))
+            wrong = (dst != d) | (code != check_code_logic(f, data[:covered_bits]))
             if d in sources:
                 wrong = wrong | (src != sources[d])
             if f["pad"]:
                 wrong = wrong | data[stamp_at + f["stamp"] :].any()
             bad.append(rx.valid & wrong)
             delivered.append(rx.valid)
-            got_xor = got_xor ^ (data & rx.valid.replicate(bits))
+            got_xor = got_xor ^ (data & rx.valid.replicate(self.data_bits))
             latency = Signal(f["stamp"], name=f"lat{d}")
             with m.If(rx.valid):
                 m.d.comb += latency.eq(stamp_now - stamp)
             latencies.append(latency)
-        seen = Signal(n)  # delivery bits as the checker sees them (the fault lands here)
-        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
-        cycle_xor = Signal(bits)
-        m.d.comb += cycle_xor.eq(got_xor)
-
-        # Replay: the model's trace, compared cycle for cycle.
-        replay_bad, entry_cycle = replay_deliveries(
-            m,
-            deliveries=self.trace.deliveries,
-            cycle_bits=self.cycle_bits,
-            n=n,
-            first_load=prime == PRIMING - 1,
-            primed=primed,
-            t=t,
-            seen=seen,
-            cycle_xor=cycle_xor,
-        )
-        bad_q = Signal()  # the payload checks, registered as the replay's comparison is
-        m.d.sync += bad_q.eq(Cat(*bad).any())
-
-        # Totals for the quiescent point at the end of the run: exactly once.
-        total_bits = max(trace.messages, 1).bit_length() + 1
-        sent = Signal(total_bits)
-        got = Signal(total_bits)
-        sent_sig = Signal(bits)
-        got_sig = Signal(bits)
-        m.d.sync += [
-            sent.eq(sent + popcount(taken)),
-            got.eq(got + popcount(delivered)),
-            sent_sig.eq(sent_sig ^ sent_xor),
-            got_sig.eq(got_sig ^ cycle_xor),
-        ]
-        end = Signal()
-        m.d.comb += end.eq(primed & (t == trace.cycles - 1))
-        idle = Signal()
-        m.d.comb += idle.eq(~Cat(*(net.tx[g].valid for g in range(n))).any())
-        end_bad = Signal()
-        m.d.comb += end_bad.eq(
-            end
-            & (
-                (sent != trace.messages)
-                | (got != trace.messages)
-                | (sent_sig != got_sig)
-                | ~idle
-                | (entry_cycle != (1 << self.cycle_bits) - 1)
-            )
-        )
-
-        # --- latency: the largest time in network of the run --------------------------------
-        tree, depth = _max_tree(m, latencies, f["stamp"])
-        # The last delivery's latency reaches lat_max `depth + 1` cycles later, before the
-        # run's last cycle (the core registers max_latency then).
-        assert depth + 1 < _tail(n)
-        lat_max = Signal(f["stamp"])
-        with m.If(tree > lat_max):
-            m.d.sync += lat_max.eq(tree)
-        report = lat_max
-        if f["stamp"] > self.latency_bits:
-            top = (1 << self.latency_bits) - 1
-            report = Signal(self.latency_bits)
-            with m.If(lat_max > top):
-                m.d.comb += report.eq(top)
-            with m.Else():
-                m.d.comb += report.eq(lat_max)
-
-        rejects = popcount(list(net.refer))
-        m.d.comb += [
-            self.checked.eq(popcount(delivered)),
-            self.rejects.eq(rejects),
-            self.errors.eq(replay_bad + end_bad + bad_q),
-            self.max_latency.eq(report),
-            self.end.eq(end),
-        ]
-        return m
+        return delivered, bad, latencies, got_xor
 
 
 def hypercube_selftest(

@@ -29,7 +29,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from amaranth import Array, Cat, Const, Module, ResetInserter, Signal
+from amaranth import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 
 from ..hdl._validation import validates_parameters
@@ -38,13 +38,19 @@ from ..params import check_int_range, check_power_of_two
 from ..sim.models.leiserson_online import LeisersonOnlineModel
 from ..sim.models.leiserson_schedule import message_set
 from ..spec.capacities import TreeLayout
-from .circuit_selftest import _check_constant, _check_masks, pack_payload, payload_fields
-from .selftest import SelfTestCore, harness_signature, popcount, replay_deliveries
+from .circuit_selftest import check_code_logic, pack_payload, payload_fields
+from .selftest import (
+    PRIMING,
+    SelfTestCore,
+    check_against_trace,
+    harness_signature,
+    popcount,
+    start_after_priming,
+)
 
 __all__ = ["PATTERNS", "OnlineRun", "plan_run", "LeisersonOnlineHarness", "online_selftest"]
 
 PATTERNS = ("random", "permutation", "bit-reversal", "hot-spot")
-PRIMING = 2
 #: Cycles after the last receipt before the run ends (the replay's comparison is registered).
 TAIL = 3
 
@@ -201,19 +207,10 @@ class LeisersonOnlineHarness(wiring.Component):
         n, bits = self.leaves, self.data_bits
         h = n.bit_length() - 1
         fields = payload_fields(n, bits, 1)
-        masks = _check_masks(fields)
 
-        prime = Signal(range(PRIMING + 1))
-        primed = Signal()
-        m.d.comb += primed.eq(prime == PRIMING)
-        with m.If(~primed):
-            m.d.sync += prime.eq(prime + 1)
-        live = Module()  # the network and the senders, held in reset while priming
-        m.submodules.live = ResetInserter(~primed)(live)
-        live.submodules.net = net = self.network
-        t = Signal(range(self.run.cycles + 1))
-        with m.If(primed):
-            m.d.sync += t.eq(t + 1)
+        start = start_after_priming(m, range(self.run.cycles + 1))
+        start.live.submodules.net = net = self.network  # held in reset while priming
+        primed, live = start.primed, start.live
 
         # --- senders: each leaf's messages, in order ---------------------------------------
         for i, table in enumerate(self.run.tables):
@@ -238,51 +235,48 @@ class LeisersonOnlineHarness(wiring.Component):
             psrc, pdst = data[:h], data[h : 2 * h]
             covered = data[: 2 * h + fields["seq"]]
             code = data[2 * h + fields["seq"] : 2 * h + fields["seq"] + fields["check"]]
-            check = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(fields)
-            wrong = (pdst != i) | (psrc != src) | (src == i) | (code != check)
+            wrong = (
+                (pdst != i)
+                | (psrc != src)
+                | (src == i)
+                | (code != check_code_logic(fields, covered))
+            )
             if fields["pad"]:
                 wrong = wrong | data[2 * h + fields["seq"] + fields["check"] :].any()
             bad.append(rx.valid & wrong)
             delivered.append(rx.valid)
             words.append(Cat(src, data) & rx.valid.replicate(h + bits))
-        seen = Signal(n)  # the fault lands here
-        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
-        cycle_xor = Signal(h + bits)
         xor = words[0]
         for word in words[1:]:
             xor = xor ^ word
-        m.d.comb += cycle_xor.eq(xor)
-        replay_bad, entry_cycle = replay_deliveries(
+        check = check_against_trace(
             m,
+            start,
             deliveries=self.run.deliveries,
             cycle_bits=self.cycle_bits,
-            n=n,
-            first_load=prime == PRIMING - 1,
-            primed=primed,
-            t=t,
-            seen=seen,
-            cycle_xor=cycle_xor,
+            delivered=delivered,
+            fault=self.fault,
+            payload_xor=xor,
+            xor_bits=h + bits,
+            bad=bad,
         )
-        bad_q = Signal()
-        m.d.sync += bad_q.eq(Cat(*bad).any())
 
         total = Signal(max(self.run.messages, 1).bit_length() + 1)
         m.d.sync += total.eq(total + popcount(delivered))
-        end = Signal()
-        m.d.comb += end.eq(primed & (t == self.run.cycles - 1))
+        end = start.last_cycle(m, self.run.cycles)
         end_bad = Signal()
         m.d.comb += end_bad.eq(
             end
             & (
                 (total != self.run.messages)
-                | (entry_cycle != (1 << self.cycle_bits) - 1)
+                | (check.entry_cycle != (1 << self.cycle_bits) - 1)
                 | net.error.any()
             )
         )
         m.d.comb += [
             self.checked.eq(popcount(delivered)),
             self.rejects.eq(0),
-            self.errors.eq(replay_bad + bad_q + end_bad),
+            self.errors.eq(check.replay_bad + check.bad_q + end_bad),
             self.max_latency.eq(0),
             self.end.eq(end),
         ]

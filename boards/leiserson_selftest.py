@@ -46,7 +46,7 @@ from ..sim.models.leiserson_schedule import (
 )
 from ..sim.models.leiserson_tree import deliver
 from ..spec.capacities import TreeLayout
-from .circuit_selftest import _check_constant, _check_masks, pack_payload, payload_fields
+from .circuit_selftest import check_code_logic, pack_payload, payload_fields
 from .selftest import SelfTestCore, harness_signature, popcount
 
 __all__ = ["PATTERNS", "RunPlan", "plan_run", "LeisersonTreeHarness", "leiserson_selftest"]
@@ -199,7 +199,6 @@ class LeisersonTreeHarness(wiring.Component):
         n, c, bits = self.leaves, self.wires, self.plan.data_bits
         h = n.bit_length() - 1
         fields = payload_fields(n, bits, 1)
-        masks = _check_masks(fields)
 
         # One priming cycle loads row 0; the tree is held in reset meanwhile.
         primed = Signal()
@@ -248,7 +247,7 @@ class LeisersonTreeHarness(wiring.Component):
                 src, dst = data[:h], data[h : 2 * h]
                 covered = data[: 2 * h + fields["seq"]]
                 code = data[2 * h + fields["seq"] : 2 * h + fields["seq"] + fields["check"]]
-                check = Cat(*((covered & mask).xor() for mask in masks)) ^ _check_constant(fields)
+                check = check_code_logic(fields, covered)
                 done.append(complete)
                 bad.append(complete & ((dst != i) | (src == i) | (code != check)))
         arrived = Signal(range(len(self.plan.messages) + 2 * n * c + 1))

@@ -47,7 +47,7 @@ with the trace, so the error count rises.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ..hdl._validation import validates_parameters
@@ -66,8 +66,18 @@ from ..spec.rn1_endpoint import (
     path_routers,
 )
 from ..spec.traffic import PATTERNS, destination
-from .hypercube_selftest import _max_tree
-from .selftest import RunTrace, SelfTestCore, harness_signature, popcount, replay_deliveries
+from .selftest import (
+    PRIMING,
+    RunTrace,
+    SelfTestCore,
+    check_against_trace,
+    check_totals_at_end,
+    harness_signature,
+    largest_latency,
+    latency_tail,
+    popcount,
+    start_after_priming,
+)
 
 __all__ = [
     "PRIMING",
@@ -82,8 +92,6 @@ __all__ = [
     "rn1_selftest",
 ]
 
-#: Cycles after a reset that load the replay memory's first entries, before a run starts.
-PRIMING = 2
 #: Start value of the check byte's code (so the all-zero message is not valid).
 CODE_INIT = 0xA5
 # Each source's LFSR: 15 bits, the trinomial x^15 + x^14 + 1, 8 fresh bits per beat taken.
@@ -108,12 +116,6 @@ def check_byte(data) -> int:
     for byte in data:
         code = _rotl(code) ^ byte
     return code
-
-
-def _tail(endpoints: int) -> int:
-    """Cycles a run goes on after the model's quiescent point: the checker's registered
-    comparisons and the latency tree (``lg endpoints`` levels) settle before it ends."""
-    return (endpoints - 1).bit_length() + 2
 
 
 def message_fields(endpoints: int, max_bytes: int, stamp_bits: int) -> dict[str, int]:
@@ -270,7 +272,7 @@ def _model_run(params, fields, traffic_seed, pattern, messages):
     longest = 0
     last = None
     t = 0
-    tail = _tail(n)
+    tail = latency_tail(n)
     while last is None or t <= last + tail:
         if t >= _LIMIT:
             raise ValueError(
@@ -441,98 +443,23 @@ class RN1Harness(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, f, trace, h = self.endpoints, self.fields, self.trace, self.header_bytes
-        b, lb, st = f["src"], f["dlen"], f["stamp"]
-        sig_bits = self.signature_bits
+        n, f, trace = self.endpoints, self.fields, self.trace
 
         # The first PRIMING cycles after a reset load the replay memory's first entries; the
         # network and the sources start after them (run cycle 0).
-        prime = Signal(range(PRIMING + 1))
-        primed = Signal()
-        m.d.comb += primed.eq(prime == PRIMING)
-        with m.If(~primed):
-            m.d.sync += prime.eq(prime + 1)
-        live = Module()  # network and sources, held in reset while priming
-        m.submodules.live = ResetInserter(~primed)(live)
-
+        start = start_after_priming(m, self.cycle_bits)
         net = self.network(n, self.seed, self.retry, self.max_bytes, self.timeout)
-        live.submodules.net = net
-        t = Signal(self.cycle_bits)
-        with m.If(primed):
-            m.d.sync += t.eq(t + 1)
+        start.live.submodules.net = net
 
-        # --- sources ---------------------------------------------------------------------
         quota = _quotas(self.pattern, n, self.messages)
         fixed = _fixed_destinations(self.pattern, n)
         taken = []  # a whole message taken in this cycle (its last beat)
         sent_xor = 0
         for g in range(n):
-            tx = net.tx[g]
-            lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.traffic_seed, g),
-                        steps=_LFSR_STEPS)  # fmt: skip
-            live.submodules[f"lfsr{g}"] = lfsr
-            pos = Signal(range(self.max_bytes), name=f"src{g}_pos")
-            count = Signal(range(self.messages + 1), name=f"src{g}_count")
-            dest_q = Signal(b, name=f"src{g}_dest_q")
-            dlen_q = Signal(max(lb, 1), name=f"src{g}_dlen_q")
-            stamp_q = Signal(st, name=f"src{g}_stamp")
-            code = Signal(8, init=CODE_INIT, name=f"src{g}_code")
-            first = pos == 0
-            fresh_dest = lfsr.value[:b] if fixed is None else Const(fixed[g], b)
-            fresh_dlen = lfsr.value[b : b + lb] if lb else Const(0, 1)
-            dest = Signal(b, name=f"src{g}_dest")
-            dlen = Signal(max(lb, 1), name=f"src{g}_dlen")
-            m.d.comb += [
-                dest.eq(Mux(first, fresh_dest, dest_q)),
-                dlen.eq(Mux(first, fresh_dlen, dlen_q)),
-            ]
-            seq = Signal(f["seq"], name=f"src{g}_seq")
-            m.d.comb += seq.eq(count)
-            header = Cat(Const(g, b), dest, dlen[:lb], seq, stamp_q)
-            assert len(header) == 8 * h
-            last = Signal(name=f"src{g}_last")
-            m.d.comb += last.eq(pos == h + dlen)
-            data = Signal(8, name=f"src{g}_data")
-            with m.If(pos < h):
-                with m.Switch(pos):
-                    for k in range(h):
-                        with m.Case(k):
-                            m.d.comb += data.eq(header[8 * k : 8 * k + 8])
-            with m.Elif(last):
-                m.d.comb += data.eq(code)
-            with m.Else():
-                m.d.comb += data.eq(lfsr.value[:8])
-            valid = Signal(name=f"src{g}_valid")
-            m.d.comb += valid.eq(primed & (count != quota[g]))
-            m.d.comb += [
-                tx.valid.eq(valid),
-                tx.payload.data.eq(data),
-                tx.payload.dest.eq(dest),
-                tx.payload.last.eq(last),
-            ]
-            take = Signal(name=f"src{g}_take")
-            m.d.comb += [take.eq(valid & tx.ready), lfsr.en.eq(take)]
-            with live.If(take):
-                with live.If(first):
-                    live.d.sync += [dest_q.eq(fresh_dest), dlen_q.eq(fresh_dlen)]
-                with live.If(last):
-                    live.d.sync += [
-                        pos.eq(0),
-                        count.eq(count + 1),
-                        code.eq(CODE_INIT),
-                        stamp_q.eq(t + 1),
-                    ]
-                with live.Else():
-                    live.d.sync += [
-                        pos.eq(pos + 1),
-                        code.eq(Cat(code[7], code[:7]) ^ data),
-                    ]
-            whole = Signal(name=f"src{g}_whole")
-            m.d.comb += whole.eq(take & last)
+            whole, signature = self._source(m, start, net, g, quota[g], fixed)
             taken.append(whole)
-            sent_xor = sent_xor ^ (Cat(header, code) & whole.replicate(sig_bits))
+            sent_xor = sent_xor ^ (signature & whole.replicate(self.signature_bits))
 
-        # --- checker ---------------------------------------------------------------------
         sources = {}  # under a permutation, the one source of each destination
         if fixed is not None and len(set(fixed)) == n:
             sources = {d: s for s, d in enumerate(fixed)}
@@ -540,140 +467,186 @@ class RN1Harness(wiring.Component):
         bad = []
         latencies = []
         got_xor = 0
-        stamp_now = t[:st] if st <= self.cycle_bits else t
+        stamp_now = start.t[: f["stamp"]] if f["stamp"] <= self.cycle_bits else start.t
         for d in range(n):
-            rx = net.rx[d]
-            m.d.comb += rx.ready.eq(1)
-            data = rx.payload.data
-            rpos = Signal(range(self.max_bytes + 1), name=f"rx{d}_pos")
-            hdr = Signal(8 * h, name=f"rx{d}_header")
-            rcode = Signal(8, init=CODE_INIT, name=f"rx{d}_code")
-            with m.If(rx.valid):
-                with m.If(rx.payload.last):
-                    m.d.sync += [rpos.eq(0), rcode.eq(CODE_INIT)]
-                with m.Else():
-                    m.d.sync += [rpos.eq(rpos + 1), rcode.eq(Cat(rcode[7], rcode[:7]) ^ data)]
-                    for k in range(h):
-                        with m.If(rpos == k):
-                            m.d.sync += hdr[8 * k : 8 * k + 8].eq(data)
-            done = Signal(name=f"rx{d}_done")
-            m.d.comb += done.eq(rx.valid & rx.payload.last)
-            at = 0
-            field = {}
-            for name, bits in f.items():
-                field[name] = hdr[at : at + bits]
-                at += bits
-            wrong = (field["dest"] != d) | (data != rcode)
-            wrong = wrong | (rpos != h + (field["dlen"] if lb else 0))
-            if d in sources:
-                wrong = wrong | (field["src"] != sources[d])
+            done, wrong, signature, latency = self._receiver(m, net, d, sources.get(d), stamp_now)
             bad.append(done & wrong)
             delivered.append(done)
-            got_xor = got_xor ^ (Cat(hdr, data) & done.replicate(sig_bits))
-            latency = Signal(st, name=f"lat{d}")
-            with m.If(done):
-                m.d.comb += latency.eq(stamp_now - field["stamp"])
+            got_xor = got_xor ^ (signature & done.replicate(self.signature_bits))
             latencies.append(latency)
-        seen = Signal(n)  # delivery bits as the checker sees them (the fault lands here)
-        m.d.comb += seen.eq(Cat(*delivered) ^ self.fault)
-        cycle_xor = Signal(sig_bits)
-        m.d.comb += cycle_xor.eq(got_xor)
 
-        # Replay: the model's trace, compared cycle for cycle.
-        replay_bad, entry_cycle = replay_deliveries(
+        check = check_against_trace(
             m,
+            start,
             deliveries=trace.deliveries,
             cycle_bits=self.cycle_bits,
-            n=n,
-            first_load=prime == PRIMING - 1,
-            primed=primed,
-            t=t,
-            seen=seen,
-            cycle_xor=cycle_xor,
+            delivered=delivered,
+            fault=self.fault,
+            payload_xor=got_xor,
+            xor_bits=self.signature_bits,
+            bad=bad,
         )
-        bad_q = Signal()  # the message checks, registered as the replay's comparison is
-        m.d.sync += bad_q.eq(Cat(*bad).any())
-
-        # Retries: each endpoint's counter steps by one per BLOCKED (it never reaches its
-        # top in a run), so a change of its low bit is one retry.
-        retried = []
-        for e in range(n):
-            low = Signal(name=f"retries{e}_low")
-            m.d.sync += low.eq(net.retries[e][0])
-            retried.append(net.retries[e][0] ^ low)
-        rejects = Signal(range(n + 1))
-        m.d.comb += rejects.eq(popcount(retried))
-
-        # Totals for the quiescent point at the end of the run: exactly once.
-        total_bits = max(trace.messages, 1).bit_length() + 1
-        sent = Signal(total_bits)
-        got = Signal(total_bits)
-        retries = Signal(max(trace.rejects, 1).bit_length() + 1)
-        sent_sig = Signal(sig_bits)
-        got_sig = Signal(sig_bits)
-        m.d.sync += [
-            sent.eq(sent + popcount(taken)),
-            got.eq(got + popcount(delivered)),
-            retries.eq(retries + rejects),
-            sent_sig.eq(sent_sig ^ sent_xor),
-            got_sig.eq(got_sig ^ cycle_xor),
-        ]
-        end = Signal()
-        m.d.comb += end.eq(primed & (t == trace.cycles - 1))
-        idle = Signal()  # every source done, every endpoint ready for a frame, nothing waiting
-        m.d.comb += idle.eq(
-            ~Cat(*(net.tx[g].valid for g in range(n))).any()
-            & Cat(*(net.tx[g].ready for g in range(n))).all()
-            & ~Cat(*(net.rx[g].valid for g in range(n))).any()
+        rejects = self._retries(m, net)
+        # Exactly once, and the endpoints' own counters agree with the run.
+        end, end_bad = check_totals_at_end(
+            m,
+            start,
+            check,
+            cycles=trace.cycles,
+            cycle_bits=self.cycle_bits,
+            counts=[
+                ("sent", popcount(taken), trace.messages),
+                ("got", popcount(delivered), trace.messages),
+                ("retries", rejects, trace.rejects),
+            ],
+            sent_xor=sent_xor,
+            # Every source done, every endpoint ready for a frame, nothing waiting.
+            idle=(
+                ~Cat(*(net.tx[g].valid for g in range(n))).any()
+                & Cat(*(net.tx[g].ready for g in range(n))).all()
+                & ~Cat(*(net.rx[g].valid for g in range(n))).any()
+            ),
+            also=[("counters_bad", self._counters_wrong(net, quota))],
         )
-        counters_bad = Signal()  # the endpoints' own counters against the run
-        received = self._received()
-        m.d.comb += counters_bad.eq(
-            Cat(
-                *(
-                    (net.sent[e] != quota[e])
-                    | (net.received[e] != received[e])
-                    | (net.dropped[e] != 0)
-                    for e in range(n)
-                )
-            ).any()
-        )
-        end_bad = Signal()
-        m.d.comb += end_bad.eq(
-            end
-            & (
-                (sent != trace.messages)
-                | (got != trace.messages)
-                | (retries != trace.rejects)
-                | (sent_sig != got_sig)
-                | ~idle
-                | counters_bad
-                | (entry_cycle != (1 << self.cycle_bits) - 1)
-            )
-        )
-
-        # --- latency: the largest of the run --------------------------------------------
-        tree, depth = _max_tree(m, latencies, st)
-        # The last delivery's latency reaches lat_max `depth + 1` cycles later, before the
-        # run's last cycle (the core registers max_latency then).
-        assert depth + 1 < _tail(n)
-        lat_max = Signal(st)
-        with m.If(tree > lat_max):
-            m.d.sync += lat_max.eq(tree)
-        report = lat_max
-        if st > self.latency_bits:
-            top = (1 << self.latency_bits) - 1
-            report = Signal(self.latency_bits)
-            m.d.comb += report.eq(Mux(lat_max > top, top, lat_max))
-
+        report = largest_latency(m, latencies, f["stamp"], self.latency_bits)
         m.d.comb += [
             self.checked.eq(popcount(delivered)),
             self.rejects.eq(rejects),
-            self.errors.eq(replay_bad + end_bad + bad_q),
+            self.errors.eq(check.replay_bad + end_bad + check.bad_q),
             self.max_latency.eq(report),
             self.end.eq(end),
         ]
         return m
+
+    def _source(self, m, start, net, g, quota, fixed):
+        """Endpoint ``g``'s source on its ``tx`` stream, one beat per byte: ``(whole,
+        signature)``, its last beat taken in this cycle, and the message's signature (header
+        and check byte)."""
+        f, h, live = self.fields, self.header_bytes, start.live
+        b, lb, st = f["src"], f["dlen"], f["stamp"]
+        tx = net.tx[g]
+        lfsr = LFSR(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(self.traffic_seed, g),
+                    steps=_LFSR_STEPS)  # fmt: skip
+        live.submodules[f"lfsr{g}"] = lfsr
+        pos = Signal(range(self.max_bytes), name=f"src{g}_pos")
+        count = Signal(range(self.messages + 1), name=f"src{g}_count")
+        dest_q = Signal(b, name=f"src{g}_dest_q")
+        dlen_q = Signal(max(lb, 1), name=f"src{g}_dlen_q")
+        stamp_q = Signal(st, name=f"src{g}_stamp")
+        code = Signal(8, init=CODE_INIT, name=f"src{g}_code")
+        first = pos == 0
+        fresh_dest = lfsr.value[:b] if fixed is None else Const(fixed[g], b)
+        fresh_dlen = lfsr.value[b : b + lb] if lb else Const(0, 1)
+        dest = Signal(b, name=f"src{g}_dest")
+        dlen = Signal(max(lb, 1), name=f"src{g}_dlen")
+        m.d.comb += [
+            dest.eq(Mux(first, fresh_dest, dest_q)),
+            dlen.eq(Mux(first, fresh_dlen, dlen_q)),
+        ]
+        seq = Signal(f["seq"], name=f"src{g}_seq")
+        m.d.comb += seq.eq(count)
+        header = Cat(Const(g, b), dest, dlen[:lb], seq, stamp_q)
+        assert len(header) == 8 * h
+        last = Signal(name=f"src{g}_last")
+        m.d.comb += last.eq(pos == h + dlen)
+        data = Signal(8, name=f"src{g}_data")
+        with m.If(pos < h):
+            with m.Switch(pos):
+                for k in range(h):
+                    with m.Case(k):
+                        m.d.comb += data.eq(header[8 * k : 8 * k + 8])
+        with m.Elif(last):
+            m.d.comb += data.eq(code)
+        with m.Else():
+            m.d.comb += data.eq(lfsr.value[:8])
+        valid = Signal(name=f"src{g}_valid")
+        m.d.comb += valid.eq(start.primed & (count != quota))
+        m.d.comb += [
+            tx.valid.eq(valid),
+            tx.payload.data.eq(data),
+            tx.payload.dest.eq(dest),
+            tx.payload.last.eq(last),
+        ]
+        take = Signal(name=f"src{g}_take")
+        m.d.comb += [take.eq(valid & tx.ready), lfsr.en.eq(take)]
+        with live.If(take):
+            with live.If(first):
+                live.d.sync += [dest_q.eq(fresh_dest), dlen_q.eq(fresh_dlen)]
+            with live.If(last):
+                live.d.sync += [
+                    pos.eq(0),
+                    count.eq(count + 1),
+                    code.eq(CODE_INIT),
+                    stamp_q.eq(start.t + 1),
+                ]
+            with live.Else():
+                live.d.sync += [
+                    pos.eq(pos + 1),
+                    code.eq(Cat(code[7], code[:7]) ^ data),
+                ]
+        whole = Signal(name=f"src{g}_whole")
+        m.d.comb += whole.eq(take & last)
+        return whole, Cat(header, code)
+
+    def _receiver(self, m, net, d, source, stamp_now):
+        """The checker on endpoint ``d``'s ``rx`` stream, which does not look inside the
+        network or the endpoints: ``(done, wrong, signature, latency)``, a message ends in
+        this cycle, it is wrong (``source``: the one endpoint that may send to ``d``, or
+        None), its signature, and its latency (zero when none ends)."""
+        f, h = self.fields, self.header_bytes
+        rx = net.rx[d]
+        m.d.comb += rx.ready.eq(1)
+        data = rx.payload.data
+        rpos = Signal(range(self.max_bytes + 1), name=f"rx{d}_pos")
+        hdr = Signal(8 * h, name=f"rx{d}_header")
+        rcode = Signal(8, init=CODE_INIT, name=f"rx{d}_code")
+        with m.If(rx.valid):
+            with m.If(rx.payload.last):
+                m.d.sync += [rpos.eq(0), rcode.eq(CODE_INIT)]
+            with m.Else():
+                m.d.sync += [rpos.eq(rpos + 1), rcode.eq(Cat(rcode[7], rcode[:7]) ^ data)]
+                for k in range(h):
+                    with m.If(rpos == k):
+                        m.d.sync += hdr[8 * k : 8 * k + 8].eq(data)
+        done = Signal(name=f"rx{d}_done")
+        m.d.comb += done.eq(rx.valid & rx.payload.last)
+        at = 0
+        field = {}
+        for name, bits in f.items():
+            field[name] = hdr[at : at + bits]
+            at += bits
+        wrong = (field["dest"] != d) | (data != rcode)
+        wrong = wrong | (rpos != h + (field["dlen"] if f["dlen"] else 0))
+        if source is not None:
+            wrong = wrong | (field["src"] != source)
+        latency = Signal(f["stamp"], name=f"lat{d}")
+        with m.If(done):
+            m.d.comb += latency.eq(stamp_now - field["stamp"])
+        return done, wrong, Cat(hdr, data), latency
+
+    def _retries(self, m, net):
+        """Retries in this cycle, summed over the endpoints: each endpoint's counter steps by
+        one per BLOCKED (it never reaches its top in a run), so a change of its low bit is
+        one retry."""
+        retried = []
+        for e in range(self.endpoints):
+            low = Signal(name=f"retries{e}_low")
+            m.d.sync += low.eq(net.retries[e][0])
+            retried.append(net.retries[e][0] ^ low)
+        rejects = Signal(range(self.endpoints + 1))
+        m.d.comb += rejects.eq(popcount(retried))
+        return rejects
+
+    def _counters_wrong(self, net, quota):
+        """The endpoints' own counters disagree with the run: ``sent`` with the messages
+        each sends, ``received`` with the model's deliveries to it, ``dropped`` with none."""
+        received = self._received()
+        return Cat(
+            *(
+                (net.sent[e] != quota[e]) | (net.received[e] != received[e]) | (net.dropped[e] != 0)
+                for e in range(self.endpoints)
+            )
+        ).any()
 
 
 def rn1_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):

@@ -37,7 +37,7 @@ from ..params import check_int_range
 from ..sim.models.scheduler import SchedulerModel
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.scheduler import GeneralizedFatTree, Op, field_offsets, node_bits, result_fields
-from .selftest import SelfTestCore, harness_signature
+from .selftest import PRIMING, SelfTestCore, harness_signature, start_after_priming
 
 __all__ = ["commands", "expected_results", "SchedulerHarness", "scheduler_selftest", "PRIMING"]
 
@@ -45,8 +45,6 @@ _LFSR_WIDTH = 31
 _LFSR_TAPS = (31, 28)
 _LFSR_STEPS = 28
 _TRAFFIC_PATH = 0x5C
-#: Cycles after a reset that load the replay memory's first entries.
-PRIMING = 2
 
 
 def _bank(bits: int) -> list[int]:
@@ -200,24 +198,39 @@ class SchedulerHarness(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        levels, w = self.levels, self.w
-        bits = node_bits(levels, self.m)
-        offsets = field_offsets(result_fields(levels, w, self.m))
-        m.submodules.dut = dut = self.dut
+        m.submodules.dut = self.dut
         n_cmds = len(self.commands)
-
-        prime = Signal(range(PRIMING + 1))
-        primed = Signal()
-        m.d.comb += primed.eq(prime == PRIMING)
-        with m.If(~primed):
-            m.d.sync += prime.eq(prime + 1)
-        t = Signal(range(self.limit + 1))
-        with m.If(primed):
-            m.d.sync += t.eq(t + 1)
+        start = start_after_priming(m, range(self.limit + 1), hold_live=False)
         clock = Signal(self.latency_bits)  # time stamps (wrap around)
         m.d.sync += clock.eq(clock + 1)
 
-        # --- source: CLEAR, then random SCHEDULEs; the LFSRs step when a command is taken ---
+        stamps = self._requests(m, start, clock)
+        got, results, bad_q, got_q, refused_q = self._compare_results(m, start)
+        lat_max = self._schedule_latency(m, got, stamps, clock)
+
+        # --- end of the run: every result in (and compared), or the time limit ---------------
+        finished = Signal()
+        m.d.comb += finished.eq(start.primed & (results == n_cmds) & ~got_q)
+        timeout = Signal()
+        m.d.comb += timeout.eq(start.primed & (start.t == self.limit))
+        end = Signal()
+        m.d.comb += end.eq(finished | timeout)
+        m.d.comb += [
+            self.checked.eq(got_q),
+            self.rejects.eq(refused_q),
+            self.errors.eq(bad_q + (timeout & ~finished)),
+            self.max_latency.eq(lat_max),
+            self.end.eq(end),
+        ]
+        return m
+
+    def _requests(self, m, start, clock):
+        """The source: CLEAR, then random SCHEDULEs; the LFSRs step when a command is taken.
+        Returns the FIFO of the time stamps of the commands in flight (the top bit: a
+        SCHEDULE)."""
+        dut = self.dut
+        bits = node_bits(self.levels, self.m)
+        n_cmds = len(self.commands)
         sent = Signal(range(n_cmds + 1))
         req = dut.requests
         take = Signal()
@@ -236,7 +249,7 @@ class SchedulerHarness(wiring.Component):
             m.d.comb += lfsr.en.eq(take & (sent != 0))
             chunks.append(lfsr.value[:steps])
         rand = Cat(*chunks)
-        m.d.comb += req.valid.eq(primed & (sent < n_cmds) & stamps.w_rdy)
+        m.d.comb += req.valid.eq(start.primed & (sent < n_cmds) & stamps.w_rdy)
         with m.If(sent == 0):
             m.d.comb += req.payload.op.eq(Op.CLEAR)
         with m.Else():
@@ -247,13 +260,18 @@ class SchedulerHarness(wiring.Component):
             ]
         with m.If(take):
             m.d.sync += sent.eq(sent + 1)
-        # Time stamps of the commands in flight (the top bit: a SCHEDULE).
         m.d.comb += [
             stamps.w_en.eq(take),
             stamps.w_data.eq(Cat(clock, sent != 0)),
         ]
+        return stamps
 
-        # --- replay: the expected result words, in order ---------------------------------
+    def _compare_results(self, m, start):
+        """Replay: every result word compared, in order, with the expected ones in a memory.
+        Returns ``(got, results, bad_q, got_q, refused_q)``: a result in this cycle, results
+        so far, and (registered) a wrong result, a result, a refused SCHEDULE."""
+        offsets = field_offsets(result_fields(self.levels, self.w, self.m))
+        n_cmds = len(self.commands)
         end_marker = 0
         entries = [*self.expected, end_marker, end_marker]
         mem = memory.Memory(shape=self.result_bits, depth=len(entries), init=entries)
@@ -261,11 +279,11 @@ class SchedulerHarness(wiring.Component):
         rd = mem.read_port()
         idx = Signal(range(len(entries)))
         expect = Signal(self.result_bits)
-        res = dut.results
+        res = self.dut.results
         m.d.comb += res.ready.eq(1)
         got = Signal()
-        m.d.comb += got.eq(res.valid & primed)
-        with m.If(prime == PRIMING - 1):
+        m.d.comb += got.eq(res.valid & start.primed)
+        with m.If(start.first_load):
             m.d.sync += [expect.eq(rd.data), idx.eq(1)]
             m.d.comb += rd.addr.eq(1)
         with m.Elif(got):
@@ -287,30 +305,17 @@ class SchedulerHarness(wiring.Component):
             got_q.eq(got),
             refused_q.eq(got & (res.payload.op == Op.SCHEDULE) & ~res.payload.granted),
         ]
+        return got, results, bad_q, got_q, refused_q
 
-        # --- latency of the SCHEDULEs --------------------------------------------------------
+    def _schedule_latency(self, m, got, stamps, clock):
+        """The largest latency of the run's SCHEDULEs, from the time stamps."""
         lat_max = Signal(self.latency_bits)
         m.d.comb += stamps.r_en.eq(got)
         latency = Signal(self.latency_bits)
         m.d.comb += latency.eq(clock - stamps.r_data[: self.latency_bits])
         with m.If(got & stamps.r_data[-1] & (latency > lat_max)):
             m.d.sync += lat_max.eq(latency)
-
-        # --- end of the run: every result in (and compared), or the time limit ---------------
-        finished = Signal()
-        m.d.comb += finished.eq(primed & (results == n_cmds) & ~got_q)
-        timeout = Signal()
-        m.d.comb += timeout.eq(primed & (t == self.limit))
-        end = Signal()
-        m.d.comb += end.eq(finished | timeout)
-        m.d.comb += [
-            self.checked.eq(got_q),
-            self.rejects.eq(refused_q),
-            self.errors.eq(bad_q + (timeout & ~finished)),
-            self.max_latency.eq(lat_max),
-            self.end.eq(end),
-        ]
-        return m
+        return lat_max
 
 
 def scheduler_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth import Module, ResetInserter, Signal
+from amaranth import Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -39,9 +39,18 @@ __all__ = [
     "harness_signature",
     "SelfTestCore",
     "STATUS_FIELDS",
+    "PRIMING",
     "popcount",
     "RunTrace",
+    "RunStart",
+    "start_after_priming",
     "replay_deliveries",
+    "TraceCheck",
+    "check_against_trace",
+    "check_totals_at_end",
+    "max_tree",
+    "latency_tail",
+    "largest_latency",
     "SimTop",
     "status_signals",
     "decode_uart",
@@ -56,6 +65,9 @@ STATUS_FIELDS = (
     ("maxlat", 16),
     ("errors", 16),
 )
+
+#: Cycles after a reset that load the replay memory's first entries, before a run starts.
+PRIMING = 2
 
 
 def harness_signature(count_bits: int, latency_bits: int) -> wiring.Signature:
@@ -108,6 +120,51 @@ class RunTrace:
     max_latency: int
     #: The payload's fields ``(name, bits)``, where the run sizes them (else empty).
     fields: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """The first cycles of a harness's run: :data:`PRIMING` cycles that load the replay
+    memory, then the run itself (see :func:`start_after_priming`)."""
+
+    #: Counts the priming cycles after a reset (up to :data:`PRIMING`).
+    prime: Signal
+    #: High from the run's first cycle on.
+    primed: Signal
+    #: The run's cycle, 0 in the first cycle after the priming.
+    t: Signal
+    #: A module held in reset while priming (the design under test and its traffic), or None.
+    live: Module | None
+
+    @property
+    def first_load(self):
+        """High in the priming cycle in which the replay memory's read port shows entry 0."""
+        return self.prime == PRIMING - 1
+
+    def last_cycle(self, m: Module, cycles: int) -> Signal:
+        """A signal high in the run's last cycle (run cycle ``cycles - 1``)."""
+        end = Signal()
+        m.d.comb += end.eq(self.primed & (self.t == cycles - 1))
+        return end
+
+
+def start_after_priming(m: Module, cycle_shape, *, hold_live: bool = True) -> RunStart:
+    """Count the :data:`PRIMING` cycles after a reset, then the run's cycles (a counter of
+    ``cycle_shape``). With ``hold_live``, add a submodule ``live`` held in reset while
+    priming, for the design under test and its traffic: they start in run cycle 0."""
+    prime = Signal(range(PRIMING + 1))
+    primed = Signal()
+    m.d.comb += primed.eq(prime == PRIMING)
+    with m.If(~primed):
+        m.d.sync += prime.eq(prime + 1)
+    live = None
+    if hold_live:
+        live = Module()
+        m.submodules.live = ResetInserter(~primed)(live)
+    t = Signal(cycle_shape)
+    with m.If(primed):
+        m.d.sync += t.eq(t + 1)
+    return RunStart(prime, primed, t, live)
 
 
 def replay_deliveries(m, *, deliveries, cycle_bits, n, first_load, primed, t, seen, cycle_xor):
@@ -167,6 +224,163 @@ def replay_deliveries(m, *, deliveries, cycle_bits, n, first_load, primed, t, se
     replay_bad = Signal()
     m.d.comb += replay_bad.eq(compare_q & ((seen_q != want_mask_q) | (xor_q != want_xor_q)))
     return replay_bad, entry_cycle
+
+
+@dataclass(frozen=True)
+class TraceCheck:
+    """What :func:`check_against_trace` found in this cycle."""
+
+    #: The deliveries disagree with the model's trace (one cycle late: registered).
+    replay_bad: Signal
+    #: The run cycle of the next expected delivery (all ones once the trace is used up).
+    entry_cycle: object
+    #: A delivered message failed the checker's own tests (registered like ``replay_bad``).
+    bad_q: Signal
+    #: The XOR of this cycle's delivered payloads.
+    cycle_xor: Signal
+
+
+def check_against_trace(
+    m: Module,
+    start: RunStart,
+    *,
+    deliveries,
+    cycle_bits: int,
+    delivered: list,
+    fault,
+    payload_xor,
+    xor_bits: int,
+    bad: list,
+) -> TraceCheck:
+    """Compare a network's deliveries with the model's trace (:func:`replay_deliveries`) and
+    register the checker's own verdicts on them.
+
+    ``delivered``: per port, a message is delivered in this cycle; ``fault`` inverts the
+    delivery bits as the checker sees them (port 0's: the error count must rise);
+    ``payload_xor`` (``xor_bits`` wide): the XOR of the delivered payloads; ``bad``: per port,
+    the delivered message fails the checker's tests.
+    """
+    seen = Signal(len(delivered))  # delivery bits as the checker sees them (the fault lands here)
+    m.d.comb += seen.eq(Cat(*delivered) ^ fault)
+    cycle_xor = Signal(xor_bits)
+    m.d.comb += cycle_xor.eq(payload_xor)
+
+    # Replay: the model's trace, compared cycle for cycle.
+    replay_bad, entry_cycle = replay_deliveries(
+        m,
+        deliveries=deliveries,
+        cycle_bits=cycle_bits,
+        n=len(delivered),
+        first_load=start.first_load,
+        primed=start.primed,
+        t=start.t,
+        seen=seen,
+        cycle_xor=cycle_xor,
+    )
+    bad_q = Signal()  # the checks, registered as the replay's comparison is
+    m.d.sync += bad_q.eq(Cat(*bad).any())
+    return TraceCheck(replay_bad, entry_cycle, bad_q, cycle_xor)
+
+
+def check_totals_at_end(
+    m: Module,
+    start: RunStart,
+    check: TraceCheck,
+    *,
+    cycles: int,
+    cycle_bits: int,
+    counts,
+    sent_xor,
+    idle,
+    also=(),
+) -> tuple[Signal, Signal]:
+    """Totals of a run, compared at its end (a quiescent point: nothing in flight), so that
+    every message is delivered exactly once.
+
+    ``counts``: ``(name, step, expected)`` per total: a counter named ``name`` adds ``step``
+    each cycle and must equal ``expected`` at the end. ``sent_xor``: the XOR of the payloads
+    sent in this cycle; over the run it must equal that of the payloads delivered (a lost or
+    duplicated message shows). ``idle``: nothing in flight; ``also``: ``(name, bad)`` more
+    conditions that are wrong at the end. The trace must be used up too. Returns ``(end,
+    end_bad)``: the run's last cycle, and something is wrong in it.
+    """
+    counters = []
+    for name, step, expected in counts:
+        counter = Signal(max(expected, 1).bit_length() + 1, name=name)
+        counters.append((counter, step, expected))
+    sent_sig = Signal(len(check.cycle_xor))
+    got_sig = Signal(len(check.cycle_xor))
+    m.d.sync += [counter.eq(counter + step) for counter, step, _ in counters]
+    m.d.sync += [
+        sent_sig.eq(sent_sig ^ sent_xor),
+        got_sig.eq(got_sig ^ check.cycle_xor),
+    ]
+    end = start.last_cycle(m, cycles)
+    quiet = Signal(name="idle")
+    m.d.comb += quiet.eq(idle)
+    wrong = [counter != expected for counter, _, expected in counters]
+    wrong += [sent_sig != got_sig, ~quiet]
+    for name, condition in also:
+        flag = Signal(name=name)
+        m.d.comb += flag.eq(condition)
+        wrong.append(flag)
+    wrong.append(check.entry_cycle != (1 << cycle_bits) - 1)
+    any_wrong = wrong[0]
+    for condition in wrong[1:]:
+        any_wrong = any_wrong | condition
+    end_bad = Signal()
+    m.d.comb += end_bad.eq(end & any_wrong)
+    return end, end_bad
+
+
+def max_tree(m: Module, values: list, width: int) -> tuple[Signal, int]:
+    """The largest of ``values`` (``width`` bits each) through a tree of pairwise maxima, a
+    register after each level (no long comparator chain); returns it and the tree's depth."""
+    level = 0
+    while len(values) > 1:
+        nxt = []
+        for k in range(0, len(values), 2):
+            if k + 1 == len(values):
+                a = Signal(width, name=f"latmax{level}_{k}")
+                m.d.sync += a.eq(values[k])
+            else:
+                a = Signal(width, name=f"latmax{level}_{k}")
+                x, y = values[k], values[k + 1]
+                with m.If(x > y):
+                    m.d.sync += a.eq(x)
+                with m.Else():
+                    m.d.sync += a.eq(y)
+            nxt.append(a)
+        values = nxt
+        level += 1
+    out = Signal(width, name="latmax")
+    m.d.comb += out.eq(values[0])
+    return out, level
+
+
+def latency_tail(ports: int) -> int:
+    """Cycles a run goes on after the model's last delivery when the harness reports the
+    largest latency through :func:`largest_latency`: the checker's registered comparisons
+    and the latency tree (``lg ports`` levels) settle before it ends."""
+    return (ports - 1).bit_length() + 2
+
+
+def largest_latency(m: Module, latencies: list, stamp_bits: int, latency_bits: int):
+    """The largest of the ports' latencies (``stamp_bits`` each, zero where nothing is
+    delivered) over the run so far, saturated to ``latency_bits``."""
+    tree, depth = max_tree(m, latencies, stamp_bits)
+    # The last delivery's latency reaches lat_max `depth + 1` cycles later, before the
+    # run's last cycle (the core registers max_latency then).
+    assert depth + 1 < latency_tail(len(latencies))
+    lat_max = Signal(stamp_bits)
+    with m.If(tree > lat_max):
+        m.d.sync += lat_max.eq(tree)
+    report = lat_max
+    if stamp_bits > latency_bits:
+        top = (1 << latency_bits) - 1
+        report = Signal(latency_bits)
+        m.d.comb += report.eq(Mux(lat_max > top, top, lat_max))
+    return report
 
 
 class SelfTestCore(wiring.Component):
