@@ -47,7 +47,6 @@ from amaranth.lib.wiring import In, Out
 
 from ..spec.hypercube import (
     INJECT_DEPTH,
-    MAX_RTL_DIM,
     check_hypercube,
     link_fields,
     neighbour,
@@ -78,6 +77,30 @@ def rx_layout(data_bits: int) -> data.StructLayout:
 def _lowest(bits):
     """One-hot of the lowest set bit of ``bits`` (0 if none)."""
     return (bits & (~bits + 1))[: len(bits)]
+
+
+def _select(choices, width):
+    """AND-OR of one-hot selected ``(value, select)`` pairs: no priority chain of
+    multiplexers."""
+    out = Const(0, width)
+    for value, sel in choices:
+        out = out | (value & sel.replicate(width))
+    return out
+
+
+class _ChainSignals:
+    """Puts each link of a priority chain in a signal of its own (no expression is copied),
+    named after its role and numbered in the order made: ``chain(value, shape, name)``."""
+
+    def __init__(self, m: Module):
+        self.m = m
+        self.step = 0
+
+    def __call__(self, value, shape, name: str) -> Signal:
+        sig = Signal(shape, name=f"{name}{self.step}")
+        self.step += 1
+        self.m.d.comb += sig.eq(value)
+        return sig
 
 
 class HypercubeNode(wiring.Component):
@@ -112,7 +135,7 @@ class HypercubeNode(wiring.Component):
 
     @validates_parameters
     def __init__(self, node=0, dim=4, procs=1, buffers=2, data_bits=8):
-        check_hypercube(dim, procs, buffers, data_bits, max_dim=MAX_RTL_DIM)
+        check_hypercube(dim, procs, buffers, data_bits, model=False)
         if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < 1 << dim:
             raise ValueError(f"node must be between 0 and {(1 << dim) - 1}, not {node!r}")
         self.node, self.dim, self.procs = node, dim, procs
@@ -141,124 +164,139 @@ class HypercubeNode(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        dim, procs, nbuf = self.dim, self.procs, self.buffers
-        pbits = proc_bits(procs)
-        link = self.link
+        for i in range(self.dim):
+            m.d.sync += self.arrive[i].eq(self.link_in[i])
 
-        arrive, buf, queue = self.arrive, self.buf, self.queue
-        rx_valid, rx_data = self.rx_valid, self.rx_data
-        for i in range(dim):
-            m.d.sync += arrive[i].eq(self.link_in[i])
-
-        network = buf + arrive
-        heads = [queue[q][0] for q in range(procs)]
+        # The candidates of this cycle: the buffered and arriving messages, then the heads of
+        # the processors' injection queues.
+        network = self.buf + self.arrive
+        heads = [self.queue[q][0] for q in range(self.procs)]
         cands = network + heads
+        chain = _ChainSignals(m)
+        delivered = self._deliver(m, chain, cands)
+        free = Const((1 << self.dim) - 1, self.dim)  # the outgoing wires still free
+        wire = [Const(0, self.dim) for _ in cands]  # per candidate, the wire it leaves on
+        free, left = self._route(m, chain, network, delivered, wire, free)
+        free, slot, buffered, used = self._buffer_and_refer(m, chain, network, left, wire, free)
+        pops = self._inject(m, chain, heads, delivered, wire, free, slot, buffered, used)
+        self._next_buffers(m, chain, cands, slot, buffered)
+        self._drive_links(m, cands, wire)
+        self._shift_queues(m, pops)
+        return m
 
-        step = [0]
-
-        def signal(value, shape, name):
-            # Each link of a priority chain in a signal of its own: no expression is copied.
-            sig = Signal(shape, name=f"{name}{step[0]}")
-            step[0] += 1
-            m.d.comb += sig.eq(value)
-            return sig
-
-        def select(choices, width):
-            # AND-OR of one-hot selected values: no priority chain of multiplexers.
-            out = Const(0, width)
-            for value, sel in choices:
-                out = out | (value & sel.replicate(width))
-            return out
-
-        # 1. Deliver: per processor the first message for it, if its receive register is free.
-        rx_free = [~rx_valid[q] | self.rx[q].ready for q in range(procs)]
+    def _deliver(self, m, chain, cands):
+        """1. Deliver: per processor the first candidate for it, if its receive register is
+        free. Returns per candidate whether it is delivered in this cycle."""
+        pbits = proc_bits(self.procs)
+        rx_valid, rx_data = self.rx_valid, self.rx_data
+        rx_free = [~rx_valid[q] | self.rx[q].ready for q in range(self.procs)]
         delivered = [Const(0) for _ in cands]
-        for q in range(procs):
+        for q in range(self.procs):
             taken = Const(0)
             hits = []
             for c, msg in enumerate(cands):
                 for_q = (msg.proc == q) if pbits else Const(1)
                 hit = Signal(name=f"deliver{c}_{q}")
                 m.d.comb += hit.eq(msg.valid & (msg.rel == 0) & for_q & rx_free[q] & ~taken)
-                taken = signal(taken | hit, 1, "taken")
+                taken = chain(taken | hit, 1, "taken")
                 delivered[c] = delivered[c] | hit
                 hits.append((msg.data, hit))
             with m.If(taken):
-                m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(select(hits, self.data_bits))]
+                m.d.sync += [rx_valid[q].eq(1), rx_data[q].eq(_select(hits, self.data_bits))]
             with m.Elif(self.rx[q].ready):
                 m.d.sync += rx_valid[q].eq(0)
             m.d.comb += [self.rx[q].valid.eq(rx_valid[q]), self.rx[q].payload.data.eq(rx_data[q])]
-        delivered = [signal(d, 1, "delivered") for d in delivered]
+        return [chain(d, 1, "delivered") for d in delivered]
 
-        # 2. Route network messages: the lowest free wire whose bit is 1.
-        free = Const((1 << dim) - 1, dim)
-        wire = [Const(0, dim) for _ in cands]
+    def _route(self, m, chain, network, delivered, wire, free):
+        """2. Route network messages: the lowest free wire whose bit is 1 (into ``wire``).
+        Returns the wires still free and, per network message, whether it found none."""
+        dim = self.dim
         left = []
         for c, msg in enumerate(network):
-            active = signal(msg.valid & ~delivered[c], 1, "active")
+            active = chain(msg.valid & ~delivered[c], 1, "active")
             onehot = Signal(dim, name=f"route{c}")
             m.d.comb += onehot.eq(_lowest(msg.rel & free & active.replicate(dim)))
             wire[c] = onehot
-            free = signal(free & ~onehot, dim, "free")
-            left.append(signal(active & ~onehot.any(), 1, "left"))
+            free = chain(free & ~onehot, dim, "free")
+            left.append(chain(active & ~onehot.any(), 1, "left"))
+        return free, left
 
-        # 3. Buffer the rest in order; 4. refer what does not fit over the lowest free wires.
+    def _buffer_and_refer(self, m, chain, network, left, wire, free):
+        """3. Buffer the messages left over, in order; 4. refer what does not fit over the
+        lowest free wires (into ``wire``). Returns the wires still free, per network message
+        its buffer rank and whether it is buffered, and the buffer slots used."""
+        dim, nbuf = self.dim, self.buffers
         slot = []
         buffered = []
         rank = Const(0)
         referred = []
         for c in range(len(network)):
             slot.append(rank)
-            keep = signal(left[c] & (rank < nbuf), 1, "keep") if nbuf else Const(0)
-            refer = signal(left[c] & ~keep, 1, "referred")
+            keep = chain(left[c] & (rank < nbuf), 1, "keep") if nbuf else Const(0)
+            refer = chain(left[c] & ~keep, 1, "referred")
             buffered.append(keep)
             referred.append(refer)
             onehot = Signal(dim, name=f"refer{c}")
             m.d.comb += onehot.eq(_lowest(free & refer.replicate(dim)))
             wire[c] = wire[c] | onehot
-            free = signal(free & ~onehot, dim, "free")
-            rank = signal(rank + left[c], range(len(network) + 1), "rank")
+            free = chain(free & ~onehot, dim, "free")
+            rank = chain(rank + left[c], range(len(network) + 1), "rank")
         m.d.sync += self.refer.eq(sum(referred[1:], referred[0]) if referred else 0)
         used = Signal(range(nbuf + 1), name="buffered")
         m.d.comb += used.eq(Mux(rank > nbuf, nbuf, rank))
+        return free, slot, buffered, used
 
-        # 5. Inject: a head takes a wire of its relative address, else a free buffer slot.
+    def _inject(self, m, chain, heads, delivered, wire, free, slot, buffered, used):
+        """5. Inject: a queue's head takes a wire of its relative address (into ``wire``),
+        else a free buffer slot (appended to ``slot`` and ``buffered``). Returns per processor
+        whether its head leaves the queue."""
+        dim, nbuf = self.dim, self.buffers
+        first = len(wire) - len(heads)
         count = used
         pops = []
         for q, msg in enumerate(heads):
-            c = len(network) + q
-            active = signal(msg.valid & ~delivered[c], 1, "active")
+            c = first + q
+            active = chain(msg.valid & ~delivered[c], 1, "active")
             onehot = Signal(dim, name=f"inject{q}")
             m.d.comb += onehot.eq(_lowest(msg.rel & free & active.replicate(dim)))
             wire[c] = onehot
-            free = signal(free & ~onehot, dim, "free")
+            free = chain(free & ~onehot, dim, "free")
             keep = Const(0)
             if nbuf:
-                keep = signal(active & ~onehot.any() & (count < nbuf), 1, "keep")
+                keep = chain(active & ~onehot.any() & (count < nbuf), 1, "keep")
             slot.append(count)
             buffered.append(keep)
-            count = signal(count + keep, range(nbuf + 1), "count")
-            pops.append(signal(delivered[c] | onehot.any() | keep, 1, "pop"))
+            count = chain(count + keep, range(nbuf + 1), "count")
+            pops.append(chain(delivered[c] | onehot.any() | keep, 1, "pop"))
+        return pops
 
-        # The next buffer: slot s takes the candidate buffered at rank s.
-        for s in range(nbuf):
+    def _next_buffers(self, m, chain, cands, slot, buffered):
+        """The next buffer: slot ``s`` takes the candidate buffered at rank ``s``."""
+        for s in range(self.buffers):
             chosen = [
-                (msg.as_value(), signal(buffered[c] & (slot[c] == s), 1, "slot"))
+                (msg.as_value(), chain(buffered[c] & (slot[c] == s), 1, "slot"))
                 for c, msg in enumerate(cands)
             ]
-            m.d.sync += buf[s].eq(select(chosen, link.size))
+            m.d.sync += self.buf[s].eq(_select(chosen, self.link.size))
 
-        # Links: the message on wire i has bit i of its relative address inverted.
+    def _drive_links(self, m, cands, wire):
+        """Links: the message on wire ``i`` has bit ``i`` of its relative address inverted."""
+        link = self.link
         rel_at = link["rel"].offset
-        for i in range(dim):
+        for i in range(self.dim):
             flip = 1 << (rel_at + i)
             chosen = [(msg.as_value() ^ flip, wire[c][i]) for c, msg in enumerate(cands)]
-            m.d.comb += self.link_out[i].eq(select(chosen, link.size))
+            m.d.comb += self.link_out[i].eq(_select(chosen, link.size))
 
-        # Injection queues: the head leaves (pop), a new message joins at the first free entry.
-        for q in range(procs):
+    def _shift_queues(self, m, pops):
+        """Injection queues: the head leaves (``pops``), a new message joins at the first
+        free entry."""
+        link = self.link
+        pbits = proc_bits(self.procs)
+        for q in range(self.procs):
             tx = self.tx[q]
-            entries = queue[q]
+            entries = self.queue[q]
             m.d.comb += tx.ready.eq(~entries[-1].valid)
             new = Signal(link, name=f"new{q}")
             dest_node = tx.payload.dest[pbits:]
@@ -284,7 +322,6 @@ class HypercubeNode(wiring.Component):
                     m.d.sync += entries[e].eq(new)
                 with m.Else():
                     m.d.sync += entries[e].eq(shifted[e])
-        return m
 
 
 class HypercubeNetwork(wiring.Component):
@@ -309,7 +346,7 @@ class HypercubeNetwork(wiring.Component):
 
     @validates_parameters
     def __init__(self, dim=4, procs=2, buffers=2, data_bits=8):
-        check_hypercube(dim, procs, buffers, data_bits, max_dim=MAX_RTL_DIM)
+        check_hypercube(dim, procs, buffers, data_bits, model=False)
         self.dim, self.procs, self.buffers, self.data_bits = dim, procs, buffers, data_bits
         self.nodes = 1 << dim
         self.processors = self.nodes * procs

@@ -28,6 +28,8 @@ while ``rx`` still holds an undelivered message that is not taken in that cycle 
 is released and the sender retries by its strategy. The rest of that burst is ignored.
 """
 
+from dataclasses import dataclass
+
 from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -70,6 +72,20 @@ def rx_signature(width: int, length: int) -> stream.Signature:
 
 # States.
 IDLE, PEND, SEND, WAIT = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class _SendRegisters:
+    """The registers of a :class:`NetworkInterface`'s sending side."""
+
+    state: Signal
+    message: Signal
+    target: Signal
+    first: Signal
+    last: Signal
+    left: Signal
+    attempts: Signal
+    wait: Signal
 
 
 class NetworkInterface(wiring.Component):
@@ -136,81 +152,27 @@ class NetworkInterface(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        h, width, length = self.h, self.width, self.length
-        state = Signal(2)
-        message = Signal(width * length)
-        # The route, reversed: word 2L - e of the route is bit e of `target`, which is the
-        # destination's low L bits with a 1 above them (L zeros up, the turn, the bits
-        # down); bits above L are the zeros of the way up.
-        target = Signal(h)
-        first = Signal()  # route word 0: 1 when the message turns at the leaf router (L = 0)
-        last = Signal(range(2 * h + length + 1))  # index of the last word: 2L + length
-        # Words still to send after the current one; the next word's number is last - left
-        # + 1, so `left` indexes `words` below directly, and 0 means the message is out.
-        left = Signal(range(2 * h + length + 1))
-        attempts = Signal(range(BACKOFF_CAP + 1))
-        wait = Signal(BACKOFF_SLOT.bit_length() + BACKOFF_CAP + 1)
-
+        send = self._send_registers()
         m.d.comb += [
-            self.tx.ready.eq(state == IDLE),
-            self.busy.eq((state == SEND) | (state == WAIT)),
+            self.tx.ready.eq(send.state == IDLE),
+            self.busy.eq((send.state == SEND) | (send.state == WAIT)),
         ]
-
-        # Route of the offered message, for every possible turn level.
-        offered = Signal(h)
-        offered_last = Signal.like(last)
-        diff = Signal(max(h, 1))
-        m.d.comb += diff.eq(self.tx.payload.dest ^ self.node)
-        for level in range(h):
-            with m.If((diff >> level) == 1):
-                m.d.comb += offered_last.eq(2 * level + length)
-                m.d.comb += offered.eq(Cat(self.tx.payload.dest[:level], 1))
-
+        offered, offered_last, diff = self._offered_route(m)
+        lfsr = None
         if self.retry == "backoff":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
-
-        # The word sent when `left` words remain: data word length - left for left = 1 ..
-        # length, route word last - left + 1 (bit left - length - 1 of `target`) above.
-        route_words = [Cat(target[e], C(0, width - 1)) for e in range(h)]
-        route_words += [C(0, width)] * (h - 1)  # the zeros of the way up, above L
-        words = Cat(
-            C(0, width),
-            *[message.word_select(length - k, width) for k in range(1, length + 1)],
-            *route_words,
-        )
-        word = Signal(width)
-        m.d.comb += word.eq(words.word_select(left, width))
-        rejected = self.up.reject
-        # The inject link's registers as plain next-state functions, not in the state machine:
-        # every state but SEND, and the cycle that starts an attempt, leaves them at 0. Route
-        # word 0 when an attempt starts, then, in SEND and not rejected, the word `left`
-        # points to (0 once the message is out). Bits above bit 0 carry only data words: one
-        # LUT each (an AND-OR of the message bits), the Mux becoming their flip-flops'
-        # synchronous reset.
-        start = Signal()  # PEND, and the retry strategy lets the attempt start
-        sending = Signal()
-        m.d.comb += sending.eq((state == SEND) & ~rejected)
-        m.d.sync += [
-            self.up.valid.eq(start | (sending & (left != 0))),
-            self.up.data[0].eq(Mux(sending, word[0], start & first)),
-        ]
-        if width > 1:
-            high = 0
-            for k in range(1, length + 1):
-                at = Signal(name=f"at_word{k}")
-                m.d.comb += at.eq(left == k)
-                high = high | (message.word_select(length - k, width) & at.replicate(width))
-            m.d.sync += self.up.data[1:].eq(Mux(sending, high[1:], 0))
+        start = self._drive_inject_link(m, send)
 
         m.d.sync += [self.tx_done.eq(0), self.tx_reject.eq(0)]
+        state, left, attempts, wait = send.state, send.left, send.attempts, send.wait
         with m.Switch(state):
             with m.Case(IDLE):
                 with m.If(self.tx.valid):
                     m.d.sync += [
-                        message.eq(self.tx.payload.data),
-                        target.eq(offered),
-                        first.eq(diff == 1),
-                        last.eq(offered_last),
+                        send.message.eq(self.tx.payload.data),
+                        send.target.eq(offered),
+                        send.first.eq(diff == 1),
+                        send.last.eq(offered_last),
                         attempts.eq(0),
                         wait.eq(0),
                         state.eq(PEND),
@@ -226,9 +188,9 @@ class NetworkInterface(wiring.Component):
                         m.d.sync += wait.eq(wait - 1)
                 with m.If(go):
                     m.d.comb += start.eq(1)
-                    m.d.sync += [left.eq(last), state.eq(SEND)]
+                    m.d.sync += [left.eq(send.last), state.eq(SEND)]
             with m.Case(SEND, WAIT):
-                with m.If(rejected):
+                with m.If(self.up.reject):
                     m.d.sync += [self.tx_reject.eq(1), state.eq(PEND)]
                     with m.If(attempts != BACKOFF_CAP):
                         m.d.sync += attempts.eq(attempts + 1)
@@ -243,6 +205,76 @@ class NetworkInterface(wiring.Component):
                         m.d.sync += state.eq(WAIT)
         self._receive(m)
         return m
+
+    def _send_registers(self) -> _SendRegisters:
+        """The sending side's state: the message taken, its route, the retry counters."""
+        h, width, length = self.h, self.width, self.length
+        state = Signal(2)
+        message = Signal(width * length)
+        # The route, reversed: word 2L - e of the route is bit e of `target`, which is the
+        # destination's low L bits with a 1 above them (L zeros up, the turn, the bits
+        # down); bits above L are the zeros of the way up.
+        target = Signal(h)
+        first = Signal()  # route word 0: 1 when the message turns at the leaf router (L = 0)
+        last = Signal(range(2 * h + length + 1))  # index of the last word: 2L + length
+        # Words still to send after the current one; the next word's number is last - left
+        # + 1, so `left` indexes `words` below directly, and 0 means the message is out.
+        left = Signal(range(2 * h + length + 1))
+        attempts = Signal(range(BACKOFF_CAP + 1))
+        wait = Signal(BACKOFF_SLOT.bit_length() + BACKOFF_CAP + 1)
+        return _SendRegisters(state, message, target, first, last, left, attempts, wait)
+
+    def _offered_route(self, m):
+        """The route of the offered message, for every possible turn level: ``(offered,
+        offered_last, diff)``, its ``target`` and ``last`` (see :meth:`_send_registers`) and
+        the destination XOR this node."""
+        h, length = self.h, self.length
+        offered = Signal(h)
+        offered_last = Signal(range(2 * h + length + 1))
+        diff = Signal(max(h, 1))
+        m.d.comb += diff.eq(self.tx.payload.dest ^ self.node)
+        for level in range(h):
+            with m.If((diff >> level) == 1):
+                m.d.comb += offered_last.eq(2 * level + length)
+                m.d.comb += offered.eq(Cat(self.tx.payload.dest[:level], 1))
+        return offered, offered_last, diff
+
+    def _drive_inject_link(self, m, send: _SendRegisters):
+        """The inject link's registers as plain next-state functions, not in the state
+        machine: every state but SEND, and the cycle that starts an attempt, leaves them at
+        0. Route word 0 when an attempt starts, then, in SEND and not rejected, the word
+        ``left`` points to (0 once the message is out). Bits above bit 0 carry only data
+        words: one LUT each (an AND-OR of the message bits), the Mux becoming their
+        flip-flops' synchronous reset. Returns ``start``, which the state machine raises when
+        an attempt starts."""
+        h, width, length = self.h, self.width, self.length
+        message, left = send.message, send.left
+        # The word sent when `left` words remain: data word length - left for left = 1 ..
+        # length, route word last - left + 1 (bit left - length - 1 of `target`) above.
+        route_words = [Cat(send.target[e], C(0, width - 1)) for e in range(h)]
+        route_words += [C(0, width)] * (h - 1)  # the zeros of the way up, above L
+        words = Cat(
+            C(0, width),
+            *[message.word_select(length - k, width) for k in range(1, length + 1)],
+            *route_words,
+        )
+        word = Signal(width)
+        m.d.comb += word.eq(words.word_select(left, width))
+        start = Signal()  # PEND, and the retry strategy lets the attempt start
+        sending = Signal()
+        m.d.comb += sending.eq((send.state == SEND) & ~self.up.reject)
+        m.d.sync += [
+            self.up.valid.eq(start | (sending & (left != 0))),
+            self.up.data[0].eq(Mux(sending, word[0], start & send.first)),
+        ]
+        if width > 1:
+            high = 0
+            for k in range(1, length + 1):
+                at = Signal(name=f"at_word{k}")
+                m.d.comb += at.eq(left == k)
+                high = high | (message.word_select(length - k, width) & at.replicate(width))
+            m.d.sync += self.up.data[1:].eq(Mux(sending, high[1:], 0))
+        return start
 
     @staticmethod
     def _backoff(m, attempts, lfsr):
