@@ -21,6 +21,8 @@ from ...params import check_int_range, check_power_of_two
 from ...spec.circuit import (
     BACKOFF_CAP,
     BACKOFF_SLOT,
+    CIRCUIT_ROUTER,
+    CIRCUIT_TREE,
     LFSR_WIDTH,
     SHARED_SEED,
     check_retry,
@@ -75,7 +77,7 @@ class RouterModel:
 
     def __init__(self, seed: int = 1):
         # As the hardware's CircuitRouter checks it (lfsr_mask is cached: a list is unhashable).
-        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.seed = CIRCUIT_ROUTER.check("seed", seed, model=True)
         self.mask = lfsr_mask(seed)
         self.states = _shared_states()
         self.reset()
@@ -150,7 +152,9 @@ class RouterModel:
 
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
         # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
-        # are those of the paper as the docstring and docs/circuit_tree.md state them.
+        # are those of the paper as the docstring and docs/circuit_tree.md state them. A cycle
+        # is one of three kinds, cheapest first: held paths forward, a reject or ack from
+        # beyond releases paths, or a new message arrives and is arbitrated.
         v0, v1, v2, v3 = in_valid
         j0, j1, j2, j3 = out_reject
         k0, k1, k2, k3 = out_ack
@@ -160,94 +164,104 @@ class RouterModel:
             # the last step, which left the router quiet, decided nothing).
             self.cycle += 1
             return
-        s0, s1, s2, s3 = state = self.state
-        busy = self.busy
-        route = self.route
+        s0, s1, s2, s3 = self.state
         # A header is the first word of a message at an idle input; bit 0 is its route bit.
         h0 = v0 and s0 == IDLE
         h1 = v1 and s1 == IDLE
         h2 = v2 and s2 == IDLE
         h3 = v3 and s3 == IDLE
-        if not (h0 or h1 or h2 or released_any or h3):
-            # The common cycle of a busy router (over half of all router-cycles in the soak):
-            # no new message and nothing released, so routes, busy ports and owners stay, no
-            # backward pulse starts, a finished input (dead, valid low) goes idle, and each
-            # held output forwards its owner's word. Registers are never changed in place,
-            # so the lists that stay are kept as they are.
+        if h0 or h1 or h2 or h3:
+            self._take_headers((h0, h1, h2, h3), in_valid, in_data, out_reject, out_ack)
+        else:
             self._grant = self._reject = _NO4
             self.up_bit = None
-            if (
-                (s0 == DEAD and not v0)
-                or (s1 == DEAD and not v1)
-                or ((s2 == DEAD and not v2) or (s3 == DEAD and not v3))
-            ):
-                self.state = [
-                    IDLE if s0 == DEAD and not v0 else s0,
-                    IDLE if s1 == DEAD and not v1 else s1,
-                    IDLE if s2 == DEAD and not v2 else s2,
-                    IDLE if s3 == DEAD and not v3 else s3,
-                ]
-            b0, b1, b2, b3 = busy
-            n_valid, n_data = [0] * 4, [0] * 4
-            if b0 or b1 or b2 or b3:
-                owner = self.owner
-                if b0:
-                    src = owner[0]
-                    if state[src] == FWD and in_valid[src]:
-                        n_valid[0], n_data[0] = 1, in_data[src]
-                if b1:
-                    src = owner[1]
-                    if state[src] == FWD and in_valid[src]:
-                        n_valid[1], n_data[1] = 1, in_data[src]
-                if b2:
-                    src = owner[2]
-                    if state[src] == FWD and in_valid[src]:
-                        n_valid[2], n_data[2] = 1, in_data[src]
-                if b3:
-                    src = owner[3]
-                    if state[src] == FWD and in_valid[src]:
-                        n_valid[3], n_data[3] = 1, in_data[src]
-                self.quiet = False
-            else:  # nothing held: no output, quiet once every input is idle
-                self.quiet = not any(self.state)
-            self.out_valid, self.out_data = n_valid, n_data
-            self.bk_reject, self.bk_ack = [0] * 4, [0] * 4
-            self.cycle += 1
-            return
-        if not (h0 or h1 or h2 or h3):
-            # No new message, but a reject or ack from beyond: it ends the path through the
-            # input that forwards to that port and frees the port (routes and owners stay).
-            self._grant = self._reject = _NO4
-            self.up_bit = None
-            n_state = list(state)
-            n_bk_reject, n_bk_ack = [0] * 4, [0] * 4
-            for i in range(4):
-                s = state[i]
-                if s == FWD:
-                    rel_rej = out_reject[route[i]]
-                    rel_ack = out_ack[route[i]]
-                    if rel_rej or rel_ack:
-                        n_state[i] = DEAD
-                        n_bk_reject[i], n_bk_ack[i] = int(bool(rel_rej)), int(bool(rel_ack))
-                elif s == DEAD and not in_valid[i]:
-                    n_state[i] = IDLE
-            n_busy = [0 if busy[o] and (out_reject[o] or out_ack[o]) else busy[o] for o in range(4)]
-            n_valid, n_data = [0] * 4, [0] * 4
+            if released_any:
+                self._release_paths(in_valid, in_data, out_reject, out_ack)
+            else:
+                self._forward_held(in_valid, in_data)
+        self.cycle += 1
+
+    def _forward_held(self, in_valid, in_data) -> None:
+        """The common cycle of a busy router (over half of all router-cycles in the soak): no
+        new message and nothing released, so routes, busy ports and owners stay, no backward
+        pulse starts, a finished input (dead, valid low) goes idle, and each held output
+        forwards its owner's word. Registers are never changed in place, so the lists that
+        stay are kept as they are."""
+        v0, v1, v2, v3 = in_valid
+        s0, s1, s2, s3 = state = self.state
+        if (
+            (s0 == DEAD and not v0)
+            or (s1 == DEAD and not v1)
+            or ((s2 == DEAD and not v2) or (s3 == DEAD and not v3))
+        ):
+            self.state = [
+                IDLE if s0 == DEAD and not v0 else s0,
+                IDLE if s1 == DEAD and not v1 else s1,
+                IDLE if s2 == DEAD and not v2 else s2,
+                IDLE if s3 == DEAD and not v3 else s3,
+            ]
+        b0, b1, b2, b3 = self.busy
+        n_valid, n_data = [0] * 4, [0] * 4
+        if b0 or b1 or b2 or b3:
             owner = self.owner
-            for o in range(4):
-                if n_busy[o]:
-                    src = owner[o]
-                    if state[src] == FWD and in_valid[src]:
-                        n_valid[o], n_data[o] = 1, in_data[src]
-            self.state, self.busy = n_state, n_busy
-            self.out_valid, self.out_data = n_valid, n_data
-            self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
-            self.quiet = not (
-                any(n_busy) or any(n_state) or any(n_valid) or any(n_bk_reject) or any(n_bk_ack)
-            )
-            self.cycle += 1
-            return
-        # A new message: arbitrate (the cycles above need none).
+            if b0:
+                src = owner[0]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[0], n_data[0] = 1, in_data[src]
+            if b1:
+                src = owner[1]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[1], n_data[1] = 1, in_data[src]
+            if b2:
+                src = owner[2]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[2], n_data[2] = 1, in_data[src]
+            if b3:
+                src = owner[3]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[3], n_data[3] = 1, in_data[src]
+            self.quiet = False
+        else:  # nothing held: no output, quiet once every input is idle
+            self.quiet = not any(self.state)
+        self.out_valid, self.out_data = n_valid, n_data
+        self.bk_reject, self.bk_ack = [0] * 4, [0] * 4
+
+    def _release_paths(self, in_valid, in_data, out_reject, out_ack) -> None:
+        """No new message, but a reject or ack from beyond: it ends the path through the
+        input that forwards to that port and frees the port (routes and owners stay)."""
+        state, busy, route = self.state, self.busy, self.route
+        n_state = list(state)
+        n_bk_reject, n_bk_ack = [0] * 4, [0] * 4
+        for i in range(4):
+            s = state[i]
+            if s == FWD:
+                rel_rej = out_reject[route[i]]
+                rel_ack = out_ack[route[i]]
+                if rel_rej or rel_ack:
+                    n_state[i] = DEAD
+                    n_bk_reject[i], n_bk_ack[i] = int(bool(rel_rej)), int(bool(rel_ack))
+            elif s == DEAD and not in_valid[i]:
+                n_state[i] = IDLE
+        n_busy = [0 if busy[o] and (out_reject[o] or out_ack[o]) else busy[o] for o in range(4)]
+        n_valid, n_data = [0] * 4, [0] * 4
+        owner = self.owner
+        for o in range(4):
+            if n_busy[o]:
+                src = owner[o]
+                if state[src] == FWD and in_valid[src]:
+                    n_valid[o], n_data[o] = 1, in_data[src]
+        self.state, self.busy = n_state, n_busy
+        self.out_valid, self.out_data = n_valid, n_data
+        self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
+        self.quiet = not (
+            any(n_busy) or any(n_state) or any(n_valid) or any(n_bk_reject) or any(n_bk_ack)
+        )
+
+    def _take_headers(self, headers, in_valid, in_data, out_reject, out_ack) -> None:
+        """A new message at one input or more: arbitrate (the other cycles need none), then
+        the granted paths take their ports while the others release or forward as ever."""
+        state, busy, route = self.state, self.busy, self.route
+        h0, h1, h2, h3 = headers
         t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
         grant, grant_to, reject = self._arbitrate(h0, h1, h2, h3, t0, t1, t2, t3, busy)
         g0, g1, g2, g3 = grant
@@ -298,7 +312,6 @@ class RouterModel:
         self.bk_reject, self.bk_ack = n_bk_reject, n_bk_ack
         # Every header was granted (forwarding) or rejected (dead): not quiet.
         self.quiet = False
-        self.cycle += 1
 
 
 class InterfaceModel:
@@ -442,11 +455,11 @@ class CircuitTreeModel:
     """The whole network, cycle by cycle (see :class:`fattree.hdl.circuit_tree.CircuitFatTree`)."""
 
     def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
-        self.leaves = check_power_of_two("leaves", leaves, 2)
-        self.width = check_int_range("width", width, 1, 64)
-        self.length = check_int_range("length", length, 1, 64)
-        self.seed = check_int_range("seed", seed, 0)
-        self.retry = check_retry(retry)
+        self.leaves = CIRCUIT_TREE.check("leaves", leaves, model=True)
+        self.width = CIRCUIT_TREE.check("width", width, model=True)
+        self.length = CIRCUIT_TREE.check("length", length, model=True)
+        self.seed = CIRCUIT_TREE.check("seed", seed, model=True)
+        self.retry = CIRCUIT_TREE.check("retry", retry, model=True)
         #: Dead links and routers, stuck-at wires (fattree.spec.faults).
         self.faults = check_faults(faults, leaves, width)
         self.h = leaves.bit_length() - 1
