@@ -12,12 +12,22 @@ when a design is built.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .params import Param
 from .registry import Registry, resolve
-from .spec.faults import canonical_faults
+from .spec.capacities import LEISERSON_TREE
+from .spec.circuit import CIRCUIT_ROUTER, CIRCUIT_TREE
+from .spec.hypercube import HYPERCUBE
+from .spec.leiserson_frames import LEISERSON_STREAM, SELECTOR
+from .spec.leiserson_online import LEISERSON_ONLINE
+from .spec.rn1 import RN1
+from .spec.rn1_bidelta import RN1_BIDELTA
+from .spec.rn1_endpoint import RN1_BIDELTA_STREAM, RN1_FAT_TREE
+from .spec.rn1_hybrid import RN1_HYBRID
+from .spec.rn1_tree import RN1_FAT_TREE_NETWORK, RN1_UNIT_TREE
+from .spec.scheduler import SCHEDULER
 
 __all__ = [
     "Param",
@@ -36,40 +46,6 @@ __all__ = [
 #: Port styles of a design's Verilog top: ``native`` (the component's own streams) or
 #: ``axis`` (AXI4-Stream names, docs/axis.md), for designs with an :class:`AxisTop`.
 PORTS = ("native", "axis")
-
-
-@dataclass(frozen=True)
-class Param:
-    """A design parameter: an integer in ``lo .. hi``, or with ``choices`` one of those names,
-    or with ``text`` whatever that function makes of the text (its canonical form)."""
-
-    name: str
-    default: int | str
-    help: str
-    lo: int = 1
-    hi: int | None = None
-    choices: tuple[str, ...] = ()
-    text: Callable[[str], str] | None = None
-
-    def parse(self, text: str) -> int | str:
-        if self.text is not None:
-            try:
-                return self.text(text)
-            except ValueError as exc:
-                raise ValueError(f"parameter {self.name}: {exc}") from None
-        if self.choices:
-            if text not in self.choices:
-                known = ", ".join(self.choices)
-                raise ValueError(f"parameter {self.name} must be one of {known}, not {text!r}")
-            return text
-        try:
-            value = int(text, 0)
-        except ValueError:
-            raise ValueError(f"parameter {self.name} must be an integer, not {text!r}") from None
-        if value < self.lo or (self.hi is not None and value > self.hi):
-            bound = f"at least {self.lo}" if self.hi is None else f"{self.lo}..{self.hi}"
-            raise ValueError(f"parameter {self.name} must be {bound}, not {value}")
-        return value
 
 
 @dataclass(frozen=True)
@@ -208,12 +184,6 @@ PIECES = (
 )
 
 
-def _scheduler_m(text: str) -> int | str:
-    from .spec.scheduler import parse_m
-
-    return parse_m(text)
-
-
 def backpressure(default: int) -> Param:
     """The bench knob of every design with receive streams: how often receivers stall."""
     return Param(
@@ -232,7 +202,7 @@ DESIGNS: Registry[Design] = Registry(
             name="selector",
             summary="Leiserson's selector: per-wire branch M bits, address bit stripped",
             component="fattree.hdl.selector:Selector",
-            params=(Param("width", 8, "wires in the input bundle", lo=1, hi=1024),),
+            params=SELECTOR.params,
             bench="fattree.sim.benches.selector",
             definitions=("fattree.spec.leiserson_frames",),
             model="fattree.sim.models.selector:SelectorModel",
@@ -245,20 +215,7 @@ DESIGNS: Registry[Design] = Registry(
             name="circuit-tree",
             summary="Strumpen-Krishnamurthy circuit-switched fat tree of four-port routers",
             component="fattree.hdl.circuit_tree:CircuitFatTree",
-            params=(
-                Param("leaves", 16, "processing nodes (a power of two)", lo=2, hi=1024),
-                Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
-                Param("length", 2, "data words per message", lo=1, hi=64),
-                Param("seed", 1, "seed of the routers' and interfaces' LFSRs", lo=0),
-                Param("retry", 0, "0 immediate, 1 round-based, 2 exponential back-off", lo=0, hi=2),
-                Param(
-                    "faults",
-                    "",
-                    "dead links/routers, stuck wires: up:L.T.P,down:L.T.P,inject:N,eject:N,"
-                    "router:L.T, a link with /WIRE=0|1 (docs/circuit_tree.md, Faults)",
-                    text=canonical_faults,
-                ),
-            ),
+            params=CIRCUIT_TREE.params,
             bench="fattree.sim.benches.circuit_tree",
             axis=AxisTop(
                 "fattree.hdl.axis:CircuitTreeAxis", "fattree.sim.benches.circuit_tree_axis"
@@ -282,10 +239,7 @@ DESIGNS: Registry[Design] = Registry(
             name="circuit-router",
             summary="one four-port router of the circuit tree (its cost per router)",
             component="fattree.hdl.circuit_router:CircuitRouter",
-            params=(
-                Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
-                Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
-            ),
+            params=CIRCUIT_ROUTER.params,
             definitions=("fattree.spec.circuit",),
             model="fattree.sim.models.circuit:RouterModel",
             proofs=("fattree.proofs.circuit_router:harness",),
@@ -295,24 +249,7 @@ DESIGNS: Registry[Design] = Registry(
             name="scheduler",
             summary="Ding's pipelined level-wise P_h scheduler for FT(l, w), one request/clock",
             component="fattree.hdl.scheduler:LevelWiseScheduler",
-            params=(
-                Param("levels", 3, "levels l of the fat-tree FT(l, w)", lo=2, hi=6),
-                Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64),
-                # Empty by default, so FT(l, w)'s build folders and outputs stay as they were.
-                Param(
-                    "m",
-                    "",
-                    "children per switch for FT(l, m, w) with w parents (a power of two "
-                    "2..64); empty: m = w",
-                    text=_scheduler_m,
-                ),
-                Param(
-                    "memory",
-                    "auto",
-                    "link memories: auto (ECP5 DP16KD where they fit), portable or dp16kd",
-                    choices=("auto", "portable", "dp16kd"),
-                ),
-            ),
+            params=SCHEDULER.params,
             bench="fattree.sim.benches.scheduler",
             axis=AxisTop("fattree.hdl.axis:scheduler_axis", "fattree.sim.benches.scheduler_axis"),
             definitions=("fattree.spec.scheduler", "fattree.spec.topology"),
@@ -329,19 +266,7 @@ DESIGNS: Registry[Design] = Registry(
             name="leiserson-tree",
             summary="Leiserson universal fat-tree: selectors, Pippenger concentrator switches",
             component="fattree.hdl.leiserson_tree:leiserson_tree",
-            params=(
-                Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
-                Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
-                Param("seed", 0, "seed of the concentrator graphs", lo=0),
-                # 2: +6 % iCE40, +9 % ECP5 Fmax (docs/leiserson.md); users raise start early.
-                Param(
-                    "start_lead",
-                    2,
-                    "cycles start is raised before its delivery cycle (register tree)",
-                    lo=0,
-                    hi=4,
-                ),
-            ),
+            params=LEISERSON_TREE.params,
             bench="fattree.sim.benches.leiserson_tree",
             definitions=(
                 "fattree.spec.capacities",
@@ -365,12 +290,7 @@ DESIGNS: Registry[Design] = Registry(
             name="leiserson-stream",
             summary="the Leiserson fat-tree behind stream ports: messages in, delivery cycles, out",
             component="fattree.hdl.leiserson_stream:leiserson_stream_tree",
-            params=(
-                Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
-                Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
-                Param("seed", 0, "seed of the concentrator graphs", lo=0),
-                Param("data_bits", 8, "data bits per message", lo=1, hi=64),
-            ),
+            params=LEISERSON_STREAM.params,
             bench="fattree.sim.benches.leiserson_stream",
             axis=AxisTop(
                 "fattree.hdl.axis:leiserson_stream_axis",
@@ -387,13 +307,7 @@ DESIGNS: Registry[Design] = Registry(
             name="leiserson-online",
             summary="the Leiserson fat-tree on-line: switches set in hardware, acks, resends",
             component="fattree.hdl.leiserson_online:leiserson_online",
-            params=(
-                Param("leaves", 16, "processors (a power of two)", lo=2, hi=256),
-                Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
-                Param("seed", 0, "seed of the concentrator graphs", lo=0),
-                Param("data_bits", 8, "data bits per message", lo=1, hi=64),
-                Param("queue", 4, "messages each sender queues (a power of two)", lo=2, hi=64),
-            ),
+            params=LEISERSON_ONLINE.params,
             bench="fattree.sim.benches.leiserson_online",
             bench_params=(backpressure(30),),
             definitions=("fattree.spec.leiserson_online", "fattree.spec.capacities"),
@@ -406,22 +320,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1",
             summary="DeHon's RN1 router: 8x8 byte channels, radix 4 dilation 2 (or 2 x 4x4), turns",
             component="fattree.hdl.rn1.router:RN1Router",
-            params=(
-                Param(
-                    "mode",
-                    "primary",
-                    "primary (radix-4 crossbar, dilation 2), alternate (two 4x4 crossbars) or "
-                    "runtime (either, by the 1-bit input 'alternate')",
-                    choices=("primary", "alternate", "runtime"),
-                ),
-                Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << 16) - 1),
-                Param(
-                    "priority",
-                    "fixed",
-                    "ranking of requests for one direction: fixed (input order) or round-robin",
-                    choices=("fixed", "round-robin"),
-                ),
-            ),
+            params=RN1.params,
             bench="fattree.sim.benches.rn1",
             definitions=("fattree.spec.rn1",),
             model="fattree.sim.models.rn1:RN1Model",
@@ -434,10 +333,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1-bidelta",
             summary="Transit bidelta network of RN1 routers: log4 N stages, random wiring",
             component="fattree.hdl.rn1.bidelta:RN1Bidelta",
-            params=(
-                Param("endpoints", 16, "endpoints: 4, 16, 64 or 256", lo=4, hi=256),
-                Param("seed", 1, "seed of the wiring and of the routers' LFSRs", lo=0),
-            ),
+            params=RN1_BIDELTA.params,
             bench="fattree.sim.benches.rn1_bidelta",
             definitions=("fattree.spec.rn1_bidelta", "fattree.spec.rn1"),
             model="fattree.sim.models.rn1:RN1BideltaModel",
@@ -449,26 +345,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1-bidelta-stream",
             summary="rn1-bidelta with an endpoint per node: message streams in and out, retries",
             component="fattree.hdl.rn1.bidelta_stream:RN1BideltaStream",
-            params=(
-                Param("endpoints", 16, "endpoints: 4, 16, 64 or 256", lo=4, hi=256),
-                Param("seed", 1, "seed of the wiring and of every LFSR", lo=0),
-                Param(
-                    "retry",
-                    "immediate",
-                    "after BLOCKED: immediate, round (all at once when none is in flight) or "
-                    "backoff (random exponential)",
-                    choices=("immediate", "round", "backoff"),
-                ),
-                Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=64),
-                Param(
-                    "timeout",
-                    32,
-                    "cycles an endpoint waits for a status before it gives the attempt up "
-                    "(at least 2 * stages + 3; docs/dehon.md, Endpoints)",
-                    lo=1,
-                    hi=1024,
-                ),
-            ),
+            params=RN1_BIDELTA_STREAM.params,
             bench="fattree.sim.benches.rn1_stream",
             bench_params=(backpressure(20),),
             axis=AxisTop(
@@ -487,10 +364,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1-unit-tree",
             summary="DeHon unit tree of RN1: 64 subtrees, 3 down layers + 1 up, crossovers",
             component="fattree.hdl.rn1.unit_tree:RN1UnitTree",
-            params=(
-                Param("width", 2, "links per subtree and direction: 2 or 8", lo=2, hi=8),
-                Param("seed", 1, "seed of the routers' LFSRs", lo=0),
-            ),
+            params=RN1_UNIT_TREE.params,
             bench="fattree.sim.benches.rn1_unit_tree",
             definitions=("fattree.spec.rn1_tree", "fattree.spec.rn1"),
             model="fattree.sim.models.rn1:RN1UnitTreeModel",
@@ -501,17 +375,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1-fat-tree",
             summary="DeHon's 64-node fat-tree (2-wide unit tree, 52 RN1) with an endpoint per node",
             component="fattree.hdl.rn1.fat_tree:RN1FatTreeStream",
-            params=(
-                Param("seed", 1, "seed of the routers' and endpoints' LFSRs", lo=0),
-                Param(
-                    "retry",
-                    "immediate",
-                    "after BLOCKED: immediate, round (all at once when none is in flight) or "
-                    "backoff (random exponential)",
-                    choices=("immediate", "round", "backoff"),
-                ),
-                Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=64),
-            ),
+            params=RN1_FAT_TREE.params,
             bench="fattree.sim.benches.rn1_stream",
             bench_params=(backpressure(20),),
             axis=AxisTop(
@@ -527,12 +391,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1-fat-tree-network",
             summary="DeHon's fat-tree of 1-2 unit-tree stages (64 / 4096 nodes), no endpoints",
             component="fattree.hdl.rn1.fat_tree:fat_tree_network_top",
-            params=(
-                # 1 by default: fattree sim refuses two stages on both simulators, which ran
-                # out of this machine's memory (sim/cocotb_runner.py TOO_BIG).
-                Param("stages", 1, "unit-tree stages: 1 (52 RN1) or 2 (4160 RN1)", lo=1, hi=2),
-                Param("seed", 1, "seed of the routers' LFSRs", lo=0),
-            ),
+            params=RN1_FAT_TREE_NETWORK.params,
             bench="fattree.sim.benches.rn1_fat_tree_network",
             definitions=("fattree.spec.rn1_tree", "fattree.spec.rn1"),
             model="fattree.sim.models.rn1:RN1FatTreeModel",
@@ -543,11 +402,7 @@ DESIGNS: Registry[Design] = Registry(
             name="rn1-hybrid",
             summary="DeHon's hybrid fat-tree: bidelta leaf clusters under 8-wide unit trees",
             component="fattree.hdl.rn1.hybrid:hybrid_top",
-            params=(
-                Param("cluster", 12, "nodes per leaf cluster: 12, 48 or 192", lo=12, hi=192),
-                Param("stages", 2, "1: one cluster; 2: 64 clusters under unit trees", lo=1, hi=2),
-                Param("seed", 1, "seed of the routers' LFSRs", lo=0),
-            ),
+            params=RN1_HYBRID.params,
             bench="fattree.sim.benches.rn1_fat_tree_network",
             definitions=(
                 "fattree.spec.rn1_hybrid",
@@ -562,12 +417,7 @@ DESIGNS: Registry[Design] = Registry(
             name="hypercube",
             summary="the Connection Machine hypercube: route, buffer, refer, deliver; 2^dim nodes",
             component="fattree.hdl.hypercube:hypercube",
-            params=(
-                Param("dim", 4, "dimension k of the cube (2^k nodes)", lo=1, hi=6),
-                Param("procs", 2, "processors per node (a power of two)", lo=1, hi=16),
-                Param("buffers", 2, "buffer slots per node", lo=0, hi=16),
-                Param("data_bits", 8, "data bits per message", lo=1, hi=64),
-            ),
+            params=HYPERCUBE.params,
             bench="fattree.sim.benches.hypercube",
             bench_params=(backpressure(20),),
             definitions=("fattree.spec.hypercube",),

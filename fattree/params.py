@@ -2,9 +2,27 @@
 
 Messages name the parameter and the bad value, e.g. ``width must be a positive integer,
 not 0``; tests pin them.
+
+A design states its parameters once, as a :class:`Contract` of :class:`Param` s in its
+definitions module (``fattree/spec/<design>.py``): the design table (fattree/designs.py)
+offers them on the command line, and the component (``hdl/``) and the model
+(``sim/models/``) check a Python value through the same entry.
 """
 
-__all__ = ["check_positive_int", "check_int_range", "check_power_of_two"]
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = [
+    "check_positive_int",
+    "check_int_range",
+    "check_power_of_two",
+    "UNBOUNDED",
+    "Param",
+    "Contract",
+]
 
 
 def _is_int(value) -> bool:
@@ -35,3 +53,109 @@ def check_power_of_two(name: str, value, minimum: int = 1) -> int:
     if value < minimum or value & (value - 1):
         raise ValueError(f"{name} must be a power of two of at least {minimum}, not {value!r}")
     return value
+
+
+#: ``limit`` (or ``model_limit``) of a parameter the code takes at any size from ``lo`` up.
+UNBOUNDED = math.inf
+
+
+@dataclass(frozen=True)
+class Param:
+    """A design parameter: an integer in ``lo .. hi`` (a power of two with ``power_of_two``),
+    or with ``choices`` one of those names, or with ``text`` whatever that function makes of
+    the text (its canonical form).
+
+    ``lo .. hi`` is the range the command line offers (``fattree designs`` shows it). Where
+    ``hi`` is only a practical bound of the command line (build time, memory, run time), not
+    the design's, ``limit`` is the largest value the component takes (:data:`UNBOUNDED`:
+    any); where the model runs further than the hardware is built (experiments at large
+    sizes), ``model_limit`` is the model's.
+    """
+
+    name: str
+    default: int | str
+    help: str
+    lo: int = 1
+    hi: int | None = None
+    choices: tuple[str, ...] = ()
+    text: Callable[[str], int | str] | None = None
+    #: An integer parameter that must be a power of two (of at least ``lo``).
+    power_of_two: bool = False
+    #: The component's upper bound where it is above ``hi``; None: ``hi``.
+    limit: float | None = None
+    #: The model's upper bound where it is above the component's; None: the component's.
+    model_limit: float | None = None
+    #: The check of a Python value where it is not the range or choices above (a retry by
+    #: name or code, a size from a short list); it returns the value in canonical form.
+    value: Callable[[object], object] | None = None
+
+    def parse(self, text: str) -> int | str:
+        """The value of the command line's text (``--param name=text``), in ``lo .. hi``."""
+        if self.text is not None:
+            try:
+                return self.text(text)
+            except ValueError as exc:
+                raise ValueError(f"parameter {self.name}: {exc}") from None
+        if self.choices:
+            if text not in self.choices:
+                known = ", ".join(self.choices)
+                raise ValueError(f"parameter {self.name} must be one of {known}, not {text!r}")
+            return text
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise ValueError(f"parameter {self.name} must be an integer, not {text!r}") from None
+        if value < self.lo or (self.hi is not None and value > self.hi):
+            bound = f"at least {self.lo}" if self.hi is None else f"{self.lo}..{self.hi}"
+            raise ValueError(f"parameter {self.name} must be {bound}, not {value}")
+        return value
+
+    def upper(self, model: bool = False) -> int | None:
+        """The largest value the component (or with ``model`` the model) takes; None: any."""
+        bound = self.limit if self.limit is not None else self.hi
+        if model and self.model_limit is not None:
+            bound = self.model_limit
+        return None if bound is None or bound == UNBOUNDED else int(bound)
+
+    def check(self, value, *, model: bool = False):
+        """``value`` as a component (or with ``model`` a model) takes it, in canonical form;
+        ``TypeError``/``ValueError`` naming the parameter otherwise."""
+        if self.value is not None:
+            return self.value(value)
+        if self.choices:
+            if not isinstance(value, str):
+                raise TypeError(f"{self.name} must be a string, not {value!r}")
+            if value not in self.choices:
+                known = ", ".join(map(repr, self.choices[:-1])) + f" or {self.choices[-1]!r}"
+                raise ValueError(f"{self.name} must be {known}, not {value!r}")
+            return value
+        if self.text is not None:
+            raise TypeError(f"parameter {self.name} is checked where it is used, not here")
+        hi = self.upper(model)
+        if self.power_of_two:
+            check_power_of_two(self.name, value, self.lo)
+            if hi is not None and value > hi:
+                raise ValueError(f"{self.name} must be at most {hi}, not {value!r}")
+            return value
+        if self.lo == 1 and hi is None:
+            return check_positive_int(self.name, value)
+        return check_int_range(self.name, value, self.lo, hi)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The parameters of one design, stated once (in its definitions module): the design
+    table offers them, the component and the model check their values with :meth:`check`."""
+
+    design: str
+    params: tuple[Param, ...]
+
+    def __getitem__(self, name: str) -> Param:
+        for param in self.params:
+            if param.name == name:
+                return param
+        raise KeyError(f"design {self.design} has no parameter {name!r}")
+
+    def check(self, name: str, value, *, model: bool = False):
+        """``value`` of the parameter ``name`` checked (:meth:`Param.check`)."""
+        return self[name].check(value, model=model)

@@ -28,8 +28,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range, check_positive_int
-from ..spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask
+from ..spec.circuit import CIRCUIT_ROUTER, LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask
 from ..spec.lfsr import MAXIMAL_TAPS
 from ._validation import validates_parameters
 from .lfsr import LFSR
@@ -80,8 +79,8 @@ class CircuitRouter(wiring.Component):
     def __init__(
         self, width: int = 1, seed: int = 1, shared_lfsr: bool = False, *, broken: bool = False
     ):
-        self.width = check_positive_int("width", width)
-        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.width = CIRCUIT_ROUTER.check("width", width)
+        self.seed = CIRCUIT_ROUTER.check("seed", seed)
         self.shared_lfsr = bool(shared_lfsr)
         self.broken = bool(broken)
         # The state, made here rather than in elaborate() so that a proof can name it

@@ -27,8 +27,7 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range, check_power_of_two
-from ..spec.circuit import LFSR_WIDTH, SHARED_SEED, check_retry, router_seed
+from ..spec.circuit import CIRCUIT_TREE, LFSR_WIDTH, SHARED_SEED, router_seed
 from ..spec.faults import check_faults, link_faults
 from ..spec.topology import FatTree, Link
 from ._validation import validates_parameters
@@ -38,7 +37,8 @@ from .network_interface import NetworkInterface, rx_signature, tx_signature
 
 __all__ = ["CircuitFatTree", "MAX_LEAVES"]
 
-MAX_LEAVES = 1024
+#: Most leaves the hardware is built for (the command line's range).
+MAX_LEAVES = CIRCUIT_TREE["leaves"].hi
 #: Router columns (routers of one ``t``, at every level) that share one copy of the LFSR
 #: register; 8 keeps trees of up to 16 leaves at one register.
 LFSR_COLUMNS = 8
@@ -75,13 +75,11 @@ class CircuitFatTree(wiring.Component):
 
     @validates_parameters
     def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
-        self.leaves = check_power_of_two("leaves", leaves, 2)
-        if leaves > MAX_LEAVES:
-            raise ValueError(f"leaves must be at most {MAX_LEAVES}, not {leaves!r}")
-        self.width = check_int_range("width", width, 1, 64)
-        self.length = check_int_range("length", length, 1, 64)
-        self.seed = check_int_range("seed", seed, 0)
-        self.retry = check_retry(retry)
+        self.leaves = CIRCUIT_TREE.check("leaves", leaves)
+        self.width = CIRCUIT_TREE.check("width", width)
+        self.length = CIRCUIT_TREE.check("length", length)
+        self.seed = CIRCUIT_TREE.check("seed", seed)
+        self.retry = CIRCUIT_TREE.check("retry", retry)
         self.faults = check_faults(faults, leaves, width)
         self.h = leaves.bit_length() - 1
         self.topology = FatTree(self.h, 2)

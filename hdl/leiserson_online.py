@@ -32,10 +32,16 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range, check_power_of_two
+from ..params import check_int_range
 from ..spec.capacities import PORT_GROUPS, TreeLayout, check_root_capacity
 from ..spec.concentrator_graph import BipartiteGraph, Cascade
-from ..spec.leiserson_online import check_online_layout, cycle_length, rx_fields, tx_fields
+from ..spec.leiserson_online import (
+    LEISERSON_ONLINE,
+    check_online_layout,
+    cycle_length,
+    rx_fields,
+    tx_fields,
+)
 from ._validation import validates_parameters
 from .selector import Selector
 
@@ -308,13 +314,11 @@ class LeisersonOnline(wiring.Component):
         data_bits: int = 8,
         queue: int = 4,
     ):
-        check_power_of_two("leaves", leaves, 2)
-        check_int_range("leaves", leaves, 2, 256)
+        LEISERSON_ONLINE.check("leaves", leaves)
         w = leaves if w is None else check_root_capacity(leaves, w)
-        check_int_range("seed", seed, 0)
-        self.data_bits = check_int_range("data_bits", data_bits, 1, 64)
-        self.queue = check_power_of_two("queue", queue, 2)
-        check_int_range("queue", queue, 2, 64)
+        LEISERSON_ONLINE.check("seed", seed)
+        self.data_bits = LEISERSON_ONLINE.check("data_bits", data_bits)
+        self.queue = LEISERSON_ONLINE.check("queue", queue)
         self.layout = TreeLayout.universal(leaves, w, seed)
         self.leaves = leaves
         self.tree = OnlineTree(self.layout)

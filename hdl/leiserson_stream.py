@@ -35,8 +35,13 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range
-from ..spec.leiserson_frames import cycle_length, header_bits_bound, rx_fields, tx_fields
+from ..spec.leiserson_frames import (
+    LEISERSON_STREAM,
+    cycle_length,
+    header_bits_bound,
+    rx_fields,
+    tx_fields,
+)
 from ._validation import validates_parameters
 from .leiserson_tree import LeisersonFatTree
 
@@ -81,7 +86,7 @@ class LeisersonStreamTree(wiring.Component):
 
     @validates_parameters
     def __init__(self, leaves: int, capacities=None, *, w=None, seed: int = 0, data_bits=8):
-        self.data_bits = check_int_range("data_bits", data_bits, 1, 64)
+        self.data_bits = LEISERSON_STREAM.check("data_bits", data_bits)
         self.tree = LeisersonFatTree(leaves, capacities, w=w, seed=seed)
         layout = self.layout = self.tree.layout
         self.leaves = leaves

@@ -27,8 +27,12 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_int_range, check_power_of_two
-from ..spec.capacities import TreeLayout, check_capacity_profile, check_root_capacity
+from ..spec.capacities import (
+    LEISERSON_TREE,
+    TreeLayout,
+    check_capacity_profile,
+    check_root_capacity,
+)
 from ._validation import validates_parameters
 from .fat_tree_node import FatTreeNode, start_copy
 
@@ -76,9 +80,9 @@ class LeisersonFatTree(wiring.Component):
         seed: int = 0,
         start_lead: int = 0,
     ):
-        check_power_of_two("leaves", leaves, 2)
-        check_int_range("seed", seed, 0)
-        self.start_lead = check_int_range("start_lead", start_lead, 0, 4)
+        LEISERSON_TREE.check("leaves", leaves)
+        LEISERSON_TREE.check("seed", seed)
+        self.start_lead = LEISERSON_TREE.check("start_lead", start_lead)
         if capacities is not None and w is not None:
             raise ValueError("give either capacities or w, not both")
         if capacities is None:

@@ -37,7 +37,7 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import check_positive_int
+from ..spec.leiserson_frames import SELECTOR
 from ._validation import validates_parameters
 
 __all__ = ["Selector"]
@@ -67,7 +67,7 @@ class Selector(wiring.Component):
 
     @validates_parameters
     def __init__(self, width: int):
-        self.width = check_positive_int("width", width)
+        self.width = SELECTOR.check("width", width)
         super().__init__(
             {
                 "start": In(1),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from ..params import check_int_range, check_power_of_two
+from ..params import UNBOUNDED, Contract, Param, check_int_range, check_power_of_two
 from .concentrator_graph import Cascade, build_cascade
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "TreeLayout",
     "stage_crosspoints",
     "node_components",
+    "LEISERSON_TREE",
 ]
 
 
@@ -213,3 +214,33 @@ def node_components(capacities, level: int) -> dict[str, int]:
         "stage_inputs": stage_inputs,
         "crosspoints": crosspoints,
     }
+
+
+#: The Leiserson fat-tree's parameters: the design table's, and what ``LeisersonFatTree``
+#: checks (its capacities are the universal ones of ``leaves`` and ``w``).
+LEISERSON_TREE = Contract(
+    "leiserson-tree",
+    (
+        # 256 keeps the command line's builds to minutes; the tree takes any power of two.
+        Param(
+            "leaves",
+            16,
+            "processors (a power of two)",
+            lo=2,
+            hi=256,
+            power_of_two=True,
+            limit=UNBOUNDED,
+        ),
+        # Checked against leaves (check_root_capacity).
+        Param("w", 0, "root capacity, n^(2/3) <= w <= n; 0 means w = n", lo=0),
+        Param("seed", 0, "seed of the concentrator graphs", lo=0),
+        # 2: +6 % iCE40, +9 % ECP5 Fmax (docs/leiserson.md); users raise start early.
+        Param(
+            "start_lead",
+            2,
+            "cycles start is raised before its delivery cycle (register tree)",
+            lo=0,
+            hi=4,
+        ),
+    ),
+)

@@ -8,7 +8,9 @@ payloads. The protocol itself (timing, who answers what) is in docs/circuit_tree
 
 from __future__ import annotations
 
+from ..params import UNBOUNDED, Contract, Param
 from .bits import pack_fields, unpack_fields
+from .faults import canonical_faults
 from .lfsr import derive_seed, xor_mask
 
 __all__ = [
@@ -23,6 +25,8 @@ __all__ = [
     "BACKOFF_CAP",
     "BACKOFF_SLOT",
     "check_retry",
+    "CIRCUIT_TREE",
+    "CIRCUIT_ROUTER",
     "route_bits",
     "router_seed",
     "lfsr_mask",
@@ -88,3 +92,59 @@ def tx_fields(leaves: int, width: int, length: int) -> dict[str, int]:
 def rx_fields(width: int, length: int) -> dict[str, int]:
     """Fields of a receive stream beat: ``data``, the whole message (word 0 in the low bits)."""
     return {"data": width * length}
+
+
+#: The circuit tree's parameters: the design table's, and what ``CircuitFatTree`` and
+#: ``CircuitTreeModel`` check.
+CIRCUIT_TREE = Contract(
+    "circuit-tree",
+    (
+        # The hardware stops at 1024 leaves; the model runs the experiments' larger trees.
+        Param(
+            "leaves",
+            16,
+            "processing nodes (a power of two)",
+            lo=2,
+            hi=1024,
+            power_of_two=True,
+            model_limit=UNBOUNDED,
+        ),
+        Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
+        Param("length", 2, "data words per message", lo=1, hi=64),
+        Param("seed", 1, "seed of the routers' and interfaces' LFSRs", lo=0),
+        # A code on the command line; components and models also take the name.
+        Param(
+            "retry",
+            0,
+            "0 immediate, 1 round-based, 2 exponential back-off",
+            lo=0,
+            hi=2,
+            value=check_retry,
+        ),
+        # Checked against the network it is in (fattree.spec.faults.check_faults).
+        Param(
+            "faults",
+            "",
+            "dead links/routers, stuck wires: up:L.T.P,down:L.T.P,inject:N,eject:N,"
+            "router:L.T, a link with /WIRE=0|1 (docs/circuit_tree.md, Faults)",
+            text=canonical_faults,
+        ),
+    ),
+)
+
+#: One router of the circuit tree (its cost per router): ``CircuitRouter``, ``RouterModel``.
+CIRCUIT_ROUTER = Contract(
+    "circuit-router",
+    (
+        # 64 as the tree's links; a router alone (proofs, tests) takes any width.
+        Param(
+            "width",
+            8,
+            "data wires per link direction (1 = bit-serial)",
+            lo=1,
+            hi=64,
+            limit=UNBOUNDED,
+        ),
+        Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << LFSR_WIDTH) - 1),
+    ),
+)

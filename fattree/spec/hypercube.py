@@ -18,9 +18,10 @@ the node and the data: no source, no age (docs/hypercube.md says why).
 
 from __future__ import annotations
 
-from ..params import check_int_range, check_power_of_two
+from ..params import Contract, Param
 
 __all__ = [
+    "HYPERCUBE",
     "MAX_DIM",
     "MAX_RTL_DIM",
     "MAX_PROCS",
@@ -48,15 +49,39 @@ MAX_BUFFERS = 16
 INJECT_DEPTH = 2
 
 
-def check_hypercube(dim, procs, buffers, data_bits, *, max_dim: int = MAX_DIM) -> tuple:
-    """Validate the parameters; return them as ``(dim, procs, buffers, data_bits)``."""
-    check_int_range("dim", dim, 1, max_dim)
-    check_power_of_two("procs", procs, 1)
-    if procs > MAX_PROCS:
-        raise ValueError(f"procs must be at most {MAX_PROCS}, not {procs!r}")
-    check_int_range("buffers", buffers, 0, MAX_BUFFERS)
-    check_int_range("data_bits", data_bits, 1, 64)
-    return dim, procs, buffers, data_bits
+#: The hypercube's parameters: the design table's, and what ``HypercubeNetwork`` and
+#: ``HypercubeModel`` check.
+HYPERCUBE = Contract(
+    "hypercube",
+    (
+        # The hardware is built up to 64 nodes; the model runs larger cubes.
+        Param(
+            "dim",
+            4,
+            "dimension k of the cube (2^k nodes)",
+            lo=1,
+            hi=MAX_RTL_DIM,
+            model_limit=MAX_DIM,
+        ),
+        Param(
+            "procs",
+            2,
+            "processors per node (a power of two)",
+            lo=1,
+            hi=MAX_PROCS,
+            power_of_two=True,
+        ),
+        Param("buffers", 2, "buffer slots per node", lo=0, hi=MAX_BUFFERS),
+        Param("data_bits", 8, "data bits per message", lo=1, hi=64),
+    ),
+)
+
+
+def check_hypercube(dim, procs, buffers, data_bits, *, model: bool = True) -> tuple:
+    """Validate the parameters (:data:`HYPERCUBE`; the model's range, or with ``model=False``
+    the hardware's); return them as ``(dim, procs, buffers, data_bits)``."""
+    values = {"dim": dim, "procs": procs, "buffers": buffers, "data_bits": data_bits}
+    return tuple(HYPERCUBE.check(name, value, model=model) for name, value in values.items())
 
 
 def proc_bits(procs: int) -> int:

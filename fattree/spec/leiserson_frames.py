@@ -13,9 +13,12 @@ starts (the stream ports of :mod:`fattree.hdl.leiserson_stream` time their cycle
 
 from __future__ import annotations
 
-from .capacities import TreeLayout
+from ..params import UNBOUNDED, Contract, Param
+from .capacities import LEISERSON_TREE, TreeLayout
 
 __all__ = [
+    "SELECTOR",
+    "LEISERSON_STREAM",
     "SELECTOR_LATENCY",
     "header_bits_bound",
     "latency_bound",
@@ -71,3 +74,22 @@ def tx_fields(header_bits: int, data_bits: int) -> dict[str, int]:
 def rx_fields(wires: int, data_bits: int) -> dict[str, int]:
     """Fields of a receive stream beat: ``data``, then ``wire`` (the leaf wire it came on)."""
     return {"data": data_bits, "wire": (wires - 1).bit_length()}
+
+
+#: The selector's parameters: the design table's, and what ``Selector`` and
+#: ``SelectorModel`` check.
+SELECTOR = Contract(
+    "selector",
+    # 1024 keeps the command line's builds small; the selector takes any width.
+    (Param("width", 8, "wires in the input bundle", lo=1, hi=1024, limit=UNBOUNDED),),
+)
+
+#: The Leiserson fat-tree behind stream ports: the tree's parameters but its start lead,
+#: and the data bits (``LeisersonStreamTree``, ``LeisersonStreamModel``).
+LEISERSON_STREAM = Contract(
+    "leiserson-stream",
+    (
+        *(LEISERSON_TREE[name] for name in ("leaves", "w", "seed")),
+        Param("data_bits", 8, "data bits per message", lo=1, hi=64),
+    ),
+)

@@ -21,10 +21,14 @@ operation"); the hardware and the model agree on these definitions only:
 
 from __future__ import annotations
 
-from ..params import check_int_range
+from dataclasses import replace
+
+from ..params import Contract, Param, check_int_range
 from .capacities import TreeLayout
+from .leiserson_frames import LEISERSON_STREAM
 
 __all__ = [
+    "LEISERSON_ONLINE",
     "SELECTOR_LATENCY",
     "STAGE_LATENCY",
     "address_bits",
@@ -151,3 +155,23 @@ def tx_fields(leaves: int, data_bits: int) -> dict[str, int]:
 def rx_fields(leaves: int, data_bits: int) -> dict[str, int]:
     """Fields of a receive stream beat, low bits first: ``src``, ``data``."""
     return {"src": max(1, (leaves - 1).bit_length()), "data": data_bits}
+
+
+#: The on-line Leiserson fat-tree's parameters: the stream tree's (at most 256 leaves:
+#: ``LeisersonOnline`` is built for that many), and the senders' queues
+#: (``LeisersonOnline``, ``LeisersonOnlineModel``).
+LEISERSON_ONLINE = Contract(
+    "leiserson-online",
+    (
+        replace(LEISERSON_STREAM["leaves"], limit=None),
+        *(LEISERSON_STREAM[name] for name in ("w", "seed", "data_bits")),
+        Param(
+            "queue",
+            4,
+            "messages each sender queues (a power of two)",
+            lo=2,
+            hi=64,
+            power_of_two=True,
+        ),
+    ),
+)

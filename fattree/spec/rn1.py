@@ -22,10 +22,11 @@ back. Both carry *words* ``data | ctrl << 8`` (an ``amaranth.lib.data`` struct o
 
 from __future__ import annotations
 
-from ..params import check_int_range
+from ..params import Contract, Param, check_int_range
 from .lfsr import derive_seed
 
 __all__ = [
+    "RN1",
     "CHANNELS",
     "DATA_BITS",
     "WORD_BITS",
@@ -216,3 +217,28 @@ def outputs_for(mode: str, inp: int, d: int) -> tuple[int, ...]:
 def router_seed(seed: int, stage: int, index: int) -> int:
     """LFSR seed (never 0) of router ``index`` of ``stage`` in a network seeded ``seed``."""
     return derive_seed(LFSR_WIDTH, seed, stage, index)
+
+
+#: The RN1 router's parameters: the design table's, and what ``RN1Router`` and ``RN1Model``
+#: check.
+RN1 = Contract(
+    "rn1",
+    (
+        Param(
+            "mode",
+            "primary",
+            "primary (radix-4 crossbar, dilation 2), alternate (two 4x4 crossbars) or "
+            "runtime (either, by the 1-bit input 'alternate')",
+            choices=ROUTER_MODES,
+            value=check_router_mode,
+        ),
+        Param("seed", 1, "seed of the router's LFSR", lo=1, hi=(1 << LFSR_WIDTH) - 1),
+        Param(
+            "priority",
+            "fixed",
+            "ranking of requests for one direction: fixed (input order) or round-robin",
+            choices=PRIORITIES,
+            value=check_priority,
+        ),
+    ),
+)

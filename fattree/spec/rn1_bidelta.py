@@ -27,10 +27,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ..params import check_int_range
+from ..params import Contract, Param
 from .rn1 import CHANNELS, DIRECTIONS, head_for
 
-__all__ = ["ENDPOINT_LINKS", "SIZES", "Bidelta", "bidelta", "check_endpoints", "deal_apart"]
+__all__ = [
+    "RN1_BIDELTA",
+    "ENDPOINT_LINKS",
+    "SIZES",
+    "Bidelta",
+    "bidelta",
+    "check_endpoints",
+    "deal_apart",
+]
 
 #: Network outputs and inputs of one endpoint.
 ENDPOINT_LINKS = 2
@@ -172,8 +180,8 @@ def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelt
     """The bidelta network of ``endpoints`` (4, 16, 64 or 256), wired with ``seed``;
     ``random_wiring=False`` deals every group's links in order instead (the regular wiring
     the fault experiments compare against)."""
-    n = check_endpoints(endpoints)
-    check_int_range("seed", seed, 0)
+    n = RN1_BIDELTA.check("endpoints", endpoints)
+    RN1_BIDELTA.check("seed", seed)
     rng = random.Random(seed)
     stages = (n.bit_length() - 1) // 2
     net = Bidelta(n, seed, stages)
@@ -238,3 +246,21 @@ def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelt
                 else:
                     deal(outs, group_inputs(j + 1, g * DIRECTIONS + d))
     return net
+
+
+#: The bidelta network's parameters: the design table's, and what ``RN1Bidelta`` and
+#: ``RN1BideltaModel`` check.
+RN1_BIDELTA = Contract(
+    "rn1-bidelta",
+    (
+        Param(
+            "endpoints",
+            16,
+            "endpoints: 4, 16, 64 or 256",
+            lo=min(SIZES),
+            hi=max(SIZES),
+            value=check_endpoints,
+        ),
+        Param("seed", 1, "seed of the wiring and of the routers' LFSRs", lo=0),
+    ),
+)

@@ -32,14 +32,16 @@ The protocol and the choices are in docs/dehon.md, section "Endpoints".
 
 from __future__ import annotations
 
-from ..params import check_int_range
+from ..params import Contract, Param, check_int_range
 from .circuit import BACKOFF_CAP, BACKOFF_SLOT, RETRY, check_retry
 from .lfsr import derive_seed
 from .rn1 import head_for
-from .rn1_bidelta import Bidelta, check_endpoints
+from .rn1_bidelta import RN1_BIDELTA, Bidelta, check_endpoints
 from .rn1_tree import SUBTREES, UnitTree
 
 __all__ = [
+    "RN1_BIDELTA_STREAM",
+    "RN1_FAT_TREE",
     "RETRY",
     "BACKOFF_CAP",
     "BACKOFF_SLOT",
@@ -209,3 +211,43 @@ def check_dead_outputs(dead_outputs, endpoints: int) -> tuple[int, ...]:
         raise TypeError(f"dead_outputs must be a list of channels, not {dead_outputs!r}")
     top = 2 * check_endpoints(endpoints) - 1
     return tuple(sorted({check_int_range("dead_outputs", c, 0, top) for c in dead_outputs}))
+
+
+#: How an endpoint retries after BLOCKED.
+_RETRY = Param(
+    "retry",
+    "immediate",
+    "after BLOCKED: immediate, round (all at once when none is in flight) or "
+    "backoff (random exponential)",
+    choices=RETRY,
+    value=check_retry,
+)
+_MAX_BYTES = Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=MAX_BYTES)
+
+#: The bidelta network with an endpoint per node: the design table's parameters, and what
+#: ``RN1BideltaStream`` and ``RN1BideltaStreamModel`` check.
+RN1_BIDELTA_STREAM = Contract(
+    "rn1-bidelta-stream",
+    (
+        RN1_BIDELTA["endpoints"],
+        Param("seed", 1, "seed of the wiring and of every LFSR", lo=0),
+        _RETRY,
+        _MAX_BYTES,
+        # Also at least the longest wait for a status in the network (check_timeout).
+        Param(
+            "timeout",
+            TIMEOUT,
+            "cycles an endpoint waits for a status before it gives the attempt up "
+            "(at least 2 * stages + 3; docs/dehon.md, Endpoints)",
+            lo=1,
+            hi=MAX_TIMEOUT,
+        ),
+    ),
+)
+
+#: DeHon's 64-node fat-tree with an endpoint per node: ``RN1FatTreeStream``,
+#: ``RN1FatTreeStreamModel``.
+RN1_FAT_TREE = Contract(
+    "rn1-fat-tree",
+    (Param("seed", 1, "seed of the routers' and endpoints' LFSRs", lo=0), _RETRY, _MAX_BYTES),
+)

@@ -49,7 +49,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..params import check_int_range
+from ..params import Contract, Param, check_int_range
 from .rn1 import CHANNELS, DIRECTIONS, head_for, router_seed
 from .rn1_bidelta import deal_apart
 from .rn1_tree import (
@@ -66,6 +66,7 @@ from .rn1_tree import (
 )
 
 __all__ = [
+    "RN1_HYBRID",
     "CLUSTER_SIZES",
     "NODE_LINKS",
     "HYBRID_STAGES",
@@ -544,10 +545,10 @@ def hybrid_network(
     ``seed``: None wires regularly; a seed shuffles each stack's wiring and the dispersion's
     order. LFSR seeds: router ``k`` (by name) of stack ``t`` of stage ``s`` gets
     ``router_seed(lfsr_seed, s - 1, t * routers_per_stack + k)``."""
-    check_cluster(cluster)
-    check_int_range("stages", stages, min(HYBRID_STAGES), max(HYBRID_STAGES))
+    RN1_HYBRID.check("cluster", cluster)
+    RN1_HYBRID.check("stages", stages)
     if seed is not None:
-        check_int_range("seed", seed, 0)
+        RN1_HYBRID.check("seed", seed)
     check_int_range("lfsr_seed", lfsr_seed, 0)
     if not isinstance(dispersed, bool):
         raise TypeError(f"dispersed must be True or False, not {dispersed!r}")
@@ -585,3 +586,28 @@ def hybrid_network(
     top = counts.stages[-1].top // counts.stages[-1].trees_per_node
     place_stage_links(net, stages, up_of, leaf_nodes=cluster, node_links=NODE_LINKS, top=top)
     return net
+
+
+#: DeHon's hybrid fat-tree: the design table's parameters, and what ``RN1Hybrid`` and
+#: ``RN1HybridModel`` check.
+RN1_HYBRID = Contract(
+    "rn1-hybrid",
+    (
+        Param(
+            "cluster",
+            12,
+            "nodes per leaf cluster: 12, 48 or 192",
+            lo=min(CLUSTER_SIZES),
+            hi=max(CLUSTER_SIZES),
+            value=check_cluster,
+        ),
+        Param(
+            "stages",
+            2,
+            "1: one cluster; 2: 64 clusters under unit trees",
+            lo=min(HYBRID_STAGES),
+            hi=max(HYBRID_STAGES),
+        ),
+        Param("seed", 1, "seed of the routers' LFSRs", lo=0),
+    ),
+)

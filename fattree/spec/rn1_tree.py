@@ -52,11 +52,13 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..params import check_int_range
+from ..params import Contract, Param, check_int_range
 from .rn1 import CHANNELS, DIRECTIONS, head_for, router_seed
 from .rn1_bidelta import deal_apart
 
 __all__ = [
+    "RN1_UNIT_TREE",
+    "RN1_FAT_TREE_NETWORK",
     "UNIT_WIDTHS",
     "SUBTREES",
     "LEVELS",
@@ -779,9 +781,9 @@ def fat_tree_network(
     ``k`` (by name) of tree ``t`` of stage ``s`` gets LFSR seed ``router_seed(lfsr_seed,
     s - 1, t * routers_per_tree + k)``: one stage is the unit tree of :func:`unit_tree`
     with :meth:`UnitTree.router_modes` ``(lfsr_seed)``."""
-    check_int_range("stages", stages, 1, max(WIRED_STAGES))
+    RN1_FAT_TREE_NETWORK.check("stages", stages)
     if seed is not None:
-        check_int_range("seed", seed, 0)
+        RN1_FAT_TREE_NETWORK.check("seed", seed)
     check_int_range("lfsr_seed", lfsr_seed, 0)
     counts = fat_tree(stages)
     rng = random.Random(seed) if seed is not None else None
@@ -864,3 +866,41 @@ def place_stage_links(
     for t in net.stage_trees(stages):
         net.inputs += [("top_down", t, k) for k in range(top)]
         net.outputs += [("top_up", t, k) for k in range(top)]
+
+
+#: The routers' seed of a network of RN1 (every router's LFSR seed is derived from it).
+_ROUTER_SEED = Param("seed", 1, "seed of the routers' LFSRs", lo=0)
+
+#: A unit tree alone: ``RN1UnitTree``, ``RN1UnitTreeModel``.
+RN1_UNIT_TREE = Contract(
+    "rn1-unit-tree",
+    (
+        Param(
+            "width",
+            2,
+            "links per subtree and direction: 2 or 8",
+            lo=min(UNIT_WIDTHS),
+            hi=max(UNIT_WIDTHS),
+            value=_check_width,
+        ),
+        _ROUTER_SEED,
+    ),
+)
+
+#: DeHon's fat-tree of unit-tree stages without endpoints: ``RN1FatTree``,
+#: ``RN1FatTreeModel``.
+RN1_FAT_TREE_NETWORK = Contract(
+    "rn1-fat-tree-network",
+    (
+        # 1 by default: fattree sim refuses two stages on both simulators, which ran
+        # out of this machine's memory (sim/cocotb_runner.py TOO_BIG).
+        Param(
+            "stages",
+            1,
+            "unit-tree stages: 1 (52 RN1) or 2 (4160 RN1)",
+            lo=min(WIRED_STAGES),
+            hi=max(WIRED_STAGES),
+        ),
+        _ROUTER_SEED,
+    ),
+)

@@ -14,11 +14,14 @@ case) in :mod:`fattree.spec.topology` and importable from here.
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 
-from ..params import check_int_range
+from ..params import Contract, Param, check_int_range
 from .topology import FatTree, GeneralizedFatTree
 
 __all__ = [
+    "SCHEDULER",
+    "check_m",
     "Op",
     "OP_BITS",
     "port_bits",
@@ -113,3 +116,41 @@ def general_tree(tree) -> GeneralizedFatTree:
     if isinstance(tree, GeneralizedFatTree):
         return tree
     raise TypeError(f"tree must be a FatTree or a GeneralizedFatTree, not {tree!r}")
+
+
+#: Ports per switch side of the scheduler's trees (``w``, and ``m`` of FT(l, m, w)).
+_PORTS = Param("w", 4, "ports per switch side (a power of two)", lo=2, hi=64, power_of_two=True)
+
+
+def check_m(m) -> int | None:
+    """The scheduler's ``m`` as a component takes it: None or ``""`` (m = w, FT(l, w)), or a
+    power of two 2..64."""
+    if m is None or (isinstance(m, str) and m == ""):
+        return None
+    return replace(_PORTS, name="m").check(m)
+
+
+#: Ding's scheduler's parameters: the design table's, and what ``LevelWiseScheduler``
+#: checks (its model takes the tree itself).
+SCHEDULER = Contract(
+    "scheduler",
+    (
+        Param("levels", 3, "levels l of the fat-tree FT(l, w)", lo=2, hi=6),
+        _PORTS,
+        # Empty by default, so FT(l, w)'s build folders and outputs stay as they were.
+        Param(
+            "m",
+            "",
+            "children per switch for FT(l, m, w) with w parents (a power of two "
+            "2..64); empty: m = w",
+            text=parse_m,
+            value=check_m,
+        ),
+        Param(
+            "memory",
+            "auto",
+            "link memories: auto (ECP5 DP16KD where they fit), portable or dp16kd",
+            choices=("auto", "portable", "dp16kd"),
+        ),
+    ),
+)

@@ -15,9 +15,8 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import check_int_range
 from ...spec.rn1 import router_seed
-from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta, check_endpoints
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, RN1_BIDELTA, bidelta
 from .._validation import validates_parameters
 from .network import wire_network
 from .router import channel_signature
@@ -45,8 +44,8 @@ class RN1Bidelta(wiring.Component):
 
     @validates_parameters
     def __init__(self, endpoints: int = 16, seed: int = 1):
-        self.endpoints = check_endpoints(endpoints)
-        self.seed = check_int_range("seed", seed, 0)
+        self.endpoints = RN1_BIDELTA.check("endpoints", endpoints)
+        self.seed = RN1_BIDELTA.check("seed", seed)
         self.net = bidelta(endpoints, seed)
         channel = channel_signature()
         n = ENDPOINT_LINKS * endpoints

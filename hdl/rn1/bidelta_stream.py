@@ -7,13 +7,10 @@ The cycle-exact reference is :class:`fattree.sim.models.rn1_endpoint.RN1BideltaS
 from amaranth import Module
 from amaranth.lib import wiring
 
-from ...params import check_int_range
-from ...spec.rn1_bidelta import check_endpoints
 from ...spec.rn1_endpoint import (
+    RN1_BIDELTA_STREAM,
     TIMEOUT,
     check_dead_outputs,
-    check_max_bytes,
-    check_retry,
     check_timeout,
     endpoint_seed,
     path_routers,
@@ -60,10 +57,11 @@ class RN1BideltaStream(wiring.Component):
     def __init__(
         self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
     ):
-        self.endpoints = check_endpoints(endpoints)
-        self.seed = check_int_range("seed", seed, 0)
-        self.retry = check_retry(retry)
-        self.max_bytes = check_max_bytes(max_bytes)
+        self.endpoints = RN1_BIDELTA_STREAM.check("endpoints", endpoints)
+        self.seed = RN1_BIDELTA_STREAM.check("seed", seed)
+        self.retry = RN1_BIDELTA_STREAM.check("retry", retry)
+        self.max_bytes = RN1_BIDELTA_STREAM.check("max_bytes", max_bytes)
+        # The contract's range, and at least the longest wait for a status in this network.
         self.timeout = check_timeout(timeout, path_routers("bidelta", self.endpoints))
         self.dead_outputs = check_dead_outputs(dead_outputs, self.endpoints)
         super().__init__(stream_members(endpoints))

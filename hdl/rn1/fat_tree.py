@@ -20,9 +20,8 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import check_int_range
-from ...spec.rn1_endpoint import check_max_bytes, check_retry, endpoint_seed
-from ...spec.rn1_tree import SUBTREES, WIRED_STAGES, fat_tree_network
+from ...spec.rn1_endpoint import RN1_FAT_TREE, endpoint_seed
+from ...spec.rn1_tree import RN1_FAT_TREE_NETWORK, SUBTREES, fat_tree_network
 from .._validation import validates_parameters
 from .endpoint import RN1Endpoint, attach_endpoints, stream_members
 from .modules import check_fits, network_modules, network_verilog
@@ -56,8 +55,8 @@ class RN1FatTree(wiring.Component):
 
     @validates_parameters
     def __init__(self, stages: int = 1, seed: int = 1, hierarchy: bool = False):
-        check_int_range("stages", stages, min(WIRED_STAGES), max(WIRED_STAGES))
-        self.seed = check_int_range("seed", seed, 0)
+        RN1_FAT_TREE_NETWORK.check("stages", stages)
+        self.seed = RN1_FAT_TREE_NETWORK.check("seed", seed)
         if not isinstance(hierarchy, bool):
             raise TypeError(f"hierarchy must be True or False, not {hierarchy!r}")
         self.hierarchy = hierarchy
@@ -147,9 +146,9 @@ class RN1FatTreeStream(wiring.Component):
 
     @validates_parameters
     def __init__(self, seed=1, retry="immediate", max_bytes=8):
-        self.seed = check_int_range("seed", seed, 0)
-        self.retry = check_retry(retry)
-        self.max_bytes = check_max_bytes(max_bytes)
+        self.seed = RN1_FAT_TREE.check("seed", seed)
+        self.retry = RN1_FAT_TREE.check("retry", retry)
+        self.max_bytes = RN1_FAT_TREE.check("max_bytes", max_bytes)
         super().__init__(stream_members(self.endpoints))
 
     def elaborate(self, platform):

@@ -16,8 +16,7 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import check_int_range
-from ...spec.rn1_hybrid import HYBRID_STAGES, check_cluster, hybrid_network
+from ...spec.rn1_hybrid import RN1_HYBRID, hybrid_network
 from .._validation import validates_parameters
 from .modules import check_fits, network_modules, network_verilog
 from .network import wire_network
@@ -52,9 +51,9 @@ class RN1Hybrid(wiring.Component):
 
     @validates_parameters
     def __init__(self, cluster: int = 12, stages: int = 1, seed: int = 1, hierarchy=False):
-        self.cluster = check_cluster(cluster)
-        self.stages = check_int_range("stages", stages, min(HYBRID_STAGES), max(HYBRID_STAGES))
-        self.seed = check_int_range("seed", seed, 0)
+        self.cluster = RN1_HYBRID.check("cluster", cluster)
+        self.stages = RN1_HYBRID.check("stages", stages)
+        self.seed = RN1_HYBRID.check("seed", seed)
         if not isinstance(hierarchy, bool):
             raise TypeError(f"hierarchy must be True or False, not {hierarchy!r}")
         self.hierarchy = hierarchy

@@ -28,7 +28,6 @@ from amaranth.hdl import Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import check_int_range
 from ...spec.rn1 import (
     BLOCKED,
     CHANNELS,
@@ -38,12 +37,11 @@ from ...spec.rn1 import (
     LFSR_STEPS,
     LFSR_WIDTH,
     MODES,
+    RN1,
     RUNTIME,
     TURN,
     WORD_BITS,
     arbitration_groups,
-    check_priority,
-    check_router_mode,
     circuit_pairs,
     word,
 )
@@ -90,9 +88,9 @@ class RN1Router(wiring.Component):
 
     @validates_parameters
     def __init__(self, mode: str = "primary", seed: int = 1, priority: str = "fixed"):
-        self.mode = check_router_mode(mode)
-        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
-        self.priority = check_priority(priority)
+        self.mode = RN1.check("mode", mode)
+        self.seed = RN1.check("seed", seed)
+        self.priority = RN1.check("priority", priority)
         channel = channel_signature()
         members = {"i": In(channel).array(CHANNELS), "o": Out(channel).array(CHANNELS)}
         if mode == RUNTIME:

@@ -15,8 +15,7 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import check_int_range
-from ...spec.rn1_tree import unit_tree
+from ...spec.rn1_tree import RN1_UNIT_TREE, unit_tree
 from .._validation import validates_parameters
 from .modules import network_modules, network_verilog
 from .network import wire_network
@@ -45,9 +44,9 @@ class RN1UnitTree(wiring.Component):
 
     @validates_parameters
     def __init__(self, width: int = 2, seed: int = 1):
+        self.width = RN1_UNIT_TREE.check("width", width)
+        self.seed = RN1_UNIT_TREE.check("seed", seed)
         self.tree = unit_tree(width)
-        self.width = width
-        self.seed = check_int_range("seed", seed, 0)
         channel = channel_signature()
         n = len(self.tree.inputs())
         super().__init__({"i": In(channel).array(n), "o": Out(channel).array(n)})

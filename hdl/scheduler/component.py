@@ -6,10 +6,9 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ...params import check_int_range, check_power_of_two
-from ...spec.scheduler import GeneralizedFatTree, Op, pipeline_latency
+from ...spec.scheduler import SCHEDULER, GeneralizedFatTree, Op, pipeline_latency
 from .._validation import validates_parameters
-from ..registered_memory import DP16KD_SHAPES, check_form, ecp5_block_ram_fits
+from ..registered_memory import DP16KD_SHAPES, ecp5_block_ram_fits
 from .layouts import PipelineLayouts, request_layout, result_layout
 from .level import LinkLevel
 
@@ -61,15 +60,10 @@ class LevelWiseScheduler(wiring.Component):
         memory: str = "auto",
         poison_collisions=False,
     ):
-        self.levels = check_int_range("levels", levels, 2, 6)
-        self.w = check_power_of_two("w", w, 2)
-        if w > 64:
-            raise ValueError(f"w must be at most 64, not {w!r}")
-        if m is None or (isinstance(m, str) and m == ""):
-            m = w
-        self.m = check_power_of_two("m", m, 2)
-        if m > 64:
-            raise ValueError(f"m must be at most 64, not {m!r}")
+        self.levels = SCHEDULER.check("levels", levels)
+        self.w = SCHEDULER.check("w", w)
+        m = SCHEDULER.check("m", m)  # None or "": m = w, FT(l, w)
+        self.m = m = w if m is None else m
         self.tree = tree = GeneralizedFatTree(levels, m, w)
         rows = tree.switch_counts[:-1]  # the link levels' memories
         if max(rows) > MAX_SWITCHES:
@@ -78,7 +72,7 @@ class LevelWiseScheduler(wiring.Component):
                 f"{tree.name()} has {max(rows)} switches {per_level}; the scheduler "
                 f"supports at most {MAX_SWITCHES}"
             )
-        self.memory = check_form("memory", memory)
+        self.memory = SCHEDULER.check("memory", memory)
         if memory == "dp16kd" and not all(ecp5_block_ram_fits(w, n) for n in rows):
             shape = f"{rows[0]}" if min(rows) == max(rows) else f"{min(rows)}..{max(rows)}"
             raise ValueError(

@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
-from ...params import check_int_range, check_power_of_two
 from ...spec.capacities import TreeLayout
 from ...spec.concentrator_graph import max_matching
 from ...spec.leiserson_online import (
+    LEISERSON_ONLINE,
     check_online_layout,
     cycle_length,
 )
@@ -170,8 +170,8 @@ class LeisersonOnlineModel:
 
     def __init__(self, layout: TreeLayout, data_bits: int = 8, queue: int = 4):
         self.layout = check_online_layout(layout)
-        self.data_bits = check_int_range("data_bits", data_bits, 1, 64)
-        self.queue = check_power_of_two("queue", queue, 1)
+        self.data_bits = LEISERSON_ONLINE.check("data_bits", data_bits, model=True)
+        self.queue = LEISERSON_ONLINE.check("queue", queue, model=True)
         self.length = cycle_length(layout, data_bits)
         self.h = layout.levels
         n = self.leaves = layout.leaves

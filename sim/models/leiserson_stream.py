@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...params import check_int_range
 from ...spec.capacities import TreeLayout
-from ...spec.leiserson_frames import cycle_length
+from ...spec.leiserson_frames import LEISERSON_STREAM, cycle_length
 from .leiserson_tree import deliver
 
 __all__ = ["StreamOutputs", "LeisersonStreamModel"]
@@ -41,7 +40,7 @@ class LeisersonStreamModel:
 
     def __init__(self, layout: TreeLayout, data_bits: int = 8):
         self.layout = layout
-        self.data_bits = check_int_range("data_bits", data_bits, 1, 64)  # as the hardware
+        self.data_bits = LEISERSON_STREAM.check("data_bits", data_bits, model=True)
         self.wires = layout.cap(layout.levels)
         self.length = cycle_length(layout, data_bits)
         n = layout.leaves

@@ -39,12 +39,11 @@ from ...spec.rn1 import (
     LFSR_STEPS,
     LFSR_WIDTH,
     MODES,
+    RN1,
     RUNTIME,
     STATUS,
     TURN,
     arbitration_groups,
-    check_priority,
-    check_router_mode,
     ctrl_of,
     data_of,
     direction,
@@ -52,9 +51,9 @@ from ...spec.rn1 import (
     router_seed,
     word,
 )
-from ...spec.rn1_bidelta import ENDPOINT_LINKS, bidelta
+from ...spec.rn1_bidelta import ENDPOINT_LINKS, RN1_BIDELTA, bidelta
 from ...spec.rn1_hybrid import hybrid_network
-from ...spec.rn1_tree import fat_tree_network, unit_tree
+from ...spec.rn1_tree import RN1_UNIT_TREE, fat_tree_network, unit_tree
 
 __all__ = [
     "IDLE",
@@ -95,9 +94,9 @@ class RN1Model:
     """
 
     def __init__(self, mode: str = "primary", seed: int = 1, priority: str = "fixed"):
-        self.mode = check_router_mode(mode)
-        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
-        self.priority = check_priority(priority)
+        self.mode = RN1.check("mode", mode, model=True)
+        self.seed = RN1.check("seed", seed, model=True)
+        self.priority = RN1.check("priority", priority, model=True)
         self._alternate = 0
         self.reset()
 
@@ -470,6 +469,8 @@ class RN1BideltaModel(RN1NetworkModel):
         dead=(),
         dead_links=(),
     ):
+        RN1_BIDELTA.check("endpoints", endpoints, model=True)
+        RN1_BIDELTA.check("seed", seed, model=True)
         if not isinstance(random_wiring, bool):
             raise TypeError(f"random_wiring must be True or False, not {random_wiring!r}")
         self.net = net = bidelta(endpoints, seed, random_wiring)
@@ -488,8 +489,9 @@ class RN1UnitTreeModel(RN1NetworkModel):
     hardware is; channels as :meth:`UnitTree.inputs` / ``outputs`` order them."""
 
     def __init__(self, width: int = 2, seed: int = 1):
+        RN1_UNIT_TREE.check("width", width, model=True)
+        seed = RN1_UNIT_TREE.check("seed", seed, model=True)
         self.tree = tree = unit_tree(width)
-        seed = check_int_range("seed", seed, 0)  # as the hardware's RN1UnitTree checks it
         super().__init__(tree.router_modes(seed), tree.links, tree.inputs(), tree.outputs())
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...params import check_positive_int
+from ...spec.leiserson_frames import SELECTOR
 
 __all__ = ["select_message", "SelectorModel", "SelectorOutputs"]
 
@@ -47,7 +47,7 @@ class SelectorModel:
     """
 
     def __init__(self, width: int):
-        self.width = check_positive_int("width", width)
+        self.width = SELECTOR.check("width", width, model=True)
         self.mask = (1 << width) - 1
         self.reset()
 
