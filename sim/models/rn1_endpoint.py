@@ -45,6 +45,8 @@ from ...spec.rn1_endpoint import (
     COUNTER_BITS,
     GIVE_UP,
     LFSR_WIDTH,
+    RN1_BIDELTA_STREAM,
+    RN1_FAT_TREE,
     TIMEOUT,
     backoff_cycles,
     check_dead_outputs,
@@ -324,7 +326,10 @@ class RN1BideltaStreamModel(_StreamModel):
     def __init__(
         self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
     ):
-        n = check_endpoints(endpoints)
+        n = RN1_BIDELTA_STREAM.check("endpoints", endpoints, model=True)
+        seed = RN1_BIDELTA_STREAM.check("seed", seed, model=True)
+        retry = RN1_BIDELTA_STREAM.check("retry", retry, model=True)
+        max_bytes = RN1_BIDELTA_STREAM.check("max_bytes", max_bytes, model=True)
         super().__init__(
             RN1BideltaModel(endpoints, seed),
             [
@@ -342,7 +347,9 @@ class RN1FatTreeStreamModel(_StreamModel):
     the root's top links idle both ways."""
 
     def __init__(self, seed=1, retry="immediate", max_bytes=8):
-        seed = check_int_range("seed", seed, 0)
+        seed = RN1_FAT_TREE.check("seed", seed, model=True)
+        retry = RN1_FAT_TREE.check("retry", retry, model=True)
+        max_bytes = RN1_FAT_TREE.check("max_bytes", max_bytes, model=True)
         net = RN1FatTreeModel(1, None, seed)
         n = net.net.nodes
         super().__init__(
