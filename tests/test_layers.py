@@ -43,6 +43,7 @@ class Layer:
 
 
 LAYERS = (
+    # The package roots, `python -m fattree`, the name tables' helper and the tool finder.
     Layer(
         "package",
         ("fattree", "fattree.__main__", "fattree.sim", "fattree.registry", "fattree.toolchain"),
@@ -51,6 +52,8 @@ LAYERS = (
     ),
     Layer("definitions", ("fattree.spec", "fattree.params"), (), ("amaranth", "cocotb", "numba")),
     Layer("hardware", ("fattree.hdl",), ("definitions",), ("cocotb", "numba")),
+    # The circuit tree's open-loop load driver feeds the model and the RTL alike, as the
+    # models' own drivers do.
     Layer(
         "models",
         ("fattree.sim.models", "fattree.sim.circuit_load"),
@@ -85,6 +88,8 @@ LAYERS = (
         ("package", "definitions", "models", "checks", "design table"),
         ("amaranth", "cocotb"),
     ),
+    # The RTL half of an experiment is a check (sim/checks/experiment_runs.py), imported
+    # lazily: an experiment itself never builds hardware.
     Layer(
         "experiments",
         ("fattree.sim.experiments",),
@@ -115,6 +120,7 @@ LAYERS = (
     Layer(
         "synthesis", ("fattree.synthesis",), ("package", "hardware", "design table"), ("cocotb",)
     ),
+    # A bitstream's report is read by the synthesis flow's parser.
     Layer(
         "boards",
         ("fattree.boards",),
