@@ -54,8 +54,19 @@ def small_core(*, fault_log2=None, network=None, **options):
     "params, pattern, messages",
     [
         (SMALL, "random", 8),
-        ({"endpoints": 4, "seed": 2, "retry": "round", "max_bytes": 8}, "hotspot", 6),
-        ({"endpoints": 4, "seed": 3, "retry": "backoff", "max_bytes": 6}, "bit-reversal", 6),
+        # Each run is seconds of amaranth.sim: the other retry modes are slow points.
+        pytest.param(
+            {"endpoints": 4, "seed": 2, "retry": "round", "max_bytes": 8},
+            "hotspot",
+            6,
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            {"endpoints": 4, "seed": 3, "retry": "backoff", "max_bytes": 6},
+            "bit-reversal",
+            6,
+            marks=pytest.mark.slow,
+        ),
         pytest.param(
             {"endpoints": 16, "seed": 1, "retry": "immediate", "max_bytes": 8},
             "random",
@@ -236,7 +247,13 @@ class _Broken(wiring.Component):
 
 
 @pytest.mark.parametrize(
-    "how", ["other-wiring", "swap-rx", "flip-data", "drop", "hung", "lose-count"]
+    "how",
+    ["other-wiring", "lose-count"]
+    # The same check on more kinds of breakage: each a whole run in amaranth.sim.
+    + [
+        pytest.param(how, marks=pytest.mark.slow)
+        for how in ["swap-rx", "flip-data", "drop", "hung"]
+    ],
 )
 def test_checker_catches_broken_networks(how):
     # A network wired by another seed delivers every message intact, only in other cycles:
@@ -267,7 +284,12 @@ def _wrong(trace, how):
 
 
 @pytest.mark.parametrize(
-    "how", ["later", "other-endpoint", "other-payload", "one-message-more", "one-retry-more"]
+    "how",
+    ["later", "one-message-more"]
+    + [
+        pytest.param(how, marks=pytest.mark.slow)
+        for how in ["other-endpoint", "other-payload", "one-retry-more"]
+    ],
 )
 def test_a_wrong_expected_trace_is_caught(how):
     # The real network against a trace that is not the model's: the board must say so (with
@@ -291,6 +313,7 @@ def test_harness_bad_parameters():
         )
 
 
+@pytest.mark.slow  # the run of test_build_simulate[False], decoded through the command line
 def test_simulate_status_decodes_the_core():
     core = small_core()
     result = simulate_status(core, 3600)
@@ -315,7 +338,8 @@ def run_cli(capsys, *argv):
 SIM_ARGV = ["build", "rn1-bidelta-stream"]
 
 
-@pytest.mark.parametrize("fault", [False, True])
+# With the fault: the same long run again (test_injected_fault_is_counted checks the count).
+@pytest.mark.parametrize("fault", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_build_simulate(capsys, fault):
     argv = [*SIM_ARGV, "--simulate", "3600", "--json"] + (["--inject-fault"] if fault else [])
     code, out, err = run_cli(capsys, *argv)

@@ -665,6 +665,7 @@ def test_build_missing_tool(capsys, tmp_path, monkeypatch, board, missing):
 
 
 @pytest.mark.synthesis
+@pytest.mark.slow  # real bitstreams: Yosys and nextpnr, minutes each
 @pytest.mark.parametrize(
     "board, ext, clock_mhz",
     [("icebreaker", "bin", 12.0), ("ulx3s-85f", "bit", 25.0)],
@@ -808,6 +809,7 @@ def test_found_board_takes_its_family_point():
 
 
 @pytest.mark.synthesis
+@pytest.mark.slow  # a real bitstream
 def test_build_on_a_found_board(capsys, tmp_path):
     code, out, err = run_cli(
         capsys, "build", "--board", "icestick", "--build-root", str(tmp_path), "--json"

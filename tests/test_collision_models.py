@@ -12,7 +12,7 @@ from fattree.sim.models import collision
 # -- Lemma 1 -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n", [4, 8, 16])
+@pytest.mark.parametrize("n", [4, 8, pytest.param(16, marks=pytest.mark.slow)])
 def test_closed_form_equals_exact_enumeration(n):
     assert collision.pr_c2_exact(n) == pytest.approx(collision.pr_c2(n), abs=1e-12)
 

@@ -90,7 +90,9 @@ def run_switch(cascade, deliveries, data_bits=6, seed=0):
     assert [[0] * cascade.s] + seen[:-1] == expect
 
 
-@pytest.mark.parametrize(("r", "s"), [(24, 8), (12, 4), (16, 11), (3, 1)])
+@pytest.mark.parametrize(
+    ("r", "s"), [pytest.param(24, 8, marks=pytest.mark.slow), (12, 4), (16, 11), (3, 1)]
+)
 def test_switch_realises_python_matchings(r, s):
     cascade = build_cascade(r, s)
     rng = random.Random(r + s)

@@ -338,7 +338,16 @@ STRUCTURED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(STRUCTURED))
+@pytest.mark.parametrize(
+    "name",
+    # The 512-node mesh and the 300-node random graph take seconds each: slow points.
+    [
+        pytest.param(name, marks=pytest.mark.slow)
+        if name in ("3D mesh 8^3", "random G(300, 4)")
+        else name
+        for name in sorted(STRUCTURED)
+    ],
+)
 def test_theorem8_and_corollary9_on_structured_graphs(name):
     tree = cutting_plane_tree(STRUCTURED[name]())
     bal = check_balanced(tree)

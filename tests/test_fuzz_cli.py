@@ -30,9 +30,9 @@ from hypothesis import strategies as st
 from fattree.designs import DESIGNS
 from fattree.scripts import main as cli
 
-#: Reproducible, bounded: the same examples in every run (no example database either).
+#: Reproducible, bounded: the same examples in every run (no example database either); as many
+#: as tests/conftest.py's hypothesis profile says (more with --run-slow).
 FUZZ = settings(
-    max_examples=80,
     deadline=None,
     derandomize=True,
     database=None,

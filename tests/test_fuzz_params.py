@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from fattree.params import check_int_range, check_positive_int, check_power_of_two
 
+#: As many examples as tests/conftest.py's hypothesis profile says (more with --run-slow).
 FUZZ = settings(
-    max_examples=150,
     deadline=None,
     derandomize=True,
     database=None,

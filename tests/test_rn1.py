@@ -270,7 +270,10 @@ def test_reset_mid_circuit():
 
 
 @pytest.mark.parametrize("setting", [0, 1])
-@pytest.mark.parametrize("shift", range(4))
+# The other rotations of the directions: the same check, slow points.
+@pytest.mark.parametrize(
+    "shift", [0, *(pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 3))]
+)
 def test_runtime_router_is_either_fixed_router(setting, shift):
     # The eight-heads stimulus of every input and direction, through the run-time router with
     # its input held at `setting`: word for word what the fixed router of that mode does (and
