@@ -146,39 +146,31 @@ class RN1EndpointModel:
         """One clock: a ``tx`` beat offered (``tx_valid``, its fields), ``rx_ready``, the
         backward words of the two outputs (``o_bk``), the forward words of the two inputs
         (``i_fwd``), and ``go``."""
-        mb = self.max_bytes
         n_o_fwd = [0] * ENDPOINT_LINKS
-        sent = retries = dropped = received = timeouts = 0
-        # Send.
+        sent, retries, dropped, timeouts = self._send(
+            tx_valid, tx_data, tx_dest, tx_last, o_bk, go, n_o_fwd
+        )
+        n_i_bk, n_full, received = self._receive(i_fwd)
+        self._deliver(rx_ready, n_full)
+        self.full = n_full
+        self.o_fwd, self.i_bk = n_o_fwd, n_i_bk
+        self.sent = min(_TOP, self.sent + sent)
+        self.retries = min(_TOP, self.retries + retries)
+        self.dropped = min(_TOP, self.dropped + dropped)
+        self.received = min(_TOP, self.received + received)
+        self.timeouts = min(_TOP, self.timeouts + timeouts)
+        self.lfsr.clock()
+        self.cycle += 1
+
+    def _send(self, tx_valid, tx_data, tx_dest, tx_last, o_bk, go, n_o_fwd) -> tuple:
+        """The send side's cycle (``n_o_fwd``: the forward words it puts out next cycle);
+        returns the counts ``(sent, retries, dropped, timeouts)`` it adds."""
         state = self.state
         if state == LOAD:
             if tx_valid:
-                if not self.buf and not self.over:
-                    self.dest = tx_dest
-                if len(self.buf) == mb:
-                    too_long = True
-                    self.over = True
-                else:
-                    too_long = self.over
-                    self.buf.append(tx_data & 0xFF)
-                if tx_last:
-                    if too_long:
-                        dropped = 1
-                        self.buf, self.over = [], False
-                    else:
-                        self.in_a_row, self.strikes, self.wait = 0, 0, 0
-                        self.state = PEND
-                        self.started = self.cycle + 1
+                return 0, 0, self._load(tx_data, tx_dest, tx_last), 0
         elif state == PEND:
-            if self.retry == "immediate":
-                start = True
-            elif self.retry == "round":
-                start = bool(go)
-            else:
-                start = self.wait == 0
-                if self.wait:
-                    self.wait -= 1
-            if start:
+            if self._may_start(go):
                 n_o_fwd[self.port] = word(1, self.heads[self.dest])
                 self.pos = 0
                 self.state = SEND
@@ -189,36 +181,80 @@ class RN1EndpointModel:
                 self.state = WAIT
                 self.age = 0
         elif state == WAIT:
-            status = o_bk[self.port]
-            if status == word(0, CONNECTED):
-                sent = 1
+            return self._await_status(o_bk[self.port])
+        return 0, 0, 0, 0
+
+    def _load(self, tx_data, tx_dest, tx_last) -> int:
+        """A ``tx`` beat taken in LOAD; returns 1 when it ends a frame too long (dropped)."""
+        if not self.buf and not self.over:
+            self.dest = tx_dest
+        if len(self.buf) == self.max_bytes:
+            too_long = True
+            self.over = True
+        else:
+            too_long = self.over
+            self.buf.append(tx_data & 0xFF)
+        if not tx_last:
+            return 0
+        if too_long:
+            self.buf, self.over = [], False
+            return 1
+        self.in_a_row, self.strikes, self.wait = 0, 0, 0
+        self.state = PEND
+        self.started = self.cycle + 1
+        return 0
+
+    def _may_start(self, go) -> bool:
+        """Whether the retry strategy lets PEND start an attempt this cycle (``backoff``
+        counts its wait down meanwhile)."""
+        if self.retry == "immediate":
+            return True
+        if self.retry == "round":
+            return bool(go)
+        start = self.wait == 0
+        if self.wait:
+            self.wait -= 1
+        return start
+
+    def _await_status(self, status) -> tuple:
+        """WAIT: the status on the backward link of ``port`` (or none, until the timeout);
+        returns the counts ``(sent, retries, dropped, timeouts)`` it adds."""
+        sent = retries = dropped = timeouts = 0
+        if status == word(0, CONNECTED):
+            sent = 1
+            self.blocked_per_message.append(self.in_a_row)
+            self.latencies.append(self.cycle - self.started)
+            self.buf, self.over = [], False
+            self.port ^= 1
+            self.state = LOAD
+        elif status == word(0, BLOCKED) or self.age == self.timeout - 1:
+            if status == word(0, BLOCKED):
+                retries = 1
+                self.strikes = 0
+            else:  # no status in time: a dead link or router on the way
+                timeouts = 1
+                self.strikes += 1
+            self.in_a_row += 1
+            self.port ^= 1
+            if self.strikes == GIVE_UP:
+                dropped = 1
                 self.blocked_per_message.append(self.in_a_row)
-                self.latencies.append(self.cycle - self.started)
                 self.buf, self.over = [], False
-                self.port ^= 1
                 self.state = LOAD
-            elif status == word(0, BLOCKED) or self.age == self.timeout - 1:
-                if status == word(0, BLOCKED):
-                    retries = 1
-                    self.strikes = 0
-                else:  # no status in time: a dead link or router on the way
-                    timeouts = 1
-                    self.strikes += 1
-                self.in_a_row += 1
-                self.port ^= 1
-                if self.strikes == GIVE_UP:
-                    dropped = 1
-                    self.blocked_per_message.append(self.in_a_row)
-                    self.buf, self.over = [], False
-                    self.state = LOAD
-                else:
-                    self.state = PEND
-                    if self.retry == "backoff":
-                        x = self.lfsr.state
-                        self.wait = backoff_cycles(min(self.in_a_row, BACKOFF_CAP), x)
             else:
-                self.age += 1
-        # Receive.
+                self.state = PEND
+                if self.retry == "backoff":
+                    x = self.lfsr.state
+                    self.wait = backoff_cycles(min(self.in_a_row, BACKOFF_CAP), x)
+        else:
+            self.age += 1
+        return sent, retries, dropped, timeouts
+
+    def _receive(self, i_fwd) -> tuple[list[int], list[bool], int]:
+        """The receive side's cycle on both inputs: the backward words it answers next cycle,
+        the buffers' full flags after it, and the messages it received."""
+        mb = self.max_bytes
+        received = 0
         n_i_bk = [0] * ENDPOINT_LINKS
         n_full = list(self.full)
         for k in range(ENDPOINT_LINKS):
@@ -249,7 +285,11 @@ class RN1EndpointModel:
                 self.rstate[k] = R_IDLE
                 n_i_bk[k] = word(0, BLOCKED)
             self.rprev[k] = ctrl
-        # Out.
+        return n_i_bk, n_full, received
+
+    def _deliver(self, rx_ready, n_full: list[bool]) -> None:
+        """The ``rx`` side's cycle: a beat of buffer ``sel`` taken, or ``sel`` flipped past
+        an empty buffer (``n_full``: the full flags after this cycle, updated)."""
         if not self.full[self.sel]:
             self.sel ^= 1
         elif rx_ready:
@@ -259,15 +299,6 @@ class RN1EndpointModel:
                 self.sel ^= 1
             else:
                 self.idx += 1
-        self.full = n_full
-        self.o_fwd, self.i_bk = n_o_fwd, n_i_bk
-        self.sent = min(_TOP, self.sent + sent)
-        self.retries = min(_TOP, self.retries + retries)
-        self.dropped = min(_TOP, self.dropped + dropped)
-        self.received = min(_TOP, self.received + received)
-        self.timeouts = min(_TOP, self.timeouts + timeouts)
-        self.lfsr.clock()
-        self.cycle += 1
 
 
 class _StreamModel:
