@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS
@@ -142,6 +142,33 @@ class _Source:
             self.beat = 0
 
 
+@dataclass
+class _Phase:
+    """One phase of :class:`StreamCheck`: its traffic, what must arrive, the counters it
+    started from, and what has arrived so far."""
+
+    name: str
+    queues: list
+    sources: list[_Source]
+    ready_rng: random.Random
+    #: Messages that must arrive, ``(dest, bytes)`` -> count.
+    want: Counter
+    #: Per endpoint, its messages that cannot be sent: too long, or from an endpoint with
+    #: both outputs cut (dropped and counted in ``dropped``).
+    unsent: list[int]
+    #: The counters at the phase's start, per endpoint, and how many messages had ended.
+    base: dict[str, list[int]]
+    base_hist: list[int]
+    #: Per endpoint, the bytes of the frame arriving.
+    frames: list[list[int]]
+    delivered: list[int]
+    #: The cycle of the last delivery (or of the phase's start).
+    progress: int
+    got: Counter = field(default_factory=Counter)
+    #: The cycle of the first mismatch, once there is one.
+    failed_at: int | None = None
+
+
 class StreamCheck:
     """Drives phases of messages into the network with endpoints and checks it against
     ``model`` (:class:`RN1BideltaStreamModel`, :class:`RN1FatTreeStreamModel`).
@@ -179,10 +206,31 @@ class StreamCheck:
     async def phase(self, name: str, queues, limit: int = 100_000, settle: int = 64) -> int:
         """Send every queue (one per endpoint) until every message is delivered and
         ``settle`` more cycles passed (at most ``limit`` cycles); returns the messages."""
-        sb, n, mb, traffic = self.scoreboard, self.n, self.max_bytes, self.traffic
-        eps = self.model.endpoints
+        run = self._start_phase(name, queues)
+        start, quiet_since = self.cycle, None
+        while self.cycle - start < limit:
+            if self._gave_up(run):
+                break
+            await self._cycle(run)
+            if self._all_done(run):
+                quiet_since = self.cycle if quiet_since is None else quiet_since
+                if self.cycle - quiet_since >= settle:
+                    break
+        else:
+            self.scoreboard.fail(
+                "message_mismatches",
+                f"{name}: {sum(run.got.values())} of {sum(run.want.values())} messages "
+                f"delivered in {limit} cycles",
+            )
+        self._check_phase(run)
+        return sum(run.want.values())
+
+    def _start_phase(self, name: str, queues) -> _Phase:
+        """The phase's sources, what must arrive, and the counters it starts from."""
+        n, mb, eps = self.n, self.max_bytes, self.model.endpoints
         sources = [
-            _Source(q, random.Random(self.rng.getrandbits(32)), traffic.idle, n) for q in queues
+            _Source(q, random.Random(self.rng.getrandbits(32)), self.traffic.idle, n)
+            for q in queues
         ]
         ready_rng = random.Random(self.rng.getrandbits(32))
         # An endpoint with both outputs cut (a fault) cannot send: each of its messages is
@@ -195,104 +243,115 @@ class StreamCheck:
             for d, b in q
             if len(b) <= mb and not mute[e]
         )
-        too_long = [sum(len(b) > mb or mute[e] for _, b in q) for e, q in enumerate(queues)]
-        base = {
-            key: [getattr(ep, key) for ep in eps]
-            for key in ("sent", "retries", "received", "dropped", "timeouts")
-        }
-        base_hist = [len(ep.blocked_per_message) for ep in eps]
-        frames: list[list[int]] = [[] for _ in range(n)]
-        got: Counter = Counter()
-        delivered = [0] * n
-        start, quiet_since = self.cycle, None
-        progress, delivered_so_far = self.cycle, 0
-        failed_at = None
-        while self.cycle - start < limit:
-            if sb.mismatches and failed_at is None:
-                failed_at = self.cycle
-            if failed_at is not None and self.cycle - failed_at > self.after_failure:
-                sb.fail(
-                    "message_mismatches",
-                    f"{name}: phase ended {self.after_failure} cycles after the first mismatch "
-                    f"(cycle {failed_at})",
-                )
-                break
-            if sb.mismatches and self.cycle - progress > self.patience:
-                # Failed already, and a broken design that stopped delivering would run to
-                # the limit (what fattree mutants would count as a timeout).
-                sb.fail(
-                    "message_mismatches",
-                    f"{name}: nothing delivered for {self.patience} cycles after a mismatch "
-                    f"(cycle {self.cycle}); phase ended",
-                )
-                break
-            seen = self.read()
-            want_out = model_outputs(eps)
-            names = [f"{key}[{e}]" for key in STREAM_OUTPUTS for e in range(n)]
-            sb.compare(
-                "cycle_mismatches",
-                f"{name} cycle {self.cycle}",
-                [v for key in STREAM_OUTPUTS for v in seen[key]],
-                [v for key in STREAM_OUTPUTS for v in want_out[key]],
-                names,
-            )
-            tx = [s.offer() for s in sources]
-            rx_ready = [int(ready_rng.randrange(100) >= traffic.backpressure) for _ in range(n)]
-            self.drive({"tx": tx, "rx_ready": rx_ready})
-            self.model.step(tx, rx_ready)
-            self.cycle += 1
-            await self.tick()
-            for e in range(n):
-                if tx[e][0] and seen["tx_ready"][e]:
-                    sources[e].taken()
-                if seen["rx_valid"][e] and rx_ready[e]:
-                    beat = seen["rx_beat"][e]
-                    frames[e].append(beat & 0xFF)
-                    if beat >> 8:
-                        got[(e, tuple(frames[e]))] += 1
-                        delivered[e] += 1
-                        frames[e] = []
-            if sum(delivered) > delivered_so_far:
-                delivered_so_far, progress = sum(delivered), self.cycle
-            # Done: every message arrived, and every sender is done with its last one (one
-            # that cannot be sent ends only when it is given up).
-            done = (
-                sum(got.values()) >= sum(want.values())
-                and not any(s.queue for s in sources)
-                and all(ep.tx_ready for ep in eps)
-            )
-            if done:
-                quiet_since = self.cycle if quiet_since is None else quiet_since
-                if self.cycle - quiet_since >= settle:
-                    break
-        else:
+        return _Phase(
+            name=name,
+            queues=queues,
+            sources=sources,
+            ready_rng=ready_rng,
+            want=want,
+            unsent=[sum(len(b) > mb or mute[e] for _, b in q) for e, q in enumerate(queues)],
+            base={
+                key: [getattr(ep, key) for ep in eps]
+                for key in ("sent", "retries", "received", "dropped", "timeouts")
+            },
+            base_hist=[len(ep.blocked_per_message) for ep in eps],
+            frames=[[] for _ in range(n)],
+            delivered=[0] * n,
+            progress=self.cycle,
+        )
+
+    def _gave_up(self, run: _Phase) -> bool:
+        """Whether a phase that failed already ends now: too long after its first mismatch,
+        or nothing delivered for :attr:`patience` cycles (a broken design that stopped
+        delivering would run to the limit: what fattree mutants would count as a timeout)."""
+        sb = self.scoreboard
+        if sb.mismatches and run.failed_at is None:
+            run.failed_at = self.cycle
+        if run.failed_at is not None and self.cycle - run.failed_at > self.after_failure:
             sb.fail(
                 "message_mismatches",
-                f"{name}: {sum(got.values())} of {sum(want.values())} messages delivered "
-                f"in {limit} cycles",
+                f"{run.name}: phase ended {self.after_failure} cycles after the first mismatch "
+                f"(cycle {run.failed_at})",
             )
-        sb.checked += sum(want.values())
-        if got != want:
+            return True
+        if sb.mismatches and self.cycle - run.progress > self.patience:
             sb.fail(
                 "message_mismatches",
-                f"{name}: messages missing {dict(want - got)}, unexpected {dict(got - want)}",
+                f"{run.name}: nothing delivered for {self.patience} cycles after a mismatch "
+                f"(cycle {self.cycle}); phase ended",
             )
-        if any(frames):
-            sb.fail("message_mismatches", f"{name}: frames without last: {frames}")
-        # The counters, read from the design, against what the traffic says they must be.
+            return True
+        return False
+
+    async def _cycle(self, run: _Phase) -> None:
+        """One cycle: every output compared with the model's, the users' beats and readiness
+        driven into both, the clock, and the beats taken on either side counted."""
+        n, eps = self.n, self.model.endpoints
+        seen = self.read()
+        want_out = model_outputs(eps)
+        names = [f"{key}[{e}]" for key in STREAM_OUTPUTS for e in range(n)]
+        self.scoreboard.compare(
+            "cycle_mismatches",
+            f"{run.name} cycle {self.cycle}",
+            [v for key in STREAM_OUTPUTS for v in seen[key]],
+            [v for key in STREAM_OUTPUTS for v in want_out[key]],
+            names,
+        )
+        tx = [s.offer() for s in run.sources]
+        rx_ready = [
+            int(run.ready_rng.randrange(100) >= self.traffic.backpressure) for _ in range(n)
+        ]
+        self.drive({"tx": tx, "rx_ready": rx_ready})
+        self.model.step(tx, rx_ready)
+        self.cycle += 1
+        await self.tick()
+        for e in range(n):
+            if tx[e][0] and seen["tx_ready"][e]:
+                run.sources[e].taken()
+            if seen["rx_valid"][e] and rx_ready[e]:
+                beat = seen["rx_beat"][e]
+                run.frames[e].append(beat & 0xFF)
+                if beat >> 8:
+                    run.got[(e, tuple(run.frames[e]))] += 1
+                    run.delivered[e] += 1
+                    run.frames[e] = []
+                    run.progress = self.cycle
+
+    def _all_done(self, run: _Phase) -> bool:
+        """Every message arrived, and every sender is done with its last one (one that
+        cannot be sent ends only when it is given up)."""
+        return (
+            sum(run.got.values()) >= sum(run.want.values())
+            and not any(s.queue for s in run.sources)
+            and all(ep.tx_ready for ep in self.model.endpoints)
+        )
+
+    def _check_phase(self, run: _Phase) -> None:
+        """At the phase's end: the messages delivered against those sent, and the counters,
+        read from the design, against what the traffic says they must be."""
+        sb, n, eps, name = self.scoreboard, self.n, self.model.endpoints, run.name
+        sb.checked += sum(run.want.values())
+        if run.got != run.want:
+            sb.fail(
+                "message_mismatches",
+                f"{name}: messages missing {dict(run.want - run.got)}, "
+                f"unexpected {dict(run.got - run.want)}",
+            )
+        if any(run.frames):
+            sb.fail("message_mismatches", f"{name}: frames without last: {run.frames}")
         seen = self.read()
         expect = {
-            "sent": [len(q) - too_long[e] for e, q in enumerate(queues)],
-            "received": delivered,
-            "dropped": too_long,
+            "sent": [len(q) - run.unsent[e] for e, q in enumerate(run.queues)],
+            "received": run.delivered,
+            "dropped": run.unsent,
         }
         for key, values in expect.items():
-            have = [seen[key][e] - base[key][e] for e in range(n)]
+            have = [seen[key][e] - run.base[key][e] for e in range(n)]
             if have != values:
                 sb.fail("message_mismatches", f"{name}: {key} counters {have}, want {values}")
-        retries = sum(seen["retries"][e] - base["retries"][e] for e in range(n))
-        timeouts = sum(seen["timeouts"][e] - base["timeouts"][e] for e in range(n))
-        hist = [b for e, ep in enumerate(eps) for b in ep.blocked_per_message[base_hist[e] :]]
+        retries = sum(seen["retries"][e] - run.base["retries"][e] for e in range(n))
+        timeouts = sum(seen["timeouts"][e] - run.base["timeouts"][e] for e in range(n))
+        hist = [b for e, ep in enumerate(eps) for b in ep.blocked_per_message[run.base_hist[e] :]]
         if retries + timeouts != sum(hist):
             sb.fail(
                 "message_mismatches",
@@ -300,12 +359,11 @@ class StreamCheck:
                 f"{sum(hist)} failed attempts seen",
             )
         self.blocked_per_message += hist
-        self.stats["messages"] += sum(want.values())
+        self.stats["messages"] += sum(run.want.values())
         self.stats["retries"] += retries
         self.stats["timeouts"] += timeouts
         self.stats["first_try"] += sum(b == 0 for b in hist)
-        self.stats["dropped"] += sum(too_long)
-        return sum(want.values())
+        self.stats["dropped"] += sum(run.unsent)
 
 
 class EndpointCheck:
