@@ -12,6 +12,8 @@ before, tied to the harness's own history by ``circuits``), the state the protoc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth import Cat, Const, Module, Signal
 from amaranth.hdl import Value
 
@@ -61,30 +63,37 @@ class RN1Properties(Harness):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.dut = dut = self.dut
-        n, mode = CHANNELS, self.mode
+        m.submodules.dut = self.dut
+        r = self._history(m)
+        self.emit(
+            m,
+            {
+                "circuits": self._circuits(r),
+                "claims_follow_direction": self._claims(r),
+                "passes_owner_words": [r.first | p for p in self._passes(r)],
+                "backward_words": self._backward(r),
+                "heads_served_when_outputs_free": self._heads(m, r),
+                "blocked_releases": self._releases(r),
+                "idle_router_quiet": self._idle(r),
+            },
+        )
+        return m
+
+    def _history(self, m) -> _Router:
+        """The router's ports and state, and one cycle of history of everything the rules
+        speak of."""
+        dut, n = self.dut, CHANNELS
         conn, held, busy, discard = dut.conn, dut.held, dut.busy, dut.discard
         fwd = [Value.cast(dut.i[k].fwd) for k in range(n)]
-        bk_out = [Value.cast(dut.i[k].bk) for k in range(n)]
-        o_fwd = [Value.cast(dut.o[k].fwd) for k in range(n)]
         o_bk = [Value.cast(dut.o[k].bk) for k in range(n)]
         ctrl = [f[WORD_BITS - 1] for f in fwd]
-        blocked = Const(word(0, BLOCKED), WORD_BITS)
-
         first = self.first_cycle(m)
-
-        # One cycle of history of everything the rules speak of.
-        def past(value, name):
-            reg = Signal(len(value), name=f"was_{name}")
-            m.d.sync += reg.eq(value)
-            return reg
-
-        was_conn = {k: past(c, f"conn_{k[0]}_{k[1]}") for k, c in conn.items()}
-        was_held = [past(held[i], f"held_{i}") for i in range(n)]
-        was_busy = [past(busy[o], f"busy_{o}") for o in range(n)]
-        was_discard = [past(discard[i], f"discard_{i}") for i in range(n)]
-        was_fwd = [past(fwd[i], f"fwd_{i}") for i in range(n)]
-        was_o_bk = [past(o_bk[o], f"o_bk_{o}") for o in range(n)]
+        was_conn = {k: _past(m, c, f"conn_{k[0]}_{k[1]}") for k, c in conn.items()}
+        was_held = [_past(m, held[i], f"held_{i}") for i in range(n)]
+        was_busy = [_past(m, busy[o], f"busy_{o}") for o in range(n)]
+        was_discard = [_past(m, discard[i], f"discard_{i}") for i in range(n)]
+        was_fwd = [_past(m, fwd[i], f"fwd_{i}") for i in range(n)]
+        was_o_bk = [_past(m, o_bk[o], f"o_bk_{o}") for o in range(n)]
         # ctrl two cycles ago: a head at t-1 is ctrl rising at t-1.
         prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
         older_ctrl = [Signal(name=f"older_ctrl_{i}") for i in range(n)]
@@ -96,70 +105,105 @@ class RN1Properties(Harness):
             ~first & prev_ctrl[i] & ~older_ctrl[i] & ~was_held[i] & ~was_discard[i]
             for i in range(n)
         ]
-
-        def head_direction(i, d):
-            return was_head[i] & (was_fwd[i][:2] == d)
-
         # The fixed mode each cycle's heads were routed by, and how much a rule of it holds:
         # the run-time router's input one cycle ago picks the primary or alternate rule.
-        if mode == "runtime":
-            was_alt = past(dut.alternate, "alternate")
+        if self.mode == "runtime":
+            was_alt = _past(m, dut.alternate, "alternate")
             settings = [("primary", ~was_alt), ("alternate", was_alt)]
         else:
-            settings = [(mode, Const(1))]
+            settings = [(self.mode, Const(1))]
+        return _Router(
+            conn=conn,
+            held=held,
+            busy=busy,
+            discard=discard,
+            fwd=fwd,
+            bk_out=[Value.cast(dut.i[k].bk) for k in range(n)],
+            o_fwd=[Value.cast(dut.o[k].fwd) for k in range(n)],
+            first=first,
+            was_conn=was_conn,
+            was_held=was_held,
+            was_busy=was_busy,
+            was_discard=was_discard,
+            was_fwd=was_fwd,
+            was_o_bk=was_o_bk,
+            prev_ctrl=prev_ctrl,
+            was_head=was_head,
+            settings=settings,
+        )
 
-        def rotated(i):  # the head as passed on: rotated right by two bits, ctrl 1
-            f = was_fwd[i]
-            return Cat(f[2:8], f[:2], Const(1, 1))
-
+    def _circuits(self, r: _Router) -> list:
+        """At most one owner per output and one output per input, ``held``/``busy`` follow
+        the circuits, a held input is not discarding."""
+        n, conn, held, busy = CHANNELS, r.conn, r.held, r.busy
         circuits = []
         for o in range(n):
             owners = [conn[i, o] for i in range(n) if (i, o) in conn]
             circuits += [at_most_one(owners), busy[o] == any_of(owners)]
         for i in range(n):
             mine = [conn[i, o] for o in range(n) if (i, o) in conn]
-            circuits += [at_most_one(mine), held[i] == any_of(mine), ~(held[i] & discard[i])]
+            circuits += [at_most_one(mine), held[i] == any_of(mine), ~(held[i] & r.discard[i])]
             # The harness's ctrl history is the router's (both register the ctrl bit).
-            circuits.append(prev_ctrl[i] == dut.prev_ctrl[i])
+            circuits.append(r.prev_ctrl[i] == self.dut.prev_ctrl[i])
+        return circuits
 
-        claims, passes, heads, releases = [], [], [], []
-        for (i, o), c in conn.items():
-            rose = c & ~was_conn[i, o]
-            # A new circuit comes from a head at t-1 whose direction o serves, onto an output
-            # that was free; the output shows the head, rotated.
+    def _claims(self, r: _Router) -> list:
+        """A new circuit comes from a head at t-1 whose direction ``o`` serves, onto an
+        output that was free; the output shows the head, rotated."""
+        claims = []
+        for (i, o), c in r.conn.items():
+            rose = c & ~r.was_conn[i, o]
             serves = any_of(
-                on & head_direction(i, d)
-                for fixed, on in settings
+                on & r.head_direction(i, d)
+                for fixed, on in r.settings
                 for d in range(DIRECTIONS)
                 if o in outputs_for(fixed, i, d)
             )
-            claims.append(~rose | (serves & ~was_busy[o] & (o_fwd[o] == rotated(i))))
+            claims.append(~rose | (serves & ~r.was_busy[o] & (r.o_fwd[o] == r.rotated(i))))
+        return claims
+
+    def _passes(self, r: _Router) -> list:
+        """A held output passes its owner's word of the cycle before; an output neither held
+        nor just claimed carries nothing."""
+        n, conn, was_conn, o_fwd = CHANNELS, r.conn, r.was_conn, r.o_fwd
+        passes = []
         for o in range(n):
             owners = [i for i in range(n) if (i, o) in conn]
-            # A held output passes its owner's word of the cycle before; an output neither held
-            # nor just claimed carries nothing.
             for i in owners:
-                passes.append(~was_conn[i, o] | (o_fwd[o] == was_fwd[i]))
+                passes.append(~was_conn[i, o] | (o_fwd[o] == r.was_fwd[i]))
             claimed = any_of(conn[i, o] & ~was_conn[i, o] for i in owners)
             passes.append(any_of(was_conn[i, o] for i in owners) | claimed | (o_fwd[o] == 0))
-        # The backward link: the held output's word one cycle late; BLOCKED the cycle after a
-        # refused transmission closes; else idle.
+        return passes
+
+    def _backward(self, r: _Router) -> list:
+        """The backward link: the held output's word one cycle late; BLOCKED the cycle after
+        a refused transmission closes; else idle."""
+        n = CHANNELS
+        blocked = Const(word(0, BLOCKED), WORD_BITS)
         backward = []
         for i in range(n):
-            routes = [o for o in range(n) if (i, o) in conn]
+            routes = [o for o in range(n) if (i, o) in r.conn]
             expect = Const(0, WORD_BITS)
             for o in routes:
-                expect = expect | (was_o_bk[o] & was_conn[i, o].replicate(WORD_BITS))
-            closed_refused = was_discard[i] & ~prev_ctrl[i]
+                expect = expect | (r.was_o_bk[o] & r.was_conn[i, o].replicate(WORD_BITS))
+            closed_refused = r.was_discard[i] & ~r.prev_ctrl[i]
             expect = expect | (blocked & closed_refused.replicate(WORD_BITS))
-            backward.append(first | (bk_out[i] == expect))
-        # Arbitration: a head for direction d is served when fewer heads for d came before it
-        # (in input order, on the same crossbar) than there were free outputs for d; a head
-        # that gets no output is thrown away.
-        # Round-robin: the group's order starts at its pointer of the cycle before (the
-        # router's register, read like conn): input j comes before input i when its distance
-        # from the pointer is smaller.
-        was_ptr = {key: past(p, "ptr_" + "_".join(map(str, key))) for key, p in dut.pointer.items()}
+            backward.append(r.first | (r.bk_out[i] == expect))
+        return backward
+
+    def _heads(self, m, r: _Router) -> list:
+        """Arbitration: a head for direction d is served when fewer heads for d came before
+        it (in input order, on the same crossbar) than there were free outputs for d; a head
+        that gets no output is thrown away.
+
+        Round-robin: the group's order starts at its pointer of the cycle before (the
+        router's register, read like conn): input j comes before input i when its distance
+        from the pointer is smaller."""
+        n = CHANNELS
+        was_ptr = {
+            key: _past(m, p, "ptr_" + "_".join(map(str, key)))
+            for key, p in self.dut.pointer.items()
+        }
 
         def before(fixed, j, i, d):
             key, inputs = _group(fixed, i, d)
@@ -168,18 +212,19 @@ class RN1Properties(Harness):
             pi = (inputs.index(i) - ptr + size) % size
             return pj < pi
 
+        heads = []
         for i in range(n):
             for d in range(DIRECTIONS):
                 served = Const(0)
-                for fixed, on in settings:
+                for fixed, on in r.settings:
                     outs = outputs_for(fixed, i, d)
-                    free = [~was_busy[o] for o in outs]
+                    free = [~r.was_busy[o] for o in outs]
                     if self.priority == "fixed":
                         group = [j for j in range(i) if outputs_for(fixed, j, d) == outs]
-                        earlier = [head_direction(j, d) for j in group]
+                        earlier = [r.head_direction(j, d) for j in group]
                     else:
                         group = [j for j in range(n) if j != i and outputs_for(fixed, j, d) == outs]
-                        earlier = [head_direction(j, d) & before(fixed, j, i, d) for j in group]
+                        earlier = [r.head_direction(j, d) & before(fixed, j, i, d) for j in group]
                     if len(outs) == 1:
                         rule = free[0] & ~any_of(earlier)
                     else:
@@ -189,32 +234,70 @@ class RN1Properties(Harness):
                     if self.broken:  # a wrong contract: a head is served ahead of earlier ones
                         rule = free[0] if len(outs) == 1 else free[0] | free[1]
                     served = served | (on & rule)
-                heads.append(~head_direction(i, d) | (served == held[i]))
-                heads.append(~head_direction(i, d) | (~served == discard[i]))
-        # A BLOCKED status on either link of a held circuit frees it and its output.
+                heads.append(~r.head_direction(i, d) | (served == r.held[i]))
+                heads.append(~r.head_direction(i, d) | (~served == r.discard[i]))
+        return heads
+
+    def _releases(self, r: _Router) -> list:
+        """A BLOCKED status on either link of a held circuit frees it and its output."""
+        n, conn, was_conn = CHANNELS, r.conn, r.was_conn
+        blocked = Const(word(0, BLOCKED), WORD_BITS)
+        releases = []
         for i in range(n):
             routes = [o for o in range(n) if (i, o) in conn]
-            blocked_back = any_of(was_conn[i, o] & (was_o_bk[o] == blocked) for o in routes)
-            hit = was_held[i] & ((was_fwd[i] == blocked) | blocked_back)
+            blocked_back = any_of(was_conn[i, o] & (r.was_o_bk[o] == blocked) for o in routes)
+            hit = r.was_held[i] & ((r.was_fwd[i] == blocked) | blocked_back)
             freed = Cat(~conn[i, o] | ~was_conn[i, o] for o in routes).all()
-            releases.append(first | ~hit | (~held[i] & freed))
-        # Nothing held, no byte on any input: every output idle next cycle.
-        quiet = ~any_of(was_held) & ~any_of(Cat(was_fwd[i][WORD_BITS - 1] for i in range(n)))
-        idle = [first | ~quiet | (Cat(*o_fwd) == 0)]
+            releases.append(r.first | ~hit | (~r.held[i] & freed))
+        return releases
 
-        self.emit(
-            m,
-            {
-                "circuits": circuits,
-                "claims_follow_direction": claims,
-                "passes_owner_words": [first | p for p in passes],
-                "backward_words": backward,
-                "heads_served_when_outputs_free": heads,
-                "blocked_releases": releases,
-                "idle_router_quiet": idle,
-            },
-        )
-        return m
+    def _idle(self, r: _Router) -> list:
+        """Nothing held, no byte on any input: every output idle next cycle."""
+        was_ctrl = Cat(r.was_fwd[i][WORD_BITS - 1] for i in range(CHANNELS))
+        quiet = ~any_of(r.was_held) & ~any_of(was_ctrl)
+        return [r.first | ~quiet | (Cat(*r.o_fwd) == 0)]
+
+
+@dataclass(frozen=True)
+class _Router:
+    """What the properties speak of: the router's ports and state (``conn``, ``held``,
+    ``busy``, ``discard``), and the harness's one cycle of history (``was_*``)."""
+
+    conn: dict
+    held: object
+    busy: object
+    discard: object
+    fwd: list
+    bk_out: list
+    o_fwd: list
+    first: Signal
+    was_conn: dict
+    was_held: list
+    was_busy: list
+    was_discard: list
+    was_fwd: list
+    was_o_bk: list
+    prev_ctrl: list
+    #: Per input, a head at t-1.
+    was_head: list
+    #: ``(fixed mode, on)``: the modes the heads of t-1 were routed by, and when.
+    settings: list
+
+    def head_direction(self, i, d):
+        """Input ``i`` had a head for direction ``d`` at t-1."""
+        return self.was_head[i] & (self.was_fwd[i][:2] == d)
+
+    def rotated(self, i):
+        """Input ``i``'s head as passed on: rotated right by two bits, ctrl 1."""
+        f = self.was_fwd[i]
+        return Cat(f[2:8], f[:2], Const(1, 1))
+
+
+def _past(m, value, name):
+    """``value`` one cycle ago (a register ``was_<name>``)."""
+    reg = Signal(len(value), name=f"was_{name}")
+    m.d.sync += reg.eq(value)
+    return reg
 
 
 def _group(mode: str, i: int, d: int):

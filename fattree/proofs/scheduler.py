@@ -22,6 +22,8 @@ close from these properties alone: bounded model checking from reset.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.asserts import AnyConst  # not exported by amaranth.hdl in 0.5
 from amaranth.hdl import Assume
@@ -35,6 +37,18 @@ __all__ = ["harness", "SchedulerProperties"]
 
 def harness(params: dict, broken: bool) -> SchedulerProperties:
     return SchedulerProperties(params.get("levels", 2), params.get("w", 2), broken=broken)
+
+
+@dataclass(frozen=True)
+class _Links:
+    """Per level below the top and per switch, the ledger of links held by granted
+    connections (``held_u``, ``held_d``) and Fig. 7's free-link vectors (``free_u``,
+    ``free_d``), for the up and the down links."""
+
+    held_u: list
+    held_d: list
+    free_u: list
+    free_d: list
 
 
 class SchedulerProperties(Harness):
@@ -51,12 +65,41 @@ class SchedulerProperties(Harness):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = dut = self.dut
-        tree, levels, w = self.tree, self.tree.levels, self.tree.w
-        rq, rs = dut.requests, dut.results
+        levels = self.tree.levels
+        rs = dut.results
         first = self.first_cycle(m)
-        m.d.comb += Assume(rq.payload.op <= Op.CLEAR)
+        m.d.comb += Assume(dut.requests.payload.op <= Op.CLEAR)
+        in_order, no_extra, height = self._order(m)
+        links = self._link_vectors()
+        alive, expect_ports, fresh_grant = self._walk_route(m, height, links)
+        self._clear(m, links)
 
-        # -- Order: the n-th result is the n-th command, for an arbitrary n.
+        op = rs.payload.op
+        granted_expected = Signal()
+        m.d.comb += granted_expected.eq(alive)
+        level_wise = (
+            ~rs.valid
+            | (op != Op.SCHEDULE)
+            | (
+                (rs.payload.granted == granted_expected)
+                & Cat(rs.payload.ports[h] == expect_ports[h] for h in range(levels - 1)).all()
+            )
+        )
+        props = {
+            "results_in_order": [first | in_order, first | no_extra],
+            "no_link_granted_twice": [
+                first | ~rs.valid | (op != Op.SCHEDULE) | ~rs.payload.granted | fresh_grant
+            ],
+            "level_wise_grants": [first | level_wise],
+        }
+        self.emit(m, props)
+        return m
+
+    def _order(self, m):
+        """Order: the n-th result is the n-th command, for an arbitrary n. Returns
+        ``(in_order, no_extra, height)``: the n-th result is right, never more results than
+        commands, and the result's route height H."""
+        rq, rs = self.dut.requests, self.dut.results
         count_bits = 6
         n = Signal(count_bits)
         m.d.comb += n.eq(AnyConst(count_bits))
@@ -74,7 +117,8 @@ class SchedulerProperties(Harness):
         height = self._height(m, rs.payload.src, rs.payload.dst)
         m.d.comb += ports_below.eq(
             Cat(
-                (h >= height) | (rs.payload.ports[h] == tag.ports[h]) for h in range(levels - 1)
+                (h >= height) | (rs.payload.ports[h] == tag.ports[h])
+                for h in range(self.tree.levels - 1)
             ).all()
         )
         is_n = rs.valid & (got == n)
@@ -85,11 +129,12 @@ class SchedulerProperties(Harness):
             & (rs.payload.dst == tag.dst)
             & ((rs.payload.op != Op.RELEASE) | ports_below)
         )
-        # Never more results than commands.
         no_extra = ~rs.valid | (got < sent)
+        return in_order, no_extra, height
 
-        # -- The ledger of links held by granted connections, and Fig. 7's link vectors.
-        switches = tree.num_switches
+    def _link_vectors(self) -> _Links:
+        """The ledger of links held by granted connections, and Fig. 7's link vectors."""
+        levels, w, switches = self.tree.levels, self.tree.w, self.tree.num_switches
         held_u = [
             [Signal(w, name=f"held_u{h}_{t}") for t in range(switches)] for h in range(levels - 1)
         ]
@@ -104,9 +149,18 @@ class SchedulerProperties(Harness):
             [Signal(w, init=(1 << w) - 1, name=f"free_d{h}_{t}") for t in range(switches)]
             for h in range(levels - 1)
         ]
+        return _Links(held_u, held_d, free_u, free_d)
+
+    def _walk_route(self, m, height, links: _Links):
+        """Walk the result's route level by level, as Fig. 7 does, on the shadow vectors,
+        and update them and the ledger by the result. Returns ``(alive, expect_ports,
+        fresh_grant)``: Fig. 7 grants, the ports it takes per level, and every link the
+        result takes is unheld in the ledger."""
+        levels, w, switches = self.tree.levels, self.tree.w, self.tree.num_switches
+        rs = self.dut.results
         op, src, dst = rs.payload.op, rs.payload.src, rs.payload.dst
         take = rs.valid & rs.ready
-        # Walk the route level by level, as Fig. 7 does, on the shadow vectors.
+        held_u, held_d, free_u, free_d = links.held_u, links.held_d, links.free_u, links.free_d
         s = Signal(range(switches), name="walk_s0")
         d = Signal(range(switches), name="walk_d0")
         m.d.comb += [s.eq(src // w), d.eq(dst // w)]
@@ -159,35 +213,21 @@ class SchedulerProperties(Harness):
                 self._next_switch(m, h, s, rs.payload.ports[h], s_next)
                 self._next_switch(m, h, d, rs.payload.ports[h], d_next)
                 s, d = s_next, d_next
-        with m.If(take & (op == Op.CLEAR)):
-            for h in range(levels - 1):
-                for t in range(switches):
-                    m.d.sync += [
-                        free_u[h][t].eq((1 << w) - 1),
-                        free_d[h][t].eq((1 << w) - 1),
-                        held_u[h][t].eq(0),
-                        held_d[h][t].eq(0),
-                    ]
+        return alive, expect_ports, fresh_grant
 
-        granted_expected = Signal()
-        m.d.comb += granted_expected.eq(alive)
-        level_wise = (
-            ~rs.valid
-            | (op != Op.SCHEDULE)
-            | (
-                (rs.payload.granted == granted_expected)
-                & Cat(rs.payload.ports[h] == expect_ports[h] for h in range(levels - 1)).all()
-            )
-        )
-        props = {
-            "results_in_order": [first | in_order, first | no_extra],
-            "no_link_granted_twice": [
-                first | ~rs.valid | (op != Op.SCHEDULE) | ~rs.payload.granted | fresh_grant
-            ],
-            "level_wise_grants": [first | level_wise],
-        }
-        self.emit(m, props)
-        return m
+    def _clear(self, m, links: _Links) -> None:
+        """A CLEAR result frees every link and empties the ledger."""
+        rs = self.dut.results
+        w = self.tree.w
+        with m.If(rs.valid & rs.ready & (rs.payload.op == Op.CLEAR)):
+            for h in range(self.tree.levels - 1):
+                for t in range(self.tree.num_switches):
+                    m.d.sync += [
+                        links.free_u[h][t].eq((1 << w) - 1),
+                        links.free_d[h][t].eq((1 << w) - 1),
+                        links.held_u[h][t].eq(0),
+                        links.held_d[h][t].eq(0),
+                    ]
 
     def _height(self, m, src, dst) -> Signal:
         """H = common_level(src, dst), from the definitions' table."""
