@@ -72,6 +72,23 @@ def matrix_text() -> str:
     return "\n".join(lines)
 
 
+def _beyond(param: Param) -> str:
+    """Where the component or the model takes more than the command line's ``hi`` (a
+    practical bound there), in words; empty where they take the same."""
+    component, model = param.upper(), param.upper(model=True)
+    if component == model == param.hi:
+        return ""
+
+    def words(hi):
+        return "any" if hi is None else f"up to {hi}"
+
+    if component == model:
+        return f" (component and model: {words(model)})"
+    if component == param.hi:
+        return f" (model: {words(model)})"
+    return f" (component: {words(component)}, model: {words(model)})"
+
+
 def param_data(param: Param) -> dict:
     """A parameter as data: name, default, its range in words, and what it means."""
     if param.text is not None:
@@ -81,9 +98,12 @@ def param_data(param: Param) -> dict:
     else:
         kind = "integer"
         values = f"at least {param.lo}" if param.hi is None else f"{param.lo}..{param.hi}"
+        values += ", a power of two" if param.power_of_two else ""
+        values += _beyond(param)
     data = {"name": param.name, "default": param.default, "kind": kind, "range": values}
     if kind == "integer":
         data.update(lo=param.lo, hi=param.hi)
+        data.update(component_hi=param.upper(), model_hi=param.upper(model=True))
     if kind == "choice":
         data["choices"] = list(param.choices)
     data["help"] = param.help
