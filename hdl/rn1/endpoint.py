@@ -32,6 +32,9 @@ two inputs and two outputs to the network"), and how a network gets one per node
 The cycle-exact reference is :class:`fattree.sim.models.rn1_endpoint.RN1EndpointModel`.
 """
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 from amaranth import Const, Module, Mux, Signal
 from amaranth.hdl import Value
 from amaranth.lib import data, stream, wiring
@@ -90,6 +93,32 @@ def _saturating_add(m, counter, inc):
     total = Signal(COUNTER_BITS + 2)
     m.d.comb += total.eq(counter + inc)
     m.d.sync += counter.eq(Mux(total > top, top, total))
+
+
+@dataclass(frozen=True)
+class _Sender:
+    """The send side's registers: one message at a time."""
+
+    state: Signal  # LOAD, PEND, SEND, WAIT
+    buf: Signal  # the message's bytes
+    count: Signal  # bytes of the message in the buffer
+    over: Signal  # the frame being taken is longer than max_bytes
+    dest: Signal
+    pos: Signal  # next byte to send
+    port: Signal  # the output of the next attempt
+    attempts: Signal  # BLOCKED in a row, stops at the cap
+    wait: Signal  # back-off cycles left before the next attempt
+    age: Signal  # cycles of WAIT without a status so far
+    strikes: Signal  # timeouts in a row for this message
+
+
+class _Strobes(NamedTuple):
+    """High in a cycle that adds one to the counter of the same name."""
+
+    sent: Signal
+    retry: Signal
+    drop: Signal
+    timeout: Signal
 
 
 class RN1Endpoint(wiring.Component):
@@ -179,21 +208,50 @@ class RN1Endpoint(wiring.Component):
         return m
 
     def _send(self, m):
+        s = self._send_registers()
+        m.d.comb += [
+            self.tx.ready.eq(s.state == LOAD),
+            self.busy.eq((s.state == SEND) | (s.state == WAIT)),
+        ]
+        head = self._head(m, s.dest)
+        out, drive, bk = self._send_links(m, s.port)
+        inc = self._send_counters(m)
+        lfsr = None
+        if self.retry == "backoff":
+            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+
+        with m.Switch(s.state):
+            with m.Case(LOAD):
+                self._take_frame(m, s, inc)
+            with m.Case(PEND):
+                with m.If(self._may_open(m, s)):
+                    m.d.comb += [drive.eq(1), out.eq(word(1, 0) | head)]
+                    m.d.sync += [s.pos.eq(0), s.state.eq(SEND)]
+            with m.Case(SEND):
+                m.d.comb += [drive.eq(1), out.eq(word(1, 0) | s.buf.word_select(s.pos, 8))]
+                m.d.sync += s.pos.eq(s.pos + 1)
+                with m.If(s.pos == s.count - 1):
+                    m.d.sync += [s.age.eq(0), s.state.eq(WAIT)]
+            with m.Case(WAIT):
+                self._await_status(m, s, bk, inc, lfsr)
+
+    def _send_registers(self) -> _Sender:
         mb = self.max_bytes
         state = Signal(2)
         buf = Signal(8 * mb)
-        count = Signal(range(mb + 1))  # bytes of the message in the buffer
-        over = Signal()  # the frame being taken is longer than max_bytes
+        count = Signal(range(mb + 1))
+        over = Signal()
         dest = Signal(len(self.tx.payload.dest))
-        pos = Signal(range(mb + 1))  # next byte to send
-        port = Signal()  # the output of the next attempt
-        attempts = Signal(range(BACKOFF_CAP + 1))  # BLOCKED in a row, stops at the cap
+        pos = Signal(range(mb + 1))
+        port = Signal()
+        attempts = Signal(range(BACKOFF_CAP + 1))
         wait = Signal(range(BACKOFF_SLOT * ((1 << BACKOFF_CAP) - 1) + 1))
-        age = Signal(range(self.timeout))  # cycles of WAIT without a status so far
-        strikes = Signal(range(GIVE_UP))  # timeouts in a row for this message
-        tx = self.tx
+        age = Signal(range(self.timeout))
+        strikes = Signal(range(GIVE_UP))
+        return _Sender(state, buf, count, over, dest, pos, port, attempts, wait, age, strikes)
 
-        m.d.comb += [tx.ready.eq(state == LOAD), self.busy.eq((state == SEND) | (state == WAIT))]
+    def _head(self, m, dest):
+        """The head byte that opens a connection to ``dest``, by the network's route rule."""
         head = Signal(8)
         if self.route == "bidelta":
             # A permutation of dest's bits: wiring.
@@ -206,7 +264,12 @@ class RN1Endpoint(wiring.Component):
                 for d, h in enumerate(self.heads):
                     with m.Case(d):
                         m.d.comb += head.eq(h)
+        return head
 
+    def _send_links(self, m, port):
+        """The two outputs into the network: ``out`` goes onto output ``port`` in a cycle
+        that sets ``drive``; ``bk`` is the status coming back on it. Returns
+        ``(out, drive, bk)``."""
         # The forward links carry 0 (idle, and the DROP close after the last byte) unless
         # this cycle sends a word.
         out = Signal(9)
@@ -217,75 +280,79 @@ class RN1Endpoint(wiring.Component):
         ]
         bk = Signal(9)
         m.d.comb += bk.eq(Mux(port, Value.cast(self.o[1].bk), Value.cast(self.o[0].bk)))
+        return out, drive, bk
+
+    def _send_counters(self, m) -> _Strobes:
+        """``sent``, ``retries``, ``dropped`` and ``timeouts``, each counting the cycles its
+        strobe is high."""
         sent_inc, retry_inc, drop_inc, timeout_inc = Signal(), Signal(), Signal(), Signal()
         _saturating_add(m, self.sent, sent_inc)
         _saturating_add(m, self.retries, retry_inc)
         _saturating_add(m, self.dropped, drop_inc)
         _saturating_add(m, self.timeouts, timeout_inc)
+        return _Strobes(sent_inc, retry_inc, drop_inc, timeout_inc)
 
-        if self.retry == "backoff":
-            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
-
-        with m.Switch(state):
-            with m.Case(LOAD):
-                with m.If(tx.valid):
-                    with m.If(count == 0):
-                        m.d.sync += dest.eq(tx.payload.dest)
-                    with m.If(count == mb):
-                        m.d.sync += over.eq(1)
-                    with m.Else():
-                        m.d.sync += [
-                            buf.word_select(count, 8).eq(tx.payload.data),
-                            count.eq(count + 1),
-                        ]
-                    with m.If(tx.payload.last):
-                        with m.If(over | (count == mb)):
-                            m.d.comb += drop_inc.eq(1)
-                            m.d.sync += [count.eq(0), over.eq(0)]
-                        with m.Else():
-                            m.d.sync += [
-                                attempts.eq(0),
-                                strikes.eq(0),
-                                wait.eq(0),
-                                state.eq(PEND),
-                            ]
-            with m.Case(PEND):
-                if self.retry == "immediate":
-                    go = Const(1)
-                elif self.retry == "round":
-                    go = self.go
-                else:
-                    go = wait == 0
-                    with m.If(wait != 0):
-                        m.d.sync += wait.eq(wait - 1)
-                with m.If(go):
-                    m.d.comb += [drive.eq(1), out.eq(word(1, 0) | head)]
-                    m.d.sync += [pos.eq(0), state.eq(SEND)]
-            with m.Case(SEND):
-                m.d.comb += [drive.eq(1), out.eq(word(1, 0) | buf.word_select(pos, 8))]
-                m.d.sync += pos.eq(pos + 1)
-                with m.If(pos == count - 1):
-                    m.d.sync += [age.eq(0), state.eq(WAIT)]
-            with m.Case(WAIT):
-                with m.If(bk == word(0, CONNECTED)):
-                    m.d.comb += sent_inc.eq(1)
-                    m.d.sync += [count.eq(0), port.eq(~port), state.eq(LOAD)]
-                with m.Elif((bk == word(0, BLOCKED)) | (age == self.timeout - 1)):
-                    blocked = bk == word(0, BLOCKED)
-                    m.d.comb += [retry_inc.eq(blocked), timeout_inc.eq(~blocked)]
-                    m.d.sync += [port.eq(~port), strikes.eq(Mux(blocked, 0, strikes + 1))]
-                    with m.If(attempts != BACKOFF_CAP):
-                        m.d.sync += attempts.eq(attempts + 1)
-                    with m.If(~blocked & (strikes == GIVE_UP - 1)):
-                        # Given up: the message is dropped.
-                        m.d.comb += drop_inc.eq(1)
-                        m.d.sync += [count.eq(0), state.eq(LOAD)]
-                    with m.Else():
-                        m.d.sync += state.eq(PEND)
-                        if self.retry == "backoff":
-                            m.d.sync += wait.eq(self._backoff(m, attempts, lfsr))
+    def _take_frame(self, m, s: _Sender, inc: _Strobes):
+        """LOAD: the ``tx`` beats into the buffer; on the last, a frame that fits goes on to
+        PEND and a longer one is dropped."""
+        tx, mb = self.tx, self.max_bytes
+        with m.If(tx.valid):
+            with m.If(s.count == 0):
+                m.d.sync += s.dest.eq(tx.payload.dest)
+            with m.If(s.count == mb):
+                m.d.sync += s.over.eq(1)
+            with m.Else():
+                m.d.sync += [
+                    s.buf.word_select(s.count, 8).eq(tx.payload.data),
+                    s.count.eq(s.count + 1),
+                ]
+            with m.If(tx.payload.last):
+                with m.If(s.over | (s.count == mb)):
+                    m.d.comb += inc.drop.eq(1)
+                    m.d.sync += [s.count.eq(0), s.over.eq(0)]
                 with m.Else():
-                    m.d.sync += age.eq(age + 1)
+                    m.d.sync += [
+                        s.attempts.eq(0),
+                        s.strikes.eq(0),
+                        s.wait.eq(0),
+                        s.state.eq(PEND),
+                    ]
+
+    def _may_open(self, m, s: _Sender):
+        """PEND: whether this cycle may open the connection, by ``retry`` (counting the
+        back-off down)."""
+        if self.retry == "immediate":
+            return Const(1)
+        if self.retry == "round":
+            return self.go
+        go = s.wait == 0
+        with m.If(s.wait != 0):
+            m.d.sync += s.wait.eq(s.wait - 1)
+        return go
+
+    def _await_status(self, m, s: _Sender, bk, inc: _Strobes, lfsr):
+        """WAIT: CONNECTED ends the message; BLOCKED, or no status within ``timeout``, ends
+        the attempt: back to PEND on the other output, or, at the ``GIVE_UP``-th timeout in a
+        row, the message dropped."""
+        with m.If(bk == word(0, CONNECTED)):
+            m.d.comb += inc.sent.eq(1)
+            m.d.sync += [s.count.eq(0), s.port.eq(~s.port), s.state.eq(LOAD)]
+        with m.Elif((bk == word(0, BLOCKED)) | (s.age == self.timeout - 1)):
+            blocked = bk == word(0, BLOCKED)
+            m.d.comb += [inc.retry.eq(blocked), inc.timeout.eq(~blocked)]
+            m.d.sync += [s.port.eq(~s.port), s.strikes.eq(Mux(blocked, 0, s.strikes + 1))]
+            with m.If(s.attempts != BACKOFF_CAP):
+                m.d.sync += s.attempts.eq(s.attempts + 1)
+            with m.If(~blocked & (s.strikes == GIVE_UP - 1)):
+                # Given up: the message is dropped.
+                m.d.comb += inc.drop.eq(1)
+                m.d.sync += [s.count.eq(0), s.state.eq(LOAD)]
+            with m.Else():
+                m.d.sync += s.state.eq(PEND)
+                if self.retry == "backoff":
+                    m.d.sync += s.wait.eq(self._backoff(m, s.attempts, lfsr))
+        with m.Else():
+            m.d.sync += s.age.eq(s.age + 1)
 
     @staticmethod
     def _backoff(m, attempts, lfsr):
