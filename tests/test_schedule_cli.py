@@ -2,12 +2,17 @@
 
 import json
 import random
+import re
+import shlex
+from pathlib import Path
 
 import pytest
 
 from fattree.scripts.main import main
 from fattree.sim.models.scheduler import schedule
 from fattree.spec.topology import FatTree
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(capsys, *argv):
@@ -71,6 +76,21 @@ def test_text_output(capsys, tmp_path):
     assert lines[3].split() == ["5", "4", "33", "2", "no", "(level", "0)", "0", "1"]
     code, out, _ = run(capsys, "schedule", path)
     assert "2 of 2 granted" in out.splitlines()[0]
+
+
+def test_readme_example_runs_on_the_sample_file(capsys, monkeypatch):
+    # The README's command line as written, from the root of a clone.
+    (command,) = re.findall(r"`(fattree schedule [^`]*)`", (ROOT / "README.md").read_text())
+    argv = shlex.split(command)
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(capsys, *argv[1:])
+    assert code == 0, err
+    assert out.startswith("FT(3, 4), 64 nodes, level-wise, failure mode keep: 9 of 9 granted")
+    # The README says greedy refuses one of the nine.
+    greedy = [("greedy" if a == "level-wise" else a) for a in argv[1:]]
+    code, out, err = run(capsys, *greedy)
+    assert code == 0, err
+    assert "8 of 9 granted" in out.splitlines()[0]
 
 
 def test_random_permutation_and_rounds(capsys, tmp_path):
