@@ -396,11 +396,28 @@ def plan_cycle(
     source; the others take their source's free wires from 0 up, in ``cycle`` order. With
     ``rng`` every stage takes a random maximum matching instead of the deterministic one (in
     a cascade of several stages that may route fewer: then it raises, as for an overload)."""
+    array = check_messages(layout.leaves, messages, outside=True)
+    router = _CycleRouter(layout, array, _entry_positions(layout, array, cycle, wires or {}), rng)
+    router.route_all()
+    plans = [
+        MessagePlan(
+            m,
+            int(array[m, 0]),
+            int(array[m, 1]),
+            [h[:5] for h in router.hops[m]],
+            _header(layout, router.settings, router.hops[m]),
+        )
+        for m in cycle
+    ]
+    return CyclePlan(router.settings, plans)
+
+
+def _entry_positions(
+    layout: TreeLayout, array: np.ndarray, cycle: list[int], wires: dict[int, int]
+) -> dict[int, tuple[int, str, int]]:
+    """Where each message of ``cycle`` enters the tree: ``(node, in_port, wire)`` of the
+    first switch, its wire given by ``wires`` or the lowest free one of its source."""
     n, levels = layout.leaves, layout.levels
-    array = check_messages(n, messages, outside=True)
-    wires = wires or {}
-    # Where each message is: (node, in_port, wire) at the node it enters next.
-    hops: dict[int, list] = {m: [] for m in cycle}
     position: dict[int, tuple[int, str, int]] = {}
     taken = {(int(array[m, 0]), wires[m]) for m in cycle if m in wires}
     if len(taken) < sum(1 for m in cycle if m in wires):
@@ -419,83 +436,97 @@ def plan_cycle(
             continue
         leaf = n + src
         position[m] = (leaf >> 1, "LR"[leaf & 1], wire)
+    return position
 
-    def out_port(m: int, node: int, in_port: str) -> str:
-        if int(array[m, 1]) == OUTSIDE:
+
+class _CycleRouter:
+    """The switches of one delivery cycle set one by one: :attr:`position` follows each
+    message from switch to switch, :attr:`hops` records its way, :attr:`settings` each
+    switch's cascade choices."""
+
+    def __init__(self, layout: TreeLayout, array: np.ndarray, position: dict, rng):
+        self.layout, self.array, self.rng = layout, array, rng
+        #: Where each message is: (node, in_port, wire) at the node it enters next.
+        self.position = position
+        #: Per message: (node, in_port, in_wire, out_port, out_wire, cascade path) per hop.
+        self.hops: dict[int, list] = {m: [] for m in position}
+        self.settings: dict[tuple[int, str], list[dict[int, int]]] = {}
+
+    def out_port(self, m: int, node: int) -> str:
+        """The port message ``m`` leaves ``node`` by: U unless its destination is below."""
+        if int(self.array[m, 1]) == OUTSIDE:
             return "U"
-        dst_leaf = n + int(array[m, 1])
+        levels = self.layout.levels
+        dst_leaf = self.layout.leaves + int(self.array[m, 1])
         level = node.bit_length() - 1
         below = dst_leaf >> (levels - level - 1)  # dst's ancestor one level below node
         if below >> 1 != node:
             return "U"
         return "LR"[below & 1]
 
-    settings: dict[tuple[int, str], list[dict[int, int]]] = {}
+    def route_all(self) -> None:
+        """Up switches bottom-up, then down switches top-down: each switch's inputs are
+        then known when it is set."""
+        levels, position = self.layout.levels, self.position
+        for level in range(levels - 1, -1, -1):
+            for node in range(1 << level, 2 << level):
+                here = [m for m, p in position.items() if p[0] == node and p[1] in "LR"]
+                going_up = [m for m in here if self.out_port(m, node) == "U"]
+                if going_up:
+                    self.run_switch(node, "U", going_up)
+        for level in range(levels):
+            for node in range(1 << level, 2 << level):
+                for port in "LR":
+                    here = [
+                        m
+                        for m, p in position.items()
+                        if p[0] == node and self.out_port(m, node) == port
+                    ]
+                    if here:
+                        self.run_switch(node, port, here)
 
-    def run_switch(node: int, port: str, entering: list[int]) -> None:
+    def run_switch(self, node: int, port: str, entering: list[int]) -> None:
+        """Route the messages ``entering`` through the cascade of ``node``'s output
+        ``port`` and move them to the next node."""
+        layout, position = self.layout, self.position
         level = node.bit_length() - 1
         cascade = layout.cascade(level, port)
         inputs = {}
         for m in entering:
             _, in_port, wire = position[m]
             inputs[layout.group_offset(level, port, in_port) + wire] = m
-        routing = cascade.route(inputs, rng)
+        routing = cascade.route(inputs, self.rng)
         if routing.lost:
             raise RuntimeError(
                 f"node {node} port {port}: cascade ({cascade.r} -> {cascade.s}, guaranteed "
                 f"{cascade.guaranteed}) lost inputs {routing.lost} of {sorted(inputs)}"
             )
-        settings[(node, port)] = routing.choices
+        self.settings[(node, port)] = routing.choices
         for i, m in inputs.items():
             _, in_port, wire = position[m]
             out_wire = routing.outputs[i]
-            hops[m].append((node, in_port, wire, port, out_wire, routing.paths[i]))
+            self.hops[m].append((node, in_port, wire, port, out_wire, routing.paths[i]))
             if port == "U":
                 position[m] = (node >> 1, "LR"[node & 1], out_wire)
             else:
                 child = 2 * node + (port == "R")
                 position[m] = (child, "U", out_wire)
 
-    # Up switches bottom-up, then down switches top-down: each switch's inputs are then known.
-    for level in range(levels - 1, -1, -1):
-        for node in range(1 << level, 2 << level):
-            here = [m for m, p in position.items() if p[0] == node and p[1] in "LR"]
-            going_up = [m for m in here if out_port(m, node, position[m][1]) == "U"]
-            if going_up:
-                run_switch(node, "U", going_up)
-    for level in range(levels):
-        for node in range(1 << level, 2 << level):
-            for port in "LR":
-                here = [
-                    m
-                    for m, p in position.items()
-                    if p[0] == node and out_port(m, node, p[1]) == port
-                ]
-                if here:
-                    run_switch(node, port, here)
 
-    plans = []
-    for m in cycle:
-        header: list[int] = []
-        for node, in_port, _wire, port, _out, path in hops[m]:
-            if in_port == "U":
-                header.append(int(port == "R"))
-            else:
-                header.append(int(port == "U"))
-            cascade = layout.cascade(node.bit_length() - 1, port)
-            for t, stage in enumerate(cascade.stages):
-                choice = settings[(node, port)][t][path[t]]
-                header += _bits(choice, stage.graph.decision_bits)
-        plans.append(
-            MessagePlan(
-                m,
-                int(array[m, 0]),
-                int(array[m, 1]),
-                [h[:5] for h in hops[m]],
-                header,
-            )
-        )
-    return CyclePlan(settings, plans)
+def _header(layout: TreeLayout, settings: dict, hops: list) -> list[int]:
+    """A message's header from its hops: per switch its address bit (down: R; up: U),
+    then the decision bits of every stage of the cascade on its path."""
+    header: list[int] = []
+    for node, in_port, _wire, port, _out, path in hops:
+        if in_port == "U":
+            header.append(int(port == "R"))
+        else:
+            header.append(int(port == "U"))
+        cascade = layout.cascade(node.bit_length() - 1, port)
+        for t, stage in enumerate(cascade.stages):
+            choice = settings[(node, port)][t][path[t]]
+            header += _bits(choice, stage.graph.decision_bits)
+    return header
 
 
 def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
