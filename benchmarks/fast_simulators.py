@@ -71,7 +71,7 @@ def _old_rounds(rev: str):
         return _revision(
             "fattree.sim.fast._circuit_rounds_before", "sim/fast/circuit_rounds.py", rev
         )
-    except subprocess.CalledProcessError:
+    except subprocess.CalledProcessError:  # before the move into sim/fast/
         return _revision("fattree.sim._fastsim_before", "sim/fastsim.py", rev)
 
 
@@ -113,13 +113,20 @@ def rounds(args) -> list[dict]:
 
 
 def schedulability(args) -> list[dict]:
-    from fattree.sim.experiments import schedulability as new
+    from fattree.sim.experiments import scheduler_schedulability as new
 
-    old = _revision(
-        "fattree.sim.experiments._schedulability_before",
-        "sim/experiments/schedulability.py",
-        args.against,
-    )
+    try:
+        old = _revision(
+            "fattree.sim.experiments._schedulability_before",
+            "sim/experiments/scheduler_schedulability.py",
+            args.against,
+        )
+    except subprocess.CalledProcessError:  # before the module had its design's name
+        old = _revision(
+            "fattree.sim.experiments._schedulability_before",
+            "sim/experiments/schedulability.py",
+            args.against,
+        )
     out = []
     for name, mod, repeats in (("new", new, args.repeats), ("old", old, args.old_repeats)):
         parser = argparse.ArgumentParser()

@@ -79,7 +79,7 @@ def test_schedulability_checks_the_fast_path_against_the_model(monkeypatch):
     # A fast scheduler that refuses one more request than the model must stop the run.
     import argparse
 
-    from fattree.sim.experiments import schedulability
+    from fattree.sim.experiments import scheduler_schedulability as schedulability
 
     real = schedulers.schedule_permutations
 

@@ -77,7 +77,7 @@ def test_latency_experiment():
     import argparse
 
     from fattree.sim.experiments import registry
-    from fattree.sim.experiments.dehon_latency import fat_tree_routers
+    from fattree.sim.experiments.rn1_latency import fat_tree_routers
 
     # Stage skipping: one up router per unit-tree stage, not per level.
     assert [fat_tree_routers(level) for level in range(1, 10)] == [2, 3, 4, 6, 7, 8, 10, 11, 12]

@@ -23,6 +23,7 @@ __all__ = [
     "int_list",
     "lg_sizes",
     "positive_int",
+    "save_plot",
 ]
 
 
@@ -98,6 +99,15 @@ def counted(progress, items):
         yield item
         if advance is not None:
             advance()
+
+
+def save_plot(fig, path: str) -> None:
+    """Lay out a matplotlib figure, write it to ``path`` (PNG or SVG by the suffix), close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 # -- option types shared by the experiments' argparse parsers ----------------------------------

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from ..fast.circuit_rounds import delivery_rounds
-from . import Experiment, Result, counted, lg_sizes
-from .collision import least_squares, positive_int
+from . import Experiment, Result, counted, lg_sizes, positive_int
+from .circuit_tree_rounds import least_squares
 
 #: The hot spot.
 SPOT = 0

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fattree.scripts import main as cli
-from fattree.sim.experiments import sk_analysis as ska
+from fattree.sim.experiments import circuit_tree_analysis as ska
 from fattree.sim.fast import circuit_rounds
 from fattree.sim.models import balls_bins as bb
 from fattree.sim.models import collision

@@ -1,10 +1,10 @@
 """Strumpen and Krishnamurthy (2005): Figs. 3, 5 and 7 in full, m < n permutations, and the
-hot-spot conjecture (sim/experiments/collision.py, sim/experiments/sk_hotspots.py).
+hot-spot conjecture (sim/experiments/circuit_tree_*.py).
 
 The numbers are checked against what does not come from the code under test: Model I's
 rounds distribution enumerated ball by ball, the paper's formulas, a least-squares fit
-solved by hand, the per-message reference round (:func:`circuit_rounds.round_reference`) and facts
-of the network that follow from its rules (one message alone is never rejected; one node
+solved by hand, the per-message reference round (:func:`circuit_rounds.round_reference`)
+and facts of the network that follow from its rules (one message alone is never rejected; one node
 takes one message a round; a shift by n/2 uses every wire once)."""
 
 import itertools
@@ -14,8 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from fattree.sim.experiments import collision as exp
-from fattree.sim.experiments import sk_hotspots
+from fattree.sim.experiments import circuit_tree_hot_spots as hot_spots
+from fattree.sim.experiments.circuit_tree_fewer_messages import fewer_verdict
+from fattree.sim.experiments.circuit_tree_rounds import model_one_exact_mean
 from fattree.sim.fast import circuit_rounds
 from fattree.sim.models import collision
 
@@ -244,7 +245,7 @@ def test_shifts_table(capsys):
     for row in data["rows"]:
         n = row[0]
         assert row[cols["shifts"]] == n - 1
-        assert row[cols["model_I"]] == pytest.approx(exp.model_one_exact_mean(n, n))
+        assert row[cols["model_I"]] == pytest.approx(model_one_exact_mean(n, n))
         assert row[cols["min"]] <= row[cols["best_mean"]] <= row[cols["mean"]]
         assert row[cols["mean"]] <= row[cols["worst_mean"]] <= row[cols["max"]]
         assert row[cols["rounds/imm"]] == pytest.approx(row[cols["mean"]] / row[cols["imm_cycles"]])
@@ -257,10 +258,10 @@ def test_shifts_table(capsys):
 
 
 def test_fewer_verdict():
-    assert exp.fewer_verdict([-1, -2, -1, -1]) == "fewer"
-    assert exp.fewer_verdict([0, 0, 0]) == "equal"
-    assert exp.fewer_verdict([1, 2, 1, 1]) == "more"
-    assert exp.fewer_verdict([-1, 1, 0, -1, 1]) == "not shown"
+    assert fewer_verdict([-1, -2, -1, -1]) == "fewer"
+    assert fewer_verdict([0, 0, 0]) == "equal"
+    assert fewer_verdict([1, 2, 1, 1]) == "more"
+    assert fewer_verdict([-1, 1, 0, -1, 1]) == "not shown"
 
 
 def test_fewer_messages(capsys):
@@ -309,12 +310,12 @@ def test_pattern_list_error(capsys):
 
 def test_hot_spot_traffic():
     rng = np.random.default_rng(2)
-    src, dst = sk_hotspots.hot_spot_traffic(64, 10, 40, rng)
+    src, dst = hot_spots.hot_spot_traffic(64, 10, 40, rng)
     assert src.size == 50 and len(set(src.tolist())) == 50
-    assert sk_hotspots.SPOT not in src.tolist()
-    assert (dst[:10] == sk_hotspots.SPOT).all() and (src != dst).all()
+    assert hot_spots.SPOT not in src.tolist()
+    assert (dst[:10] == hot_spots.SPOT).all() and (src != dst).all()
     with pytest.raises(ValueError, match=r"^m1 \+ mr must be at most n - 1 = 63, not 64$"):
-        sk_hotspots.hot_spot_traffic(64, 32, 32, rng)
+        hot_spots.hot_spot_traffic(64, 32, 32, rng)
 
 
 def test_hot_spots(capsys):

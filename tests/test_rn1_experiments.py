@@ -10,8 +10,8 @@ import random
 import pytest
 
 from fattree.sim.experiments import registry
-from fattree.sim.experiments.dehon_faults import deliver, traffic
 from fattree.sim.experiments.dehon_open import make_network, measure_open, pick_destination
+from fattree.sim.experiments.rn1_faults import deliver, traffic
 from fattree.sim.models.rn1 import RN1BideltaModel, RN1FatTreeModel, RN1Model, RN1PortsModel
 from fattree.spec.rn1 import BLOCKED, CONNECTED, DROP, ctrl_of, data_of, word
 
@@ -244,7 +244,7 @@ def test_delivery_options_are_checked():
     with pytest.raises(ValueError, match="--cluster"):
         run(argparse.Namespace(**{**base, "stages": None, "cluster": 48}))
     # Without --delivery its options are refused, not ignored.
-    from fattree.sim.experiments.dehon_faults import DELIVERY_OPTIONS
+    from fattree.sim.experiments.rn1_faults import DELIVERY_OPTIONS
 
     plain = {**base, "delivery": False, "cluster": None, **dict.fromkeys(DELIVERY_OPTIONS)}
     with pytest.raises(ValueError, match="--cluster is the hybrid fat-tree's"):

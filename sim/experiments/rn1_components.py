@@ -8,9 +8,9 @@ the same objects the networks' RTL will be elaborated from); then the bidelta le
 :mod:`fattree.spec.rn1_hybrid`; docs/dehon.md has the derivations and the paper's claims
 beside them.
 
-The other DeHon experiments live beside this one: ``dehon-faults`` (dehon_faults.py),
-``dehon-latency`` (dehon_latency.py), ``dehon-open-probability`` (dehon_open.py) and
-``dehon-endpoint-retries`` (rn1_endpoint.py).
+The other DeHon experiments live beside this one: ``dehon-faults`` (rn1_faults.py),
+``dehon-latency`` (rn1_latency.py), ``dehon-open-probability`` (dehon_open.py) and
+``dehon-endpoint-retries`` (rn1_endpoint_retries.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from ...spec.rn1_bidelta import ENDPOINT_LINKS
 from ...spec.rn1_tree import WIRED_STAGES
 from ..models.rn1 import RN1BideltaModel
 from . import Experiment, Result, counted
-from .dehon import stages_list
+from .rn1_components import stages_list
 
 __all__ = ["EXPERIMENTS"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fattree.scripts.main import main
-from fattree.sim.experiments.sk_retry import PATTERNS, batch
+from fattree.sim.experiments.circuit_tree_retry import PATTERNS, batch
 from fattree.sim.fast.circuit_rounds import delivery_rounds
 from fattree.sim.models.circuit import CircuitTreeModel, run_model
 
