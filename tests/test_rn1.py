@@ -463,7 +463,7 @@ def check_router(mode, seed, pattern, count, knobs=None, mutate=False):
     "seed",
     [
         1,
-        0xBEEF,
+        pytest.param(0xBEEF, marks=pytest.mark.slow),
         pytest.param(7, marks=pytest.mark.slow),
         pytest.param(0x1234, marks=pytest.mark.slow),
     ],
@@ -513,6 +513,7 @@ def test_rn1_is_a_design():
 
 
 @pytest.mark.formal
+@pytest.mark.slow  # the fixed modes' proof is in test_prove.py's default run
 def test_runtime_router_arbitration_is_proved(tmp_path):
     from fattree.proofs import prove
 

@@ -281,7 +281,7 @@ delivered = delivered_by_node
 
 @pytest.mark.parametrize(
     "cluster, seed",
-    [(12, None), (12, 5), (48, None), (48, 3)],
+    [(12, None), (12, 5), (48, None), pytest.param(48, 3, marks=pytest.mark.slow)],
 )
 def test_transmissions_inside_and_across_clusters_arrive_with_turns_and_retries(cluster, seed):
     model = model_of(cluster, 2, seed)

@@ -97,7 +97,10 @@ def test_link_ledger_catches_double_grants_and_foreign_releases():
 SIZES = [(2, 2), (2, 4), (3, 2), (3, 4), (4, 2)]
 
 
-@pytest.mark.parametrize("levels, w", SIZES)
+# FT(4, 2) takes twice FT(3, 4)'s time for the same check: a slow point.
+@pytest.mark.parametrize(
+    "levels, w", [pytest.param(*p, marks=pytest.mark.slow) if p == (4, 2) else p for p in SIZES]
+)
 def test_back_to_back_equals_model(levels, w):
     tree = FatTree(levels, w)
     rng = random.Random(levels * 10 + w)
@@ -281,7 +284,11 @@ def test_sweep(levels, w):
 MW_SIZES = [(2, 4, 2), (2, 2, 4), (3, 4, 2), (3, 2, 4), (4, 2, 4), (3, 8, 2)]
 
 
-@pytest.mark.parametrize("levels, m, w", MW_SIZES)
+# The two largest trees (64 and 128 leaves) are slow points of the same check.
+@pytest.mark.parametrize(
+    "levels, m, w",
+    [pytest.param(*p, marks=pytest.mark.slow) if p in MW_SIZES[-2:] else p for p in MW_SIZES],
+)
 def test_m_not_w_equals_model(levels, m, w):
     # Random commands from all nodes and from two hot leaf switches back to back, then three
     # permutations; every result equals the sequential model's on FT(l, m, w), and no link
@@ -499,7 +506,8 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
 @pytest.mark.cocotb
 @pytest.mark.parametrize(
     "simulator, levels, w, family",
-    # A Verilator build takes about a minute: one size on it, the others on Icarus.
+    # A Verilator build takes about a minute: one size on it, the others on Icarus (the
+    # ecp5 form on Verilator is a slow point).
     [("verilator", 3, 4, None)]
     + [
         pytest.param("icarus", levels, w, None, marks=needs_icarus)
@@ -509,7 +517,7 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
     # with the output register, on the behavioural DP16KD model (which reads x for a same-row
     # read and write, so Icarus would show any use of one). 1K x 18 and 2K x 9 forms.
     + [
-        ("verilator", 3, 16, "ecp5"),
+        pytest.param("verilator", 3, 16, "ecp5", marks=pytest.mark.slow),
         pytest.param("icarus", 3, 16, "ecp5", marks=needs_icarus),
         pytest.param("icarus", 4, 8, "ecp5", marks=needs_icarus),
     ],
@@ -545,7 +553,11 @@ def test_cocotb_bench(simulator, levels, w, family, tmp_path):
 @pytest.mark.cocotb
 @pytest.mark.parametrize(
     "simulator, levels, m, w",
-    [pytest.param("icarus", 3, 4, 2, marks=needs_icarus), ("verilator", 3, 2, 4)]
+    # One Verilator build for the design is test_cocotb_bench's: this one is a slow point.
+    [
+        pytest.param("icarus", 3, 4, 2, marks=needs_icarus),
+        pytest.param("verilator", 3, 2, 4, marks=pytest.mark.slow),
+    ]
     + [pytest.param("icarus", *p, marks=needs_icarus) for p in [(2, 4, 2), (3, 2, 4), (4, 2, 4)]],
 )
 def test_cocotb_bench_m_not_w(simulator, levels, m, w, tmp_path):
