@@ -486,7 +486,7 @@ def _run_synth(job: Job, out: Path) -> dict:
     from .synthesis import get_family, synthesise
 
     family = get_family(job.family)
-    # A worker's first YoWASP call compiles WASM; its cache write is not atomic (TOOLCHAIN.md).
+    # A worker's first YoWASP call compiles WASM; its cache write is not atomic.
     toolchain.warm_yowasp(("yosys", family.nextpnr))
     result = synthesise(
         get_design(job.name),

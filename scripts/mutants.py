@@ -38,8 +38,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--lock",
         metavar="FILE",
-        help="hold this lock file (flock) for each batch of simulations, e.g. "
-        "/tmp/fattree-heavy.lock on a shared machine",
+        help="hold an exclusive lock (flock) on this file for each batch of simulations, so "
+        "that other heavy jobs taking the same lock wait for it",
     )
     parser.add_argument(
         "--depth",

