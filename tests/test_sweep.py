@@ -309,7 +309,7 @@ def test_local_pool_sweep_matches_fattree_synth_and_plots(tmp_path, capsys):
     )
     assert run["result"]["fmax_mhz"] == direct.timing.fmax_mhz
     assert run["result"]["resources"] == direct.core.as_dict()
-    # The table: the median over the two seeds, as fmax_seeds.py gave it.
+    # The table: the median over the two seeds.
     row = dict(zip(data["columns"], data["rows"][0], strict=True))
     fmaxes = [r["result"]["fmax_mhz"] for r in data["runs"] if r["job"]["params"] == [["width", 2]]]
     assert row["params"] == "width=2" and row["fmax_median_mhz"] == round(
