@@ -46,14 +46,15 @@ from ..params import check_int_range, check_power_of_two
 from ..sim.models.circuit import CircuitTreeModel
 from ..spec.circuit import check_retry
 from ..spec.lfsr import LFSRModel, derive_seed
-from ..spec.traffic import PATTERNS, destination
 from .selftest import (
     PRIMING,
     RunTrace,
     SelfTestCore,
     check_against_trace,
+    check_pattern,
     check_totals_at_end,
     harness_signature,
+    pattern_destinations,
     popcount,
     start_after_priming,
 )
@@ -151,11 +152,6 @@ def _bank_seed(seed: int, k: int) -> int:
     return derive_seed(_LFSR_WIDTH, seed, _TRAFFIC_PATH, k)
 
 
-def _fixed_destinations(pattern: str, leaves: int) -> list[int]:
-    h = leaves.bit_length() - 1
-    return [destination(pattern, p, h) for p in range(leaves)]
-
-
 class SourcesTwin:
     """The traffic sources in Python, register for register: :meth:`outputs` is what they
     offer in this cycle, :meth:`clock` advances one clock given the interfaces' ``tx_ready``."""
@@ -166,7 +162,7 @@ class SourcesTwin:
         self.fields = payload_fields(leaves, width, length)
         self.pattern = pattern
         self.inject_cycles = inject_cycles
-        self.fixed = None if pattern == "random" else _fixed_destinations(pattern, leaves)
+        self.fixed = pattern_destinations(pattern, leaves)
         self.lfsrs = (
             [
                 LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_bank_seed(seed, k), steps=steps)
@@ -302,9 +298,7 @@ class CircuitTreeHarness(wiring.Component):
         self.seed = check_int_range("seed", seed, 0)
         self.retry = check_retry(retry)
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
-        if pattern not in PATTERNS:
-            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
-        self.pattern = pattern
+        self.pattern = check_pattern(pattern)
         self.inject_cycles = check_int_range("inject_cycles", inject_cycles, 1, 1 << 20)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
         self.fields = payload_fields(leaves, width, length)
@@ -415,7 +409,7 @@ class CircuitTreeHarness(wiring.Component):
                 chunks.append(lfsr.value[:steps])
             rand = Cat(*chunks)
         else:
-            fixed = _fixed_destinations(self.pattern, n)
+            fixed = pattern_destinations(self.pattern, n)
         taken = []
         sent_xor = 0
         for p in range(n):

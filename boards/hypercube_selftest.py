@@ -53,17 +53,20 @@ from ..params import check_int_range
 from ..sim.models.hypercube import HypercubeModel
 from ..spec.hypercube import check_hypercube, proc_bits
 from ..spec.lfsr import LFSRModel, derive_seed
-from ..spec.traffic import PATTERNS, destination
 from .circuit_selftest import check_code, check_code_logic
 from .selftest import (
     PRIMING,
     RunTrace,
     SelfTestCore,
     check_against_trace,
+    check_pattern,
     check_totals_at_end,
     harness_signature,
     largest_latency,
     latency_tail,
+    messages_per_source,
+    pattern_destinations,
+    permutation_sources,
     popcount,
     start_after_priming,
 )
@@ -131,19 +134,6 @@ def _lfsr_seed(seed: int, g: int) -> int:
     return derive_seed(_LFSR_WIDTH, seed, _TRAFFIC_PATH, g)
 
 
-def _fixed_destinations(pattern: str, processors: int) -> list[int]:
-    bits = processors.bit_length() - 1
-    return [destination(pattern, g, bits) for g in range(processors)]
-
-
-def _quotas(pattern: str, processors: int, messages: int) -> list[int]:
-    """Messages each processor sends in a run (none to itself under a fixed pattern)."""
-    if pattern == "random":
-        return [messages] * processors
-    fixed = _fixed_destinations(pattern, processors)
-    return [messages if fixed[g] != g else 0 for g in range(processors)]
-
-
 class SourcesTwin:
     """The traffic sources in Python, register for register: :meth:`outputs` is what they
     offer in run cycle ``t``, :meth:`clock` advances one clock given the nodes' ``tx_ready``.
@@ -153,8 +143,8 @@ class SourcesTwin:
         self.processors = (1 << dim) * procs
         self.bits = dim + proc_bits(procs)
         self.fields = fields
-        self.quota = _quotas(pattern, self.processors, messages)
-        self.fixed = None if pattern == "random" else _fixed_destinations(pattern, self.processors)
+        self.quota = messages_per_source(pattern, self.processors, messages)
+        self.fixed = pattern_destinations(pattern, self.processors)
         self.lfsrs = [
             LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(seed, g), steps=self.bits)
             for g in range(self.processors)
@@ -287,9 +277,7 @@ class HypercubeHarness(wiring.Component):
         check_hypercube(dim, procs, buffers, data_bits, model=False)
         self.dim, self.procs, self.buffers, self.data_bits = dim, procs, buffers, data_bits
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
-        if pattern not in PATTERNS:
-            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
-        self.pattern = pattern
+        self.pattern = check_pattern(pattern)
         self.messages = check_int_range("messages", messages, 1, 1024)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
         self.network = network or HypercubeNetwork
@@ -379,8 +367,8 @@ class HypercubeHarness(wiring.Component):
         n, f = self.processors, self.fields
         h = f["src"]
         bits = self.data_bits
-        quota = _quotas(self.pattern, n, self.messages)
-        fixed = None if self.pattern == "random" else _fixed_destinations(self.pattern, n)
+        quota = messages_per_source(self.pattern, n, self.messages)
+        fixed = pattern_destinations(self.pattern, n)
         taken = []
         sent_xor = 0
         for g in range(n):
@@ -424,10 +412,7 @@ class HypercubeHarness(wiring.Component):
         h = f["src"]
         stamp_at = 2 * h + f["seq"] + f["check"]
         covered_bits = 2 * h + f["seq"]
-        fixed = None if self.pattern == "random" else _fixed_destinations(self.pattern, n)
-        sources = {}  # under a permutation, the one source of each destination
-        if fixed is not None and len(set(fixed)) == n:
-            sources = {d: s for s, d in enumerate(fixed)}
+        sources = permutation_sources(pattern_destinations(self.pattern, n))
         delivered = []
         bad = []
         latencies = []

@@ -65,16 +65,19 @@ from ..spec.rn1_endpoint import (
     dest_bits,
     path_routers,
 )
-from ..spec.traffic import PATTERNS, destination
 from .selftest import (
     PRIMING,
     RunTrace,
     SelfTestCore,
     check_against_trace,
+    check_pattern,
     check_totals_at_end,
     harness_signature,
     largest_latency,
     latency_tail,
+    messages_per_source,
+    pattern_destinations,
+    permutation_sources,
     popcount,
     start_after_priming,
 )
@@ -166,21 +169,6 @@ def _lfsr_seed(seed: int, g: int) -> int:
     return derive_seed(_LFSR_WIDTH, seed, _TRAFFIC_PATH, g)
 
 
-def _fixed_destinations(pattern: str, endpoints: int) -> list[int] | None:
-    if pattern == "random":
-        return None
-    bits = endpoints.bit_length() - 1
-    return [destination(pattern, g, bits) for g in range(endpoints)]
-
-
-def _quotas(pattern: str, endpoints: int, messages: int) -> list[int]:
-    """Messages each endpoint sends in a run (none to itself under a fixed pattern)."""
-    fixed = _fixed_destinations(pattern, endpoints)
-    if fixed is None:
-        return [messages] * endpoints
-    return [messages if fixed[g] != g else 0 for g in range(endpoints)]
-
-
 class SourcesTwin:
     """The traffic sources in Python, register for register: :meth:`outputs` is the ``tx``
     beat ``(valid, data, dest, last)`` each offers in this cycle, :meth:`clock` advances one
@@ -191,8 +179,8 @@ class SourcesTwin:
         self.n = endpoints
         self.fields = fields
         self.h = _header_bytes(fields)
-        self.quota = _quotas(pattern, endpoints, messages)
-        self.fixed = _fixed_destinations(pattern, endpoints)
+        self.quota = messages_per_source(pattern, endpoints, messages)
+        self.fixed = pattern_destinations(pattern, endpoints)
         self.lfsrs = [
             LFSRModel(_LFSR_WIDTH, taps=_LFSR_TAPS, seed=_lfsr_seed(seed, g), steps=_LFSR_STEPS)
             for g in range(endpoints)
@@ -392,9 +380,7 @@ class RN1Harness(wiring.Component):
         self.max_bytes = check_max_bytes(max_bytes)
         self.timeout = check_timeout(timeout, path_routers("bidelta", self.endpoints))
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
-        if pattern not in PATTERNS:
-            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
-        self.pattern = pattern
+        self.pattern = check_pattern(pattern)
         self.messages = check_int_range("messages", messages, 1, 1024)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
         self.network = network or RN1BideltaStream
@@ -451,8 +437,8 @@ class RN1Harness(wiring.Component):
         net = self.network(n, self.seed, self.retry, self.max_bytes, self.timeout)
         start.live.submodules.net = net
 
-        quota = _quotas(self.pattern, n, self.messages)
-        fixed = _fixed_destinations(self.pattern, n)
+        quota = messages_per_source(self.pattern, n, self.messages)
+        fixed = pattern_destinations(self.pattern, n)
         taken = []  # a whole message taken in this cycle (its last beat)
         sent_xor = 0
         for g in range(n):
@@ -460,9 +446,7 @@ class RN1Harness(wiring.Component):
             taken.append(whole)
             sent_xor = sent_xor ^ (signature & whole.replicate(self.signature_bits))
 
-        sources = {}  # under a permutation, the one source of each destination
-        if fixed is not None and len(set(fixed)) == n:
-            sources = {d: s for s, d in enumerate(fixed)}
+        sources = permutation_sources(fixed)
         delivered = []
         bad = []
         latencies = []

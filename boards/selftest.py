@@ -33,6 +33,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..hdl._validation import validates_parameters
 from ..params import check_int_range
+from ..spec.traffic import PATTERNS, destination
 from .uart import StatusReporter, parse_status_line
 
 __all__ = [
@@ -41,6 +42,10 @@ __all__ = [
     "STATUS_FIELDS",
     "PRIMING",
     "popcount",
+    "check_pattern",
+    "pattern_destinations",
+    "messages_per_source",
+    "permutation_sources",
     "RunTrace",
     "RunStart",
     "start_after_priming",
@@ -102,6 +107,40 @@ def popcount(bits) -> object:
             for k in range(0, len(values), 2)
         ]
     return values[0]
+
+
+def check_pattern(pattern: str) -> str:
+    """``pattern`` if it is ``"random"`` or a fixed pattern of
+    :data:`fattree.spec.traffic.PATTERNS`, else ``ValueError`` naming them."""
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, not {pattern!r}")
+    return pattern
+
+
+def pattern_destinations(pattern: str, sources: int) -> list[int] | None:
+    """Per source (``sources`` a power of two), its destination under a fixed pattern of
+    :mod:`fattree.spec.traffic`; None for ``"random"``."""
+    if pattern == "random":
+        return None
+    bits = sources.bit_length() - 1
+    return [destination(pattern, g, bits) for g in range(sources)]
+
+
+def messages_per_source(pattern: str, sources: int, messages: int) -> list[int]:
+    """Messages each source sends in a run: ``messages``, none to itself under a fixed
+    pattern."""
+    fixed = pattern_destinations(pattern, sources)
+    if fixed is None:
+        return [messages] * sources
+    return [messages if fixed[g] != g else 0 for g in range(sources)]
+
+
+def permutation_sources(fixed: list[int] | None) -> dict[int, int]:
+    """Under a fixed pattern that is a permutation, the one source of each destination
+    (else empty: any source may send anywhere)."""
+    if fixed is None or len(set(fixed)) != len(fixed):
+        return {}
+    return {d: s for s, d in enumerate(fixed)}
 
 
 @dataclass(frozen=True)
