@@ -18,6 +18,14 @@ design:
   ``2**fault_log2`` cycles: the harness then inverts one checked bit, and the error count
   must rise.
 
+The network harnesses build their runs from the same blocks, kept here:
+:func:`start_after_priming` (the replay memory's :data:`PRIMING` cycles, the design and its
+traffic held in reset meanwhile, the run's cycle counter), :func:`check_against_trace` (the
+deliveries against the model's trace, :func:`replay_deliveries`, and the checker's registered
+verdicts), :func:`check_totals_at_end` (exactly once: the run's counts and payload signatures
+at its quiescent end), :func:`largest_latency` (the run's longest latency through a
+registered :func:`max_tree`), and the traffic patterns' destinations and quotas.
+
 :class:`SimTop` adds the status line's UART at a fast bit rate for simulation, and
 :func:`simulate_status` runs it in amaranth.sim and decodes the serial line back into status
 lines: ``fattree build DESIGN --simulate CYCLES`` is that, for the board's very core.
