@@ -126,7 +126,14 @@ def test_never_uses_a_read_of_the_row_being_written(levels, w):
     assert results == expected
 
 
-@pytest.mark.parametrize("levels, w", [(2, 4), (3, 2), (3, 4)])
+@pytest.mark.parametrize(
+    "levels, w",
+    [
+        pytest.param(2, 4, marks=pytest.mark.slow),
+        pytest.param(3, 2, marks=pytest.mark.slow),
+        (3, 4),
+    ],
+)
 def test_bubbles_and_backpressure(levels, w):
     tree = FatTree(levels, w)
     rng = random.Random(levels * 7 + w)
@@ -509,9 +516,10 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
     # A Verilator build takes about a minute: one size on it, the others on Icarus (the
     # ecp5 form on Verilator is a slow point).
     [("verilator", 3, 4, None)]
+    + [pytest.param("icarus", 3, 4, None, marks=needs_icarus)]
     + [
-        pytest.param("icarus", levels, w, None, marks=needs_icarus)
-        for levels, w in [(3, 4), (2, 16), (4, 2)]
+        pytest.param("icarus", levels, w, None, marks=[needs_icarus, pytest.mark.slow])
+        for levels, w in [(2, 16), (4, 2)]
     ]
     # The Verilog `fattree synth --family ecp5` builds: link memories as DP16KD instances
     # with the output register, on the behavioural DP16KD model (which reads x for a same-row
@@ -519,7 +527,7 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
     + [
         pytest.param("verilator", 3, 16, "ecp5", marks=pytest.mark.slow),
         pytest.param("icarus", 3, 16, "ecp5", marks=needs_icarus),
-        pytest.param("icarus", 4, 8, "ecp5", marks=needs_icarus),
+        pytest.param("icarus", 4, 8, "ecp5", marks=[needs_icarus, pytest.mark.slow]),
     ],
 )
 def test_cocotb_bench(simulator, levels, w, family, tmp_path):
@@ -558,7 +566,8 @@ def test_cocotb_bench(simulator, levels, w, family, tmp_path):
         pytest.param("icarus", 3, 4, 2, marks=needs_icarus),
         pytest.param("verilator", 3, 2, 4, marks=pytest.mark.slow),
     ]
-    + [pytest.param("icarus", *p, marks=needs_icarus) for p in [(2, 4, 2), (3, 2, 4), (4, 2, 4)]],
+    + [pytest.param("icarus", *p, marks=needs_icarus) for p in [(2, 4, 2), (3, 2, 4)]]
+    + [pytest.param("icarus", 4, 2, 4, marks=[needs_icarus, pytest.mark.slow])],
 )
 def test_cocotb_bench_m_not_w(simulator, levels, m, w, tmp_path):
     # FT(l, m, w) through the design table's m, as `fattree sim scheduler -p m=..` runs it.
