@@ -48,6 +48,7 @@ from ..spec.circuit import check_retry
 from ..spec.lfsr import LFSRModel, derive_seed
 from .selftest import (
     PRIMING,
+    ReplaysTrace,
     RunTrace,
     SelfTestCore,
     check_against_trace,
@@ -60,6 +61,7 @@ from .selftest import (
 )
 
 __all__ = [
+    "PRIMING",
     "payload_fields",
     "check_code",
     "check_code_logic",
@@ -256,7 +258,7 @@ def expected_run(
     return RunTrace(cycle + 2, tuple(deliveries), sent, rejects, max_latency)
 
 
-class CircuitTreeHarness(wiring.Component):
+class CircuitTreeHarness(ReplaysTrace, wiring.Component):
     """Sources, a :class:`~fattree.hdl.circuit_tree.CircuitFatTree`, checker and replay
     memory: one run of the self-test (see the module documentation).
 
@@ -314,13 +316,7 @@ class CircuitTreeHarness(wiring.Component):
             inject_cycles=inject_cycles,
             latency_bits=latency_bits,
         )
-        self.cycle_bits = self.trace.cycles.bit_length()
-        self.entry_bits = self.cycle_bits + leaves + width * length
-        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
-        self.trace_depth = len(self.trace.deliveries) + 2
-        #: Cycles of one run on the board: the priming cycles and the model's run.
-        self.run_period = PRIMING + self.trace.cycles
-        self.trace_bits = self.entry_bits * self.trace_depth
+        self._size_replay(leaves, width * length)
         count_bits = max(leaves, 3).bit_length()
         super().__init__(harness_signature(count_bits, latency_bits))
 
@@ -335,9 +331,7 @@ class CircuitTreeHarness(wiring.Component):
             "rejects_per_run": self.trace.rejects,
             "max_latency": self.trace.max_latency,
             "payload_fields": dict(self.fields),
-            "trace_entries": self.trace_depth,
-            "trace_entry_bits": self.entry_bits,
-            "trace_bits": self.trace_bits,
+            **self._replay_description(),
         }
 
     def elaborate(self, platform):

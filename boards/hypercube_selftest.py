@@ -56,6 +56,7 @@ from ..spec.lfsr import LFSRModel, derive_seed
 from .circuit_selftest import check_code, check_code_logic
 from .selftest import (
     PRIMING,
+    ReplaysTrace,
     RunTrace,
     SelfTestCore,
     check_against_trace,
@@ -238,7 +239,7 @@ def expected_run(
     return RunTrace(cycles, deliveries, sent, rejects, longest, tuple(fields.items()))
 
 
-class HypercubeHarness(wiring.Component):
+class HypercubeHarness(ReplaysTrace, wiring.Component):
     """Sources, a :class:`~fattree.hdl.hypercube.HypercubeNetwork`, checker and replay memory:
     one run of the self-test (see the module documentation).
 
@@ -287,13 +288,7 @@ class HypercubeHarness(wiring.Component):
             messages=messages,
         )  # fmt: skip
         self.fields = dict(self.trace.fields)
-        self.cycle_bits = self.trace.cycles.bit_length()
-        self.entry_bits = self.cycle_bits + self.processors + data_bits
-        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
-        self.trace_depth = len(self.trace.deliveries) + 2
-        #: Cycles of one run on the board: the priming cycles and the model's run.
-        self.run_period = PRIMING + self.trace.cycles
-        self.trace_bits = self.entry_bits * self.trace_depth
+        self._size_replay(self.processors, data_bits)
         count_bits = max(self.processors, (1 << dim) * dim, 3).bit_length()
         super().__init__(harness_signature(count_bits, latency_bits))
 
@@ -308,9 +303,7 @@ class HypercubeHarness(wiring.Component):
             "referrals_per_run": self.trace.rejects,
             "max_latency": self.trace.max_latency,
             "payload_fields": dict(self.fields),
-            "trace_entries": self.trace_depth,
-            "trace_entry_bits": self.entry_bits,
-            "trace_bits": self.trace_bits,
+            **self._replay_description(),
         }
 
     def elaborate(self, platform):

@@ -67,6 +67,7 @@ from ..spec.rn1_endpoint import (
 )
 from .selftest import (
     PRIMING,
+    ReplaysTrace,
     RunTrace,
     SelfTestCore,
     check_against_trace,
@@ -337,7 +338,7 @@ def expected_run(
         stamp = need
 
 
-class RN1Harness(wiring.Component):
+class RN1Harness(ReplaysTrace, wiring.Component):
     """Sources, an :class:`~fattree.hdl.rn1.bidelta_stream.RN1BideltaStream`, checker and replay
     memory: one run of the self-test (see the module documentation).
 
@@ -392,13 +393,7 @@ class RN1Harness(wiring.Component):
         self.header_bytes = _header_bytes(self.fields)
         #: A message's signature: its header and its check byte.
         self.signature_bits = 8 * (self.header_bytes + 1)
-        self.cycle_bits = self.trace.cycles.bit_length()
-        self.entry_bits = self.cycle_bits + endpoints + self.signature_bits
-        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
-        self.trace_depth = len(self.trace.deliveries) + 2
-        #: Cycles of one run on the board: the priming cycles and the model's run.
-        self.run_period = PRIMING + self.trace.cycles
-        self.trace_bits = self.entry_bits * self.trace_depth
+        self._size_replay(endpoints, self.signature_bits)
         super().__init__(harness_signature(max(endpoints, 3).bit_length(), latency_bits))
 
     def describe(self) -> dict:
@@ -415,9 +410,7 @@ class RN1Harness(wiring.Component):
             "header_fields": dict(self.fields),
             # Shortest and longest message: header, data bytes, check byte.
             "message_bytes": [h + 1, h + 2 ** self.fields["dlen"]],
-            "trace_entries": self.trace_depth,
-            "trace_entry_bits": self.entry_bits,
-            "trace_bits": self.trace_bits,
+            **self._replay_description(),
         }
 
     def _received(self) -> list[int]:

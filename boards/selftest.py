@@ -55,6 +55,7 @@ __all__ = [
     "messages_per_source",
     "permutation_sources",
     "RunTrace",
+    "ReplaysTrace",
     "RunStart",
     "start_after_priming",
     "replay_deliveries",
@@ -167,6 +168,30 @@ class RunTrace:
     max_latency: int
     #: The payload's fields ``(name, bits)``, where the run sizes them (else empty).
     fields: tuple[tuple[str, int], ...] = ()
+
+
+class ReplaysTrace:
+    """For a harness that replays its :attr:`trace` (a :class:`RunTrace`) from block RAM
+    with :func:`check_against_trace`: the replay memory's size and the run's length."""
+
+    def _size_replay(self, ports: int, xor_bits: int) -> None:
+        """Size the replay memory for ``ports`` delivery bits and ``xor_bits`` of payload
+        XOR per entry."""
+        self.cycle_bits = self.trace.cycles.bit_length()
+        self.entry_bits = self.cycle_bits + ports + xor_bits
+        #: Depth of the replay memory: one entry per delivering cycle and two end markers.
+        self.trace_depth = len(self.trace.deliveries) + 2
+        #: Cycles of one run on the board: the priming cycles and the model's run.
+        self.run_period = PRIMING + self.trace.cycles
+        self.trace_bits = self.entry_bits * self.trace_depth
+
+    def _replay_description(self) -> dict:
+        """The replay memory's size, for :meth:`describe`."""
+        return {
+            "trace_entries": self.trace_depth,
+            "trace_entry_bits": self.entry_bits,
+            "trace_bits": self.trace_bits,
+        }
 
 
 @dataclass(frozen=True)
