@@ -313,7 +313,7 @@ def test_harness_bad_parameters():
         )
 
 
-@pytest.mark.slow  # the run of test_build_simulate[False], decoded through the command line
+@pytest.mark.slow  # the run of test_build_simulate[False], decoded in this process
 def test_simulate_status_decodes_the_core():
     core = small_core()
     result = simulate_status(core, 3600)
@@ -338,8 +338,11 @@ def run_cli(capsys, *argv):
 SIM_ARGV = ["build", "rn1-bidelta-stream"]
 
 
-# With the fault: the same long run again (test_injected_fault_is_counted checks the count).
-@pytest.mark.parametrize("fault", [False, pytest.param(True, marks=pytest.mark.slow)])
+# 3600 cycles of the whole core in amaranth.sim (half a minute): slow points. The default run
+# has `build --simulate` on the other designs' boards, and this self-test's replay, fault
+# count and checks in the tests above.
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [False, True])
 def test_build_simulate(capsys, fault):
     argv = [*SIM_ARGV, "--simulate", "3600", "--json"] + (["--inject-fault"] if fault else [])
     code, out, err = run_cli(capsys, *argv)

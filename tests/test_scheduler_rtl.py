@@ -566,8 +566,10 @@ def test_cocotb_bench(simulator, levels, w, family, tmp_path):
         pytest.param("icarus", 3, 4, 2, marks=needs_icarus),
         pytest.param("verilator", 3, 2, 4, marks=pytest.mark.slow),
     ]
-    + [pytest.param("icarus", *p, marks=needs_icarus) for p in [(2, 4, 2), (3, 2, 4)]]
-    + [pytest.param("icarus", 4, 2, 4, marks=[needs_icarus, pytest.mark.slow])],
+    + [
+        pytest.param("icarus", *p, marks=[needs_icarus, pytest.mark.slow])
+        for p in [(2, 4, 2), (3, 2, 4), (4, 2, 4)]
+    ],
 )
 def test_cocotb_bench_m_not_w(simulator, levels, m, w, tmp_path):
     # FT(l, m, w) through the design table's m, as `fattree sim scheduler -p m=..` runs it.
