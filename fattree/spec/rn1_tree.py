@@ -228,127 +228,149 @@ def unit_tree(width: int, seed: int | None = None) -> UnitTree:
     """The unit tree whose subtrees have ``width`` (2 or 8) links each way; ``seed``
     shuffles the dealing of links into each node's routers (None: regular)."""
     w = _check_width(width)
-    rng = random.Random(seed) if seed is not None else None
-    tree = UnitTree(w, seed)
+    builder = _UnitTreeBuilder(UnitTree(w, seed), random.Random(seed) if seed is not None else None)
+    builder.add_up_routers()
+    builder.add_down_routers()
+    for level in (3, 2, 1):
+        for node in range(SUBTREES // DIRECTIONS**level):
+            builder.wire_down_node(level, node)
+    builder.wire_exits()
+    return builder.tree
 
-    def add(name, layer, node, mode="primary"):
-        tree.routers[name] = Router(name, layer, node, mode)
+
+class _UnitTreeBuilder:
+    """:func:`unit_tree`'s routers and links, added layer by layer to :attr:`tree`."""
+
+    def __init__(self, tree: UnitTree, rng: random.Random | None):
+        self.tree, self.rng = tree, rng
+        self.w = tree.width
+        #: The up routers' names, in order.
+        self.ups: list[str] = []
+        #: (level, node) -> the down routers' names.
+        self.down: dict[tuple[int, int], list[str]] = {}
+        #: Links each way of a node of each level: cap_0 .. cap_3.
+        self.caps = {0: self.w, 1: 3 * self.w, 2: 8 * self.w, 3: 16 * self.w}
+
+    def add(self, name, layer, node, mode="primary") -> str:
+        self.tree.routers[name] = Router(name, layer, node, mode)
         return name
 
-    # Up routers: a level-1 node's 4 w links, each subtree's links on different routers, so
-    # one dead up router cuts no subtree off (the widest dispersal the crossovers allow: an
-    # up router's inputs must lie in one level-1 node, whose node its direction 0 enters).
-    ups = []
-    level1 = SUBTREES // DIRECTIONS
-    if w == 2:
-        # A level-1 node's 8 links are one router's worth: dual-crossbar chips, shared by
-        # node pairs, chip 2m + k taking link k of nodes 2m (crossbar 0) and 2m + 1
-        # (crossbar 1), as the 2-wide unit tree's last down layer is built.
-        for m in range(level1 // 2):
-            for k in range(w):
-                name = add(f"up{2 * m + k}", "up", 2 * m * DIRECTIONS, "alternate")
-                ups.append(name)
-                for x in range(2):
-                    for i in range(DIRECTIONS):
-                        sub = (2 * m + x) * DIRECTIONS + i
-                        tree.links.append((("sub_up", sub, k), ("in", name, DIRECTIONS * x + i)))
-    else:
+    def add_up_routers(self) -> None:
+        """Up routers: a level-1 node's 4 w links, each subtree's links on different
+        routers, so one dead up router cuts no subtree off (the widest dispersal the
+        crossovers allow: an up router's inputs must lie in one level-1 node, whose node its
+        direction 0 enters)."""
+        w, links = self.w, self.tree.links
+        level1 = SUBTREES // DIRECTIONS
+        if w == 2:
+            # A level-1 node's 8 links are one router's worth: dual-crossbar chips, shared by
+            # node pairs, chip 2m + k taking link k of nodes 2m (crossbar 0) and 2m + 1
+            # (crossbar 1), as the 2-wide unit tree's last down layer is built.
+            for m in range(level1 // 2):
+                for k in range(w):
+                    name = self.add(f"up{2 * m + k}", "up", 2 * m * DIRECTIONS, "alternate")
+                    self.ups.append(name)
+                    for x in range(2):
+                        for i in range(DIRECTIONS):
+                            sub = (2 * m + x) * DIRECTIONS + i
+                            links.append((("sub_up", sub, k), ("in", name, DIRECTIONS * x + i)))
+            return
         # Four routers per level-1 node, router i taking links i and i + 4 of its subtrees.
         for n in range(level1):
             for i in range(DIRECTIONS):
-                name = add(f"up{DIRECTIONS * n + i}", "up", DIRECTIONS * n)
-                ups.append(name)
+                name = self.add(f"up{DIRECTIONS * n + i}", "up", DIRECTIONS * n)
+                self.ups.append(name)
                 for j in range(DIRECTIONS):
                     for h in range(2):
                         sub = DIRECTIONS * n + j
-                        tree.links.append((("sub_up", sub, i + 4 * h), ("in", name, 2 * j + h)))
-    # Down routers per node, level 1 (bottom) to 3 (top): cap_{k-1} / 2 each.
-    caps = {0: w, 1: 3 * w, 2: 8 * w, 3: 16 * w}
-    down = {}  # (level, node) -> router names
-    for level in (1, 2, 3):
-        for node in range(SUBTREES // DIRECTIONS**level):
-            count = caps[level - 1] // 2
-            if w == 2 and level == 1:
-                # Dual-crossbar chips, shared by node pairs: node 2j uses crossbar 0 of
-                # chips 2j and 2j + 1, node 2j + 1 crossbar 1 of the same chips.
-                pair = node - node % 2
-                names = [f"down1_{pair + c}" for c in range(2)]
-                for name in names:
-                    if name not in tree.routers:
-                        add(name, "down1", pair, "alternate")
-                down[level, node] = names
-            else:
-                down[level, node] = [
-                    add(f"down{level}_{node * count + k}", f"down{level}", node)
-                    for k in range(count)
-                ]
+                        links.append((("sub_up", sub, i + 4 * h), ("in", name, 2 * j + h)))
 
-    def outputs(name, d, node=None):
+    def add_down_routers(self) -> None:
+        """Down routers per node, level 1 (bottom) to 3 (top): cap_{k-1} / 2 each."""
+        for level in (1, 2, 3):
+            for node in range(SUBTREES // DIRECTIONS**level):
+                count = self.caps[level - 1] // 2
+                if self.w == 2 and level == 1:
+                    # Dual-crossbar chips, shared by node pairs: node 2j uses crossbar 0 of
+                    # chips 2j and 2j + 1, node 2j + 1 crossbar 1 of the same chips.
+                    pair = node - node % 2
+                    names = [f"down1_{pair + c}" for c in range(2)]
+                    for name in names:
+                        if name not in self.tree.routers:
+                            self.add(name, "down1", pair, "alternate")
+                    self.down[level, node] = names
+                else:
+                    self.down[level, node] = [
+                        self.add(f"down{level}_{node * count + k}", f"down{level}", node)
+                        for k in range(count)
+                    ]
+
+    def outputs(self, name, d, node=None) -> list[int]:
         """Router ``name``'s output ports for direction ``d`` (for a dual-crossbar chip: of
         the crossbar serving ``node``, a level-1 node)."""
-        r = tree.routers[name]
-        if r.mode == "alternate":
+        if self.tree.routers[name].mode == "alternate":
             return [DIRECTIONS * (node % 2) + d]
         return [2 * d, 2 * d + 1]
 
-    def inputs(name, node):
-        r = tree.routers[name]
-        if r.mode == "alternate":
+    def inputs(self, name, node) -> list[int]:
+        """Router ``name``'s input ports that serve ``node`` (a dual-crossbar chip: one
+        crossbar's)."""
+        if self.tree.routers[name].mode == "alternate":
             base = DIRECTIONS * (node % 2)
             return list(range(base, base + DIRECTIONS))
         return list(range(CHANNELS))
 
-    def deal(level, node, groups):
-        """Connect the link sources of ``groups`` to the inputs of the node's down routers,
-        the links of a group (a router's two outputs of a direction, a subtree's two ways
-        across) on different routers (:func:`deal_apart`)."""
-        names = down[level, node]
-        slots = [[("in", name, p) for p in inputs(name, node)] for name in names]
-        tree.links.extend(deal_apart(groups, slots, rng))
-
-    for level in (3, 2, 1):
-        for node in range(SUBTREES // DIRECTIONS**level):
-            if level == 3:
-                from_above = [[("top_down", k)] for k in range(caps[3])]
+    def wire_down_node(self, level: int, node: int) -> None:
+        """The inputs of a node's down routers: the links from above (the top, or the
+        parent's down routers) and the crossovers of the up routers under the node, level-1
+        node by level-1 node (2-wide: the node's two crossbars, its subtrees' two ways, as
+        one group), dealt so that the links of a group (a router's two outputs of a
+        direction, a subtree's two ways across) land on different routers
+        (:func:`deal_apart`)."""
+        tree, outputs = self.tree, self.outputs
+        if level == 3:
+            from_above = [[("top_down", k)] for k in range(self.caps[3])]
+        else:
+            parent = node // DIRECTIONS
+            from_above = [
+                [("out", name, p) for p in outputs(name, node % DIRECTIONS, parent)]
+                for name in self.down[level + 1, parent]
+            ]
+        crossing = []
+        for n1 in tree.subtrees_of(level - 1, node):
+            if self.w == 2:
+                chips = [u for u in self.ups if tree.routers[u].node // DIRECTIONS == n1 - n1 % 2]
+                crossing.append([("out", u, p) for u in chips for p in outputs(u, level - 1, n1)])
             else:
-                parent = node // DIRECTIONS
-                from_above = [
-                    [("out", name, p) for p in outputs(name, node % DIRECTIONS, parent)]
-                    for name in down[level + 1, parent]
+                crossing += [
+                    [("out", u, p) for p in outputs(u, level - 1)]
+                    for u in self.ups
+                    if tree.routers[u].node // DIRECTIONS == n1
                 ]
-            # Crossovers of the up routers under this node, level-1 node by level-1 node
-            # (2-wide: the node's two crossbars, its subtrees' two ways, as one group).
-            crossing = []
-            for n1 in tree.subtrees_of(level - 1, node):
-                if w == 2:
-                    chips = [u for u in ups if tree.routers[u].node // DIRECTIONS == n1 - n1 % 2]
-                    crossing.append(
-                        [("out", u, p) for u in chips for p in outputs(u, level - 1, n1)]
-                    )
-                else:
-                    crossing += [
-                        [("out", u, p) for p in outputs(u, level - 1)]
-                        for u in ups
-                        if tree.routers[u].node // DIRECTIONS == n1
-                    ]
-            deal(level, node, from_above + crossing)
-    # Bottom layer outputs to the subtrees; up routers' direction UP out of the top (link
-    # k from up router k // 2).
-    for node in range(SUBTREES // DIRECTIONS):
-        names = down[1, node]
-        for d in range(DIRECTIONS):
-            ends = [("out", name, p) for name in names for p in outputs(name, d, node)]
-            sub = node * DIRECTIONS + d
-            tree.links.extend((e, ("sub_down", sub, k)) for k, e in enumerate(ends))
-    top = [
-        ("out", u, p)
-        for u in ups
-        for p in (
-            (UP, DIRECTIONS + UP) if tree.routers[u].mode == "alternate" else (2 * UP, 2 * UP + 1)
-        )
-    ]
-    tree.links.extend((e, ("top_up", k)) for k, e in enumerate(top))
-    return tree
+        names = self.down[level, node]
+        slots = [[("in", name, p) for p in self.inputs(name, node)] for name in names]
+        tree.links.extend(deal_apart(from_above + crossing, slots, self.rng))
+
+    def wire_exits(self) -> None:
+        """The bottom layer's outputs to the subtrees; the up routers' direction UP out of
+        the top (link k from up router k // 2)."""
+        tree = self.tree
+        for node in range(SUBTREES // DIRECTIONS):
+            names = self.down[1, node]
+            for d in range(DIRECTIONS):
+                ends = [("out", name, p) for name in names for p in self.outputs(name, d, node)]
+                sub = node * DIRECTIONS + d
+                tree.links.extend((e, ("sub_down", sub, k)) for k, e in enumerate(ends))
+        top = [
+            ("out", u, p)
+            for u in self.ups
+            for p in (
+                (UP, DIRECTIONS + UP)
+                if tree.routers[u].mode == "alternate"
+                else (2 * UP, 2 * UP + 1)
+            )
+        ]
+        tree.links.extend((e, ("top_up", k)) for k, e in enumerate(top))
 
 
 @dataclass(frozen=True)
