@@ -107,6 +107,27 @@ def anywhere_layout() -> Layout:
     )
 
 
+class _Alternate:
+    """A run-time router's ``alternate`` input, set right before the model steps so that the
+    model and the design see the same setting in the same cycle: flipped at random with
+    probability :attr:`p` per cycle (0: never), written to the design when it changes.
+    Without ``rng`` (not a run-time router) it only drives the ports."""
+
+    def __init__(self, dut, model, ports: Ports, rng: random.Random | None):
+        self.dut, self.model, self.ports, self.rng = dut, model, ports, rng
+        self.p = 0.0
+        self.count = 0
+        self.written = None
+
+    def drive(self, i_fwd, o_bk) -> None:
+        if self.p and self.rng.random() < self.p:
+            self.model.alternate ^= 1
+            self.count += 1
+        if self.rng is not None and self.written != self.model.alternate:
+            self.dut.alternate.value = self.written = self.model.alternate
+        self.ports.drive(i_fwd, o_bk)
+
+
 async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool = False) -> None:
     """The benches' body, for one router or a network: endpoints on every channel of
     ``layout`` (default: one RN1's), a random phase then a hot spot (``frames``
@@ -122,25 +143,16 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
     n = layout.channels if layout else CHANNELS
     ports = Ports(dut, n)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
-    flips = {"p": 0.0, "count": 0, "written": None}
-    flip_rng = random.Random(rng.getrandbits(32)) if runtime else None
-
-    def drive(i_fwd, o_bk):
-        # Called right before the model steps: the model and the design see the same
-        # setting in the same cycle.
-        if flips["p"] and flip_rng.random() < flips["p"]:
-            model.alternate ^= 1
-            flips["count"] += 1
-        if runtime and flips["written"] != model.alternate:
-            dut.alternate.value = flips["written"] = model.alternate
-        ports.drive(i_fwd, o_bk)
+    alternate = _Alternate(
+        dut, model, ports, random.Random(rng.getrandbits(32)) if runtime else None
+    )
 
     def make_check(lay):
         return RN1Check(
             model,
             scoreboard,
             ports.sample,
-            drive,
+            alternate.drive,
             lambda: FallingEdge(dut.clk),
             rng=random.Random(rng.getrandbits(32)),
             layout=lay,
@@ -155,8 +167,39 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
     await clock_and_reset(dut)
 
     per_input = max(1, -(-frames // n))
-    counts = {}
     started = time.perf_counter()
+    counts = await _phases_in_each_setting(check, model, rng, per_input, runtime, stress)
+    cycle = check.cycle
+    if runtime:
+        anywhere = make_check(anywhere_layout())
+        anywhere.cycle = cycle
+        counts |= await _phases_flipping(anywhere, alternate, rng, per_input)
+        check.stats.update(anywhere.stats)
+        cycle = anywhere.cycle
+    seconds = time.perf_counter() - started
+    extra = {"alternate_flips": alternate.count} if runtime else {}
+    write_summary(
+        config,
+        scoreboard.summary(
+            cycle,
+            transmissions=counts,
+            heads_blocked=check.stats["blocked"],
+            busy_or_blocked_answers=check.stats["blocked_answers"],
+            circuits_released=check.stats["release"],
+            turned_segments=check.stats["turn_segments"],
+            seconds=round(seconds, 3),
+            cycles_per_second=round(cycle / seconds, 1) if seconds else None,
+            **extra,
+        ),
+    )
+    scoreboard.raise_on_mismatch()
+
+
+async def _phases_in_each_setting(check, model, rng, per_input, runtime, stress) -> dict:
+    """The random and hot-spot phases, and with ``stress`` those of :data:`STRESS`, once
+    (or for a run-time router in either setting of ``alternate``, named ``@primary`` and
+    ``@alternate``); the transmissions of each phase by name."""
+    counts = {}
     for setting in (0, 1) if runtime else (None,):
         suffix = ""
         if runtime:
@@ -173,42 +216,27 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
             counts[name + suffix] = await check.phase(
                 name + suffix, queues, limit=50_000 * per_input, knobs=knobs
             )
-    cycle = check.cycle
-    if runtime:
-        anywhere = make_check(anywhere_layout())
-        anywhere.cycle = cycle
-        flips["p"] = TOGGLE
-        lay = router_layout("primary")  # heads name directions either way
-        counts["random@flip"] = await anywhere.phase(
-            "random@flip", transmissions("random", per_input, rng, lay), limit=50_000 * per_input
-        )
-        rounds = dict(STRESS)["rounds"]
-        counts["rounds@flip"] = await anywhere.phase(
-            "rounds@flip",
-            _stress_queues("rounds", per_input, rng, lay),
-            limit=50_000 * per_input,
-            knobs=rounds,
-        )
-        flips["p"] = 0.0
-        check.stats.update(anywhere.stats)
-        cycle = anywhere.cycle
-    seconds = time.perf_counter() - started
-    extra = {"alternate_flips": flips["count"]} if runtime else {}
-    write_summary(
-        config,
-        scoreboard.summary(
-            cycle,
-            transmissions=counts,
-            heads_blocked=check.stats["blocked"],
-            busy_or_blocked_answers=check.stats["blocked_answers"],
-            circuits_released=check.stats["release"],
-            turned_segments=check.stats["turn_segments"],
-            seconds=round(seconds, 3),
-            cycles_per_second=round(cycle / seconds, 1) if seconds else None,
-            **extra,
-        ),
+    return counts
+
+
+async def _phases_flipping(anywhere, alternate: _Alternate, rng, per_input) -> dict:
+    """A run-time router's random traffic and rounds with ``alternate`` flipped at random
+    (heads may then leave in any direction: ``anywhere``'s layout); their transmissions."""
+    counts = {}
+    alternate.p = TOGGLE
+    lay = router_layout("primary")  # heads name directions either way
+    counts["random@flip"] = await anywhere.phase(
+        "random@flip", transmissions("random", per_input, rng, lay), limit=50_000 * per_input
     )
-    scoreboard.raise_on_mismatch()
+    rounds = dict(STRESS)["rounds"]
+    counts["rounds@flip"] = await anywhere.phase(
+        "rounds@flip",
+        _stress_queues("rounds", per_input, rng, lay),
+        limit=50_000 * per_input,
+        knobs=rounds,
+    )
+    alternate.p = 0.0
+    return counts
 
 
 def _stress_queues(name, per_input, rng, layout):
