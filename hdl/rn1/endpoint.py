@@ -208,6 +208,8 @@ class RN1Endpoint(wiring.Component):
         return m
 
     def _send(self, m):
+        """One message at a time: LOAD takes a frame, PEND waits for the retry strategy's
+        moment and sends the head, SEND the bytes, WAIT waits for the status."""
         s = self._send_registers()
         m.d.comb += [
             self.tx.ready.eq(s.state == LOAD),
