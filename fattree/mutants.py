@@ -707,83 +707,140 @@ def run_mutants(
     say(f"{design.name}: preparing the netlist and {count} mutations (seed {seed}) ...")
     listed = prepare(design, params, where, count, seed)
     mutations = listed if mutations is None else mutations
-    netlist = (where / "prepared.il").read_text()
-    top = top_name(design)
-    settings = {
-        "simulator": simulator,
-        "bench_seed": bench_seed,
-        "params": params,
-        "bench": bench_source(design.bench),
-    }
-
-    def job(folder: Path, verilog: Path) -> dict:
-        return {
-            "design": design.name,
-            "params": params,
-            "simulator": simulator,
-            "seed": bench_seed,
-            "root": str(folder / "sim"),
-            "verilog": str(verilog),
-        }
-
-    def baseline_run() -> dict:
-        """The unmutated netlist must pass its bench, or no mutant's failure means anything;
-        its run time sets the mutants' time limit."""
-        path = where / "original.json"
-        key = _key(netlist, None, settings)
-        baseline = json.loads(path.read_text()) if path.exists() else {}
-        if baseline.get("key") != key:
-            say(f"{design.name}: the unmutated netlist's bench on {simulator} ...")
-            baseline = _bench_in_subprocess(job(where / "original", where / "netlist.v"), 1800)
-            baseline["key"] = key
-            if baseline.get("passed"):  # a failure is not kept: the next run tries again
-                path.write_text(json.dumps(baseline, indent=2))
-        if not baseline.get("passed"):
-            why = baseline.get("first_mismatch") or baseline.get("why") or baseline.get("status")
-            raise RuntimeError(f"{design.name}: the unmutated netlist fails its own bench: {why}")
-        return baseline
-
     chosen = list(enumerate(mutations, 1))
     if only:
         chosen = [(k, m) for k, m in chosen if k in only]
     # Mutants of the list in m001..., given ones in x001... (their own cache).
     prefix = "m" if mutations is listed else "x"
-    folders = {k: where / f"{prefix}{k:03d}" for k, _ in chosen}
-    results: dict[int, dict] = {}
-    recheck: list[int] = []
-    for k, mutation in chosen:
-        path = folders[k] / "result.json"
-        if path.exists():
-            cached = json.loads(path.read_text())
-            if cached.get("key") == _key(netlist, mutation, settings):
-                results[k] = cached
-                if "equivalence" in cached and cached.get("equiv_version") != _EQUIV_VERSION:
-                    recheck.append(k)
+    run = _MutantRun(
+        design,
+        params,
+        where,
+        {k: where / f"{prefix}{k:03d}" for k, _ in chosen},
+        simulator=simulator,
+        bench_seed=bench_seed,
+        depth=depth,
+        equiv_timeout=equiv_timeout,
+        say=say,
+    )
+    results, recheck = run.cached(chosen)
     todo = [(k, m) for k, m in chosen if k not in results]
     for k, _ in todo:
-        folders[k].mkdir(exist_ok=True)
+        run.folders[k].mkdir(exist_ok=True)
     # Rewritten even when there: a folder's mutation changes with the list's count or seed.
-    _write_mutants(where, [(folders[k], m) for k, m in todo])
+    _write_mutants(where, [(run.folders[k], m) for k, m in todo])
+    run.bench_all(todo, results, len(chosen), lock, jobs)
+    run.recheck(recheck, results, dict(chosen), lock)
+    places = _cell_sources(run.netlist)
+    rows = [run.report_row(k, mutation, results[k], places) for k, mutation in chosen]
+    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+    scored = len(rows) - counts["equivalent"]
+    return {
+        "design": design.name,
+        "params": params,
+        "simulator": simulator,
+        "seed": seed,
+        "bench_seed": bench_seed,
+        "count": len(rows),
+        **counts,
+        "score": round(counts["killed"] / scored, 4) if scored else None,
+        "equivalence_depth": depth,
+        "original_bench_seconds": run.baseline["seconds"],
+        "seconds": round(time.perf_counter() - started, 1),
+        "folder": str(where),
+        "mutants": rows,
+    }
 
-    tied = BENCH_TIED.get(design.name, ())
 
-    def classify(row: dict, mutation: Mutation, folder: Path) -> None:
+class _MutantRun:
+    """One design's mutants at one parameter point, in the folder ``where``: the bench of
+    each (in ``folders``, cached by key), the equivalence check of a survivor, the rows of
+    the report."""
+
+    def __init__(
+        self, design: Design, params: dict, where: Path, folders: dict[int, Path], **options
+    ):
+        self.design, self.params, self.where, self.folders = design, params, where, folders
+        self.simulator = options["simulator"]
+        self.bench_seed = options["bench_seed"]
+        self.depth, self.equiv_timeout = options["depth"], options["equiv_timeout"]
+        self.say = options["say"]
+        self.netlist = (where / "prepared.il").read_text()
+        self.top = top_name(design)
+        self.settings = {
+            "simulator": self.simulator,
+            "bench_seed": self.bench_seed,
+            "params": params,
+            "bench": bench_source(design.bench),
+        }
+        self.tied = BENCH_TIED.get(design.name, ())
+        #: The unmutated netlist's bench result, and the mutants' time limit it sets.
+        self.baseline: dict = {}
+        self.limit = 0.0
+
+    def job(self, folder: Path, verilog: Path) -> dict:
+        return {
+            "design": self.design.name,
+            "params": self.params,
+            "simulator": self.simulator,
+            "seed": self.bench_seed,
+            "root": str(folder / "sim"),
+            "verilog": str(verilog),
+        }
+
+    def run_baseline(self) -> None:
+        """The unmutated netlist must pass its bench, or no mutant's failure means anything;
+        its run time sets the mutants' time limit."""
+        name, path = self.design.name, self.where / "original.json"
+        key = _key(self.netlist, None, self.settings)
+        baseline = json.loads(path.read_text()) if path.exists() else {}
+        if baseline.get("key") != key:
+            self.say(f"{name}: the unmutated netlist's bench on {self.simulator} ...")
+            baseline = _bench_in_subprocess(
+                self.job(self.where / "original", self.where / "netlist.v"), 1800
+            )
+            baseline["key"] = key
+            if baseline.get("passed"):  # a failure is not kept: the next run tries again
+                path.write_text(json.dumps(baseline, indent=2))
+        if not baseline.get("passed"):
+            why = baseline.get("first_mismatch") or baseline.get("why") or baseline.get("status")
+            raise RuntimeError(f"{name}: the unmutated netlist fails its own bench: {why}")
+        self.baseline = baseline
+        self.limit = 3 * baseline["seconds"] + 20
+
+    def cached(self, chosen) -> tuple[dict[int, dict], list[int]]:
+        """The results kept from earlier runs with the same key, and those of them whose
+        equivalence check is out of date."""
+        results: dict[int, dict] = {}
+        recheck: list[int] = []
+        for k, mutation in chosen:
+            path = self.folders[k] / "result.json"
+            if path.exists():
+                cached = json.loads(path.read_text())
+                if cached.get("key") == _key(self.netlist, mutation, self.settings):
+                    results[k] = cached
+                    if "equivalence" in cached and cached.get("equiv_version") != _EQUIV_VERSION:
+                        recheck.append(k)
+        return results, recheck
+
+    def classify(self, row: dict, mutation: Mutation, folder: Path) -> None:
         """A mutant the bench did not kill: equivalent, or survived (and then, if it is
         equivalent with the inputs the bench ties held, visible only through those)."""
+        where, top, depth, timeout = self.where, self.top, self.depth, self.equiv_timeout
         row["equivalence"] = equiv = equivalence(
-            where, top, mutation, depth, equiv_timeout, folder / "equiv"
+            where, top, mutation, depth, timeout, folder / "equiv"
         )
         row["status"] = "equivalent" if equiv["result"] in ("proved", "bounded") else "survived"
         row.pop("tied", None)
-        if row["status"] == "survived" and tied:
-            again = equivalence(where, top, mutation, depth, equiv_timeout, folder / "tied", tied)
-            row["tied"] = {"inputs": list(tied), **again}
+        if row["status"] == "survived" and self.tied:
+            again = equivalence(where, top, mutation, depth, timeout, folder / "tied", self.tied)
+            row["tied"] = {"inputs": list(self.tied), **again}
         row["equiv_version"] = _EQUIV_VERSION
 
-    def one(item) -> tuple[int, dict]:
+    def bench_one(self, item) -> tuple[int, dict]:
         k, mutation = item
-        folder = folders[k]
-        bench = _bench_in_subprocess(job(folder, folder / "mutant.v"), limit)
+        folder = self.folders[k]
+        bench = _bench_in_subprocess(self.job(folder, folder / "mutant.v"), self.limit)
         row = {"bench": bench}
         if bench.get("status") == "timeout":
             row["status"] = "timeout"
@@ -792,39 +849,43 @@ def run_mutants(
         elif not bench["passed"]:
             row["status"] = "killed"
         else:
-            classify(row, mutation, folder)
-        row["key"] = _key(netlist, mutation, settings)
+            self.classify(row, mutation, folder)
+        row["key"] = _key(self.netlist, mutation, self.settings)
         (folder / "result.json").write_text(json.dumps(row, indent=2))
         return k, row
 
-    # Up to BATCH mutants per hold of the lock: a few minutes of it, as waiting for it on a
-    # busy machine costs more than the runs.
-    parts = [todo[first : first + BATCH] for first in range(0, len(todo), BATCH)] or [[]]
-    baseline = None
-    for part in parts:
-        with _held(lock):
-            if baseline is None:
-                baseline = baseline_run()
-                limit = 3 * baseline["seconds"] + 20
-            if not part:
-                continue
-            done = len(results)
-            say(f"{design.name}: mutants {done + 1}-{done + len(part)} of {len(chosen)} ...")
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                for k, row in pool.map(one, part):
-                    results[k] = row
-    with _held(lock if recheck else None):
-        for k in recheck:
-            # The bench's verdict stands; only the formal check of a survivor is redone.
-            row, folder = results[k], folders[k]
-            say(f"{design.name}: mutant {k} checked for equivalence again ...")
-            classify(row, dict(chosen)[k], folder)
-            (folder / "result.json").write_text(json.dumps(row, indent=2))
+    def bench_all(self, todo, results: dict, chosen: int, lock: Path | None, jobs: int) -> None:
+        """The baseline, then the mutants of ``todo`` into ``results``: up to :data:`BATCH`
+        per hold of the lock (a few minutes of it, as waiting for it on a busy machine
+        costs more than the runs)."""
+        parts = [todo[first : first + BATCH] for first in range(0, len(todo), BATCH)] or [[]]
+        for part in parts:
+            with _held(lock):
+                if not self.baseline:
+                    self.run_baseline()
+                if not part:
+                    continue
+                done = len(results)
+                self.say(
+                    f"{self.design.name}: mutants {done + 1}-{done + len(part)} of {chosen} ..."
+                )
+                with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                    for k, row in pool.map(self.bench_one, part):
+                        results[k] = row
 
-    places = _cell_sources(netlist)
-    rows = []
-    for k, mutation in chosen:
-        row = results[k]
+    def recheck(self, recheck: list[int], results: dict, mutations: dict, lock) -> None:
+        """The cached survivors whose equivalence check is out of date: the bench's verdict
+        stands; only the formal check is redone."""
+        with _held(lock if recheck else None):
+            for k in recheck:
+                row, folder = results[k], self.folders[k]
+                self.say(f"{self.design.name}: mutant {k} checked for equivalence again ...")
+                self.classify(row, mutations[k], folder)
+                (folder / "result.json").write_text(json.dumps(row, indent=2))
+
+    def report_row(self, k: int, mutation: Mutation, row: dict, places: dict) -> dict:
+        """Mutant ``k``'s row of the report: its status, what it changed and where, and
+        why it has that status."""
         bench = row["bench"]
         entry = {
             "index": k,
@@ -846,27 +907,10 @@ def run_mutants(
                 inputs = ", ".join(row["tied"]["inputs"])
                 entry["why"] += f"; visible only through {inputs}, which the bench holds at 0"
                 entry["tied"] = row["tied"]
-            entry["difference"] = str(folders[k] / "equiv" / "difference.vcd")
+            entry["difference"] = str(self.folders[k] / "equiv" / "difference.vcd")
         else:
-            entry["why"] = bench.get("why") or f"the bench ran past {limit:.0f} s"
-        rows.append(entry)
-    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
-    scored = len(rows) - counts["equivalent"]
-    return {
-        "design": design.name,
-        "params": params,
-        "simulator": simulator,
-        "seed": seed,
-        "bench_seed": bench_seed,
-        "count": len(rows),
-        **counts,
-        "score": round(counts["killed"] / scored, 4) if scored else None,
-        "equivalence_depth": depth,
-        "original_bench_seconds": baseline["seconds"],
-        "seconds": round(time.perf_counter() - started, 1),
-        "folder": str(where),
-        "mutants": rows,
-    }
+            entry["why"] = bench.get("why") or f"the bench ran past {self.limit:.0f} s"
+        return entry
 
 
 def _why(equiv: dict) -> str:

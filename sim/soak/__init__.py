@@ -150,6 +150,67 @@ def _merge(summaries: list[dict]) -> dict:
     return total
 
 
+def _check_ports(layout, verilog: str, top: str) -> None:
+    """Every port the soak drives or checks is in the Verilog with the width it expects;
+    a stream's ports are there and at most 64 bits wide."""
+    ports = top_ports(verilog, top)
+    for port in layout.inputs + layout.outputs + layout.tied:
+        have = ports.get(port.name)
+        if have is None or have[1].bits != port.bits:
+            raise ValueError(f"the soak expects port {port} of {top}, the Verilog has {have}")
+    for stream in (layout.stream_in, layout.stream_out):
+        for name in () if stream is None else (stream.valid, stream.ready, stream.payload):
+            if name not in ports or ports[name][1].bits > 64:
+                raise ValueError(f"the soak expects a port {name} of at most 64 bits in {top}")
+
+
+@dataclass
+class _Replayed:
+    """What the model's side of a soak added up while the harness replayed it."""
+
+    model_seconds: float = 0.0
+    checked: int = 0
+    summaries: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+
+
+def _replay(harness: Harness, results, *, mutate: bool, progress, label: str) -> _Replayed:
+    """Send every segment's chunks to the harness (a reset between segments), breaking the
+    reference once if ``mutate``; ``label`` (design, messages, unit) names the progress."""
+    name, messages, unit = label
+    armed = mutate
+    replayed = _Replayed()
+    for number, (chunks, summary, seg_failures, seg_checked, seconds) in enumerate(results):
+        if number:
+            harness.reset()
+        for stimulus, expected, queue, expect in chunks:
+            if armed:
+                expected, expect, hit = _mutate(expected, expect)
+                armed = not hit
+            harness.send(stimulus, expected, queue, expect)
+        replayed.model_seconds += seconds
+        replayed.checked += seg_checked
+        replayed.summaries.append(summary)
+        replayed.failures += [f"segment {number}: {f}" for f in seg_failures]
+        if progress is not None:
+            progress(
+                f"soaking {name}: {replayed.checked}/{messages} {unit}, "
+                f"{harness.sent_cycles} cycles"
+            )
+    return replayed
+
+
+def _first_mismatch(totals: dict, failures: list[str]) -> dict | None:
+    """The first output that differed (cycle, signal, values), else the model's first
+    failure, else None."""
+    if totals["first"] is not None:
+        cycle, port, want, got = totals["first"]
+        return {"cycle": cycle, "signal": port, "expected": want, "got": got}
+    if failures:
+        return {"model": failures[0]}
+    return None
+
+
 def run_soak(
     design: Design,
     params: dict,
@@ -177,15 +238,7 @@ def run_soak(
     top = top_name(design)
     started = time.perf_counter()
     verilog = elaborate_verilog(design, params)
-    ports = top_ports(verilog, top)
-    for port in layout.inputs + layout.outputs + layout.tied:
-        have = ports.get(port.name)
-        if have is None or have[1].bits != port.bits:
-            raise ValueError(f"the soak expects port {port} of {top}, the Verilog has {have}")
-    for stream in (layout.stream_in, layout.stream_out):
-        for name in () if stream is None else (stream.valid, stream.ready, stream.payload):
-            if name not in ports or ports[name][1].bits > 64:
-                raise ValueError(f"the soak expects a port {name} of at most 64 bits in {top}")
+    _check_ports(layout, verilog, top)
     where = build_dir("soak", design, params, root)
     exe = build_harness(where, top, verilog, layout, progress)
     built = time.perf_counter()
@@ -195,38 +248,18 @@ def run_soak(
     knobs = knobs or {}
     results = _segments(design.name, params, plan, knobs, jobs)
     harness = Harness(exe, layout)
-    armed = mutate
-    model_seconds = 0.0
-    checked = 0
-    summaries, failures = [], []
     try:
-        for number, (chunks, summary, seg_failures, seg_checked, seconds) in enumerate(results):
-            if number:
-                harness.reset()
-            for stimulus, expected, queue, expect in chunks:
-                if armed:
-                    expected, expect, hit = _mutate(expected, expect)
-                    armed = not hit
-                harness.send(stimulus, expected, queue, expect)
-            model_seconds += seconds
-            checked += seg_checked
-            summaries.append(summary)
-            failures += [f"segment {number}: {f}" for f in seg_failures]
-            if progress is not None:
-                progress(
-                    f"soaking {design.name}: {checked}/{messages} {soak.unit}, "
-                    f"{harness.sent_cycles} cycles"
-                )
+        replayed = _replay(
+            harness,
+            results,
+            mutate=mutate,
+            progress=progress,
+            label=(design.name, messages, soak.unit),
+        )
     finally:
         totals = harness.finish()
     finished = time.perf_counter()
-    first = None
-    if totals["first"] is not None:
-        cycle, port, want, got = totals["first"]
-        first = {"cycle": cycle, "signal": port, "expected": want, "got": got}
-    mismatches = totals["mismatches"] + len(failures)
-    if first is None and failures:
-        first = {"model": failures[0]}
+    failures = replayed.failures
     return SoakResult(
         design=design.name,
         params=params,
@@ -235,16 +268,16 @@ def run_soak(
         unit=soak.unit,
         requested=messages,
         # A stream design's results are counted where they are compared, in the harness.
-        checked=totals["taken"] if layout.stream_out is not None else checked,
+        checked=totals["taken"] if layout.stream_out is not None else replayed.checked,
         cycles=totals["cycles"],
-        mismatches=mismatches,
-        first_mismatch=first,
+        mismatches=totals["mismatches"] + len(failures),
+        first_mismatch=_first_mismatch(totals, failures),
         seconds=round(finished - built, 2),
         build_seconds=round(built - started, 2),
-        model_cpu_seconds=round(model_seconds, 2),
+        model_cpu_seconds=round(replayed.model_seconds, 2),
         harness_cpu_seconds=round(totals["cpu_seconds"], 2),
         details={
-            **_merge(summaries),
+            **_merge(replayed.summaries),
             "segments": len(plan),
             "jobs": jobs,
             "output_mismatches": totals["mismatches"],
