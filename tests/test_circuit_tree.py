@@ -336,9 +336,10 @@ def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=
     [
         ("verilator", 4, 0),
         pytest.param("icarus", 4, 0, marks=_ICARUS),
-        pytest.param("icarus", 4, 1, marks=_ICARUS),
-        pytest.param("icarus", 4, 2, marks=_ICARUS),
-        pytest.param("icarus", 8, 0, marks=_ICARUS),
+        # The other retry modes and sizes (the amaranth.sim lockstep tests run every mode).
+        pytest.param("icarus", 4, 1, marks=[_ICARUS, pytest.mark.slow]),
+        pytest.param("icarus", 4, 2, marks=[_ICARUS, pytest.mark.slow]),
+        pytest.param("icarus", 8, 0, marks=[_ICARUS, pytest.mark.slow]),
     ],
 )
 def test_cocotb_traffic(simulator, leaves, retry, tmp_path):

@@ -239,7 +239,14 @@ def test_cocotb_icarus_mutated_model_fails(tmp_path):
 
 
 @pytest.mark.cocotb
-@pytest.mark.parametrize(("dim", "frames"), [(3, 48), pytest.param(4, 128, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    ("dim", "frames"),
+    [
+        (2, 48),
+        pytest.param(3, 48, marks=pytest.mark.slow),
+        pytest.param(4, 128, marks=pytest.mark.slow),
+    ],
+)
 def test_cocotb_verilator(tmp_path, dim, frames):
     result = run_cocotb("verilator", tmp_path, dim=dim, frames=frames)
     assert result.passed, result.summary

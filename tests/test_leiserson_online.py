@@ -193,7 +193,8 @@ def run_rtl(dut, messages, seed, *, stall=0.3, mutate=False, idle=0.25):
 
 
 @pytest.mark.parametrize(
-    ("leaves", "w", "per_leaf", "stall"), [(8, 8, 3, 0.3), (8, 4, 3, 0.97), (16, 16, 1, 0.3)]
+    ("leaves", "w", "per_leaf", "stall"),
+    [(8, 8, 3, 0.3), (8, 4, 3, 0.97), pytest.param(16, 16, 1, 0.3, marks=pytest.mark.slow)],
 )
 def test_rtl_matches_model_and_delivers_every_message_once(leaves, w, per_leaf, stall):
     dut = LeisersonOnline(leaves, w=w, seed=1)
@@ -284,9 +285,10 @@ def test_cocotb_icarus_8_leaves(tmp_path):
 
 
 @pytest.mark.cocotb
-@pytest.mark.slow  # the Verilator build alone takes about two minutes
-def test_cocotb_verilator_8_leaves(tmp_path):
-    check_summary(run_cocotb("verilator", 8, 20, tmp_path), 20)
+# The Verilator build takes most of a minute at 4 leaves, more at 8: a slow point.
+@pytest.mark.parametrize("leaves", [4, pytest.param(8, marks=pytest.mark.slow)])
+def test_cocotb_verilator(leaves, tmp_path):
+    check_summary(run_cocotb("verilator", leaves, 20, tmp_path), 20)
 
 
 @pytest.mark.cocotb
