@@ -517,55 +517,39 @@ def _succeeded(phase: str, m: int, b: int, delivered: np.ndarray) -> np.ndarray:
     return delivered >= m / 2
 
 
-def _ph_run(args, progress) -> Result:
-    rng = np.random.default_rng(args.seed)
-    rows, minima, below = [], {}, []
-    for h in counted(progress, args.sizes):
-        n = 2**h
-        b = bins(n)
-        progress(f"sk-phases: n = {n}, b = {b}")
-        # Every m at once (one pass of the occupancy recursion): each phase's worst m.
-        dists = occupancies(n, b)
-        for m in range(2, n + 1):
-            d = np.arange(dists[m].size)
-            phase = "I" if m > b else "II"
-            # The failure mass summed directly keeps its digits where it is tiny.
-            fail = float(dists[m][~_succeeded(phase, m, b, d)].sum())
-            key = (n, phase)
-            if key not in minima or fail > minima[key][1]:
-                minima[key] = (m, fail)
-        for m in _geometric(2, b, args.points) + _geometric(b + 1, n, args.points):
-            phase, exact = phase_success(m, b)
-            d = np.arange(min(m, b) + 1)
-            fail = float(occupancy(m, b)[~_succeeded(phase, m, b, d)].sum())
-            ok = _succeeded(phase, m, b, toss(m, b, args.trials, rng))
-            lo, hi = wilson(int(ok.sum()), args.trials)
-            net = net_lo = net_hi = None
-            if args.network_trials:
-                won = _succeeded(phase, m, b, network_first_round(n, m, args.network_trials, rng))
-                net = float(won.mean())
-                net_lo, net_hi = wilson(int(won.sum()), args.network_trials)
-            constant = P_PHASE_ONE if phase == "I" else P_PHASE_TWO
-            if exact < constant or (net is not None and net_hi < constant):
-                below.append((n, m))
-            rows.append(
-                [
-                    n,
-                    b,
-                    m,
-                    phase,
-                    constant,
-                    phase_success_bound(m, b),
-                    exact,
-                    fail,
-                    float(ok.mean()),
-                    lo,
-                    hi,
-                    net,
-                    net_lo,
-                    net_hi,
-                ]
-            )
+def _worst_failures(n: int, b: int, minima: dict) -> None:
+    """Each phase's largest exact failure probability over every m, into ``minima``."""
+    # Every m at once (one pass of the occupancy recursion).
+    dists = occupancies(n, b)
+    for m in range(2, n + 1):
+        d = np.arange(dists[m].size)
+        phase = "I" if m > b else "II"
+        # The failure mass summed directly keeps its digits where it is tiny.
+        fail = float(dists[m][~_succeeded(phase, m, b, d)].sum())
+        key = (n, phase)
+        if key not in minima or fail > minima[key][1]:
+            minima[key] = (m, fail)
+
+
+def _phase_row(n: int, b: int, m: int, args, rng) -> list:
+    """One m: the proof's constant and bound, Model I exactly and sampled, the network."""
+    phase, exact = phase_success(m, b)
+    d = np.arange(min(m, b) + 1)
+    fail = float(occupancy(m, b)[~_succeeded(phase, m, b, d)].sum())
+    ok = _succeeded(phase, m, b, toss(m, b, args.trials, rng))
+    lo, hi = wilson(int(ok.sum()), args.trials)
+    net = net_lo = net_hi = None
+    if args.network_trials:
+        won = _succeeded(phase, m, b, network_first_round(n, m, args.network_trials, rng))
+        net = float(won.mean())
+        net_lo, net_hi = wilson(int(won.sum()), args.network_trials)
+    constant = P_PHASE_ONE if phase == "I" else P_PHASE_TWO
+    bound = phase_success_bound(m, b)
+    sim = float(ok.mean())
+    return [n, b, m, phase, constant, bound, exact, fail, sim, lo, hi, net, net_lo, net_hi]
+
+
+def _ph_notes(args, minima: dict, below: list) -> list[str]:
     notes = [
         "Phase I (m > b): success = fewer than 2b/e empty bins (more than b(1-2/e) delivered), "
         "proof: probability >= 1/2; Phase II (m <= b): success = at least m/2 delivered "
@@ -583,6 +567,24 @@ def _ph_run(args, progress) -> Result:
     notes.append(
         "below the proof's constant: " + (str(below) if below else "nowhere (model or network)")
     )
+    return notes
+
+
+def _ph_run(args, progress) -> Result:
+    rng = np.random.default_rng(args.seed)
+    rows, minima, below = [], {}, []
+    for h in counted(progress, args.sizes):
+        n = 2**h
+        b = bins(n)
+        progress(f"sk-phases: n = {n}, b = {b}")
+        _worst_failures(n, b, minima)
+        for m in _geometric(2, b, args.points) + _geometric(b + 1, n, args.points):
+            row = _phase_row(n, b, m, args, rng)
+            constant, exact, net_hi = row[4], row[6], row[13]
+            if exact < constant or (net_hi is not None and net_hi < constant):
+                below.append((n, m))
+            rows.append(row)
+    notes = _ph_notes(args, minima, below)
     return Result(
         "sk-phases",
         {

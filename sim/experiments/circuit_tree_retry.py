@@ -134,6 +134,52 @@ def _model_run(n, src, dst, length, seed, retry) -> tuple[int, int]:
     return out["cycles"], out["rejects"]
 
 
+def _strategy_trials(n, pattern, retry, batches, opts, compare: bool, mismatches: list):
+    """Every trial of one retry strategy on the compiled simulator (and, with ``compare``,
+    on the cycle-exact model, a disagreement appended to ``mismatches``): per trial the
+    cycles and rejects, the most rejects of one message, the CPU seconds of both."""
+    cycles, rejects, worst, fast_s, model_s = [], [], 0, 0.0, 0.0
+    for trial, (src, dst) in enumerate(batches):
+        net_seed = (opts["seed"] + trial) & 0xFFFF
+        started = time.process_time()
+        res = CycleSim(n, src, dst, opts["length"], net_seed, retry).run()
+        fast_s += time.process_time() - started
+        cycles.append(res.cycles)
+        rejects.append(res.rejects)
+        worst = max(worst, int(res.rejects_per_message.max(initial=0)))
+        if compare:
+            started = time.process_time()
+            got = _model_run(n, src, dst, opts["length"], net_seed, retry)
+            model_s += time.process_time() - started
+            if got != (res.cycles, res.rejects):
+                mismatches.append(f"n={n} {pattern} {retry} trial {trial}: {got}")
+    return cycles, rejects, worst, fast_s, model_s
+
+
+def _notes(opts: dict, compared: int, mismatches: list) -> list[str]:
+    notes = [
+        "every message of the batch offered at cycle 0; cycles: until the last acknowledge "
+        "is seen at its source (run_model's count); per_diameter: mean cycles / cycles of one "
+        "message from node 0 to node n-1 alone (Fig. 4's normalisation)",
+        "vs_immediate: mean cycles / immediate retry's mean cycles (same traffic, same seeds); "
+        "retries: rejects per message (mean over the trials); max_retries: most rejects of "
+        "one message",
+        "rounds: delivery rounds of the paper's round-based simulator (sim/fast/circuit_rounds.py, "
+        "circuits held to the end of each round) on the same batches, mean over the trials",
+        f"fast_s, model_s: CPU seconds for the {opts['trials']} trials on the compiled "
+        "simulator and on the cycle-exact model",
+    ]
+    if compared:
+        notes.append(
+            f"model = fast simulator (cycles and rejects) in all {compared} runs up to "
+            f"n = 2^{opts['model_max']}"
+            if not mismatches
+            else f"MODEL AND FAST SIMULATOR DIFFER in {len(mismatches)} of {compared} runs: "
+            + "; ".join(mismatches[:5])
+        )
+    return notes
+
+
 def _run(args, progress) -> Result:
     opts = options(args)
     points = [
@@ -157,24 +203,13 @@ def _run(args, progress) -> Result:
         rounds = float(
             np.mean([delivery_rounds(n, src, dst, rounds_rng).rounds for src, dst in batches])
         )
+        compare = h <= opts["model_max"]
         immediate_mean = None
         for retry in opts["retry"]:
-            cycles, rejects, worst, fast_s, model_s = [], [], 0, 0.0, 0.0
-            for trial, (src, dst) in enumerate(batches):
-                net_seed = (opts["seed"] + trial) & 0xFFFF
-                started = time.process_time()
-                res = CycleSim(n, src, dst, opts["length"], net_seed, retry).run()
-                fast_s += time.process_time() - started
-                cycles.append(res.cycles)
-                rejects.append(res.rejects)
-                worst = max(worst, int(res.rejects_per_message.max(initial=0)))
-                if h <= opts["model_max"]:
-                    started = time.process_time()
-                    got = _model_run(n, src, dst, opts["length"], net_seed, retry)
-                    model_s += time.process_time() - started
-                    compared += 1
-                    if got != (res.cycles, res.rejects):
-                        mismatches.append(f"n={n} {pattern} {retry} trial {trial}: {got}")
+            cycles, rejects, worst, fast_s, model_s = _strategy_trials(
+                n, pattern, retry, batches, opts, compare, mismatches
+            )
+            compared += len(batches) if compare else 0
             mean = float(np.mean(cycles))
             if retry == "immediate":
                 immediate_mean = mean
@@ -194,29 +229,10 @@ def _run(args, progress) -> Result:
                     worst,
                     rounds,
                     round(fast_s, 3),
-                    round(model_s, 3) if h <= opts["model_max"] else None,
+                    round(model_s, 3) if compare else None,
                 ]
             )
-    notes = [
-        "every message of the batch offered at cycle 0; cycles: until the last acknowledge "
-        "is seen at its source (run_model's count); per_diameter: mean cycles / cycles of one "
-        "message from node 0 to node n-1 alone (Fig. 4's normalisation)",
-        "vs_immediate: mean cycles / immediate retry's mean cycles (same traffic, same seeds); "
-        "retries: rejects per message (mean over the trials); max_retries: most rejects of "
-        "one message",
-        "rounds: delivery rounds of the paper's round-based simulator (sim/fast/circuit_rounds.py, "
-        "circuits held to the end of each round) on the same batches, mean over the trials",
-        f"fast_s, model_s: CPU seconds for the {opts['trials']} trials on the compiled "
-        "simulator and on the cycle-exact model",
-    ]
-    if compared:
-        notes.append(
-            f"model = fast simulator (cycles and rejects) in all {compared} runs up to "
-            f"n = 2^{opts['model_max']}"
-            if not mismatches
-            else f"MODEL AND FAST SIMULATOR DIFFER in {len(mismatches)} of {compared} runs: "
-            + "; ".join(mismatches[:5])
-        )
+    notes = _notes(opts, compared, mismatches)
     return Result(
         "retry-strategies",
         opts,

@@ -114,6 +114,44 @@ def _hot_spot(n: int, rng) -> list[tuple[int, int]]:
     return [(s, dst) for s in range(n) if s != dst]
 
 
+def _message_sets(n: int, patterns: list[str], per_leaf: list[int], rng) -> list[tuple]:
+    """``(name, messages)`` of every pattern: random ones for each messages-per-leaf count."""
+    sets = []
+    for pattern in patterns:
+        if pattern == "random":
+            sets += [(f"random x{k}", message_set("random", n, rng, k)) for k in per_leaf]
+        elif pattern == "hot-spot":
+            sets.append((pattern, _hot_spot(n, rng)))
+        else:
+            sets.append((pattern, message_set(pattern, n, rng)))
+    return sets
+
+
+def _set_row(n: int, profile: str, name: str, messages, layout, wires, derated) -> list:
+    """One message set: its load factors, the on-line delivery cycles and losses, and the
+    off-line schedule of Theorem 1 (and packed) beside them."""
+    lam = load_factor(n, messages, wires)
+    d, results = run_online(layout, messages)
+    lost = sum(len(r.lost) for r in results)
+    offline = _theorem1(n, messages, derated)
+    packed = compact(n, messages, offline, derated) if offline else []
+    return [
+        n,
+        profile,
+        name,
+        len(messages),
+        float(lam),
+        float(load_factor(n, messages, derated)),
+        -(-lam.numerator // lam.denominator),
+        d,
+        round(d / float(lam), 3) if lam else None,
+        len(offline) if offline is not None else None,
+        len(packed) if offline is not None else None,
+        lost,
+        round(lost / len(messages), 3) if messages else 0,
+    ]
+
+
 def _run(args, progress) -> Result:
     patterns = [p.strip() for p in args.patterns.split(",") if p.strip()]
     for p in patterns:
@@ -128,39 +166,8 @@ def _run(args, progress) -> Result:
             layout = TreeLayout.universal(n, w, 0)
             wires = ideal_capacities(n, layout.capacities)
             derated = layout_capacities(layout)
-            sets = []
-            for pattern in patterns:
-                if pattern == "random":
-                    sets += [
-                        (f"random x{k}", message_set("random", n, rng, k)) for k in args.per_leaf
-                    ]
-                elif pattern == "hot-spot":
-                    sets.append((pattern, _hot_spot(n, rng)))
-                else:
-                    sets.append((pattern, message_set(pattern, n, rng)))
-            for name, messages in sets:
-                lam = load_factor(n, messages, wires)
-                d, results = run_online(layout, messages)
-                lost = sum(len(r.lost) for r in results)
-                offline = _theorem1(n, messages, derated)
-                packed = compact(n, messages, offline, derated) if offline else []
-                rows.append(
-                    [
-                        n,
-                        profile,
-                        name,
-                        len(messages),
-                        float(lam),
-                        float(load_factor(n, messages, derated)),
-                        -(-lam.numerator // lam.denominator),
-                        d,
-                        round(d / float(lam), 3) if lam else None,
-                        len(offline) if offline is not None else None,
-                        len(packed) if offline is not None else None,
-                        lost,
-                        round(lost / len(messages), 3) if messages else 0,
-                    ]
-                )
+            for name, messages in _message_sets(n, patterns, args.per_leaf, rng):
+                rows.append(_set_row(n, profile, name, messages, layout, wires, derated))
             loss_rows += _loss(n, profile, layout, wires, args, rng)
             progress(f"n={n} {profile}: {time.process_time() - started:.1f} s CPU")
     return _Tables(

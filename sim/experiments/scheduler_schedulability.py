@@ -140,7 +140,8 @@ def _check_first(tree, dst, algorithm: str, mode: str, fast, *, rounds: bool) ->
             )
 
 
-def run(args, progress) -> Result:
+def _trees(args):
+    """The checked ``--sizes``, ``--algorithms`` and failure modes, and the trees."""
     from ...sim.models.scheduler import ALGORITHMS
     from ...spec.scheduler import GeneralizedFatTree
     from ...spec.topology import FatTree
@@ -159,7 +160,48 @@ def run(args, progress) -> Result:
     for tree in trees:
         if tree.num_nodes > 1 << 16 or tree.num_switches > 1 << 20:
             raise ValueError(f"{_name(tree)} has {tree.num_nodes} nodes; at most 65536")
+    return sizes, algorithms, modes, trees
 
+
+def _permutations(tree, args) -> np.ndarray:
+    """``--trials`` random permutations of the nodes (row t: node k sends to [t][k])."""
+    rng = random.Random(f"{args.seed}-{_name(tree)}")
+    dsts = []
+    for _ in range(args.trials):
+        dst = list(tree.nodes())
+        rng.shuffle(dst)
+        dsts.append(dst)
+    return np.array(dsts, dtype=np.int64)
+
+
+def _notes(args, trees) -> list[str]:
+    notes = [
+        f"{args.trials} random permutations per size (seed {args.seed}), the same for every "
+        "algorithm; ratio = granted / requested",
+        COUNTING_NOTE,
+        "failure mode 'keep': links a refused request took below the level where it failed "
+        "stay taken (Fig. 7 as written); 'release': they are given back before the next "
+        "request; optimal never fails",
+        "greedy/random = local scheduling: up port chosen from the source side only, the "
+        "request fails when the mirrored down link is taken",
+        "paper %: the overall ranges of sections 1 and 5 (local 45-70 %, level-wise 78-95 %)",
+    ]
+    if any(getattr(t, "m", t.w) != t.w for t in trees):
+        notes.append(
+            "FT(l,m,w): m children and w parents per switch, scheduled by the reference "
+            "models; no optimal row where w < m (a tapered tree: a permutation may not fit "
+            "one round)"
+        )
+    if not args.no_rounds:
+        notes.append(
+            "rounds: refused requests retried round after round from an empty network until "
+            "all are granted (mean over the trials)"
+        )
+    return notes
+
+
+def run(args, progress) -> Result:
+    sizes, algorithms, modes, trees = _trees(args)
     columns = [
         "FT(l,w)",
         "nodes",
@@ -177,13 +219,7 @@ def run(args, progress) -> Result:
     raw = {}
     for tree in counted(progress, trees):
         name = _name(tree)
-        rng = random.Random(f"{args.seed}-{name}")
-        dsts = []  # permutation t: node k sends to dsts[t][k]
-        for _ in range(args.trials):
-            dst = list(tree.nodes())
-            rng.shuffle(dst)
-            dsts.append(dst)
-        dsts = np.array(dsts, dtype=np.int64)
+        dsts = _permutations(tree, args)
         for algorithm in algorithms:
             if algorithm == "optimal" and tree.w < getattr(tree, "m", tree.w):
                 continue  # no one-round optimum to compare with on a tapered tree (note)
@@ -208,28 +244,6 @@ def run(args, progress) -> Result:
                     row.append(round(statistics.fmean(rounds), 2))
                 rows.append(row)
                 raw[f"{name} {algorithm} {mode}"] = ratios
-    notes = [
-        f"{args.trials} random permutations per size (seed {args.seed}), the same for every "
-        "algorithm; ratio = granted / requested",
-        COUNTING_NOTE,
-        "failure mode 'keep': links a refused request took below the level where it failed "
-        "stay taken (Fig. 7 as written); 'release': they are given back before the next "
-        "request; optimal never fails",
-        "greedy/random = local scheduling: up port chosen from the source side only, the "
-        "request fails when the mirrored down link is taken",
-        "paper %: the overall ranges of sections 1 and 5 (local 45-70 %, level-wise 78-95 %)",
-    ]
-    if any(getattr(t, "m", t.w) != t.w for t in trees):
-        notes.append(
-            "FT(l,m,w): m children and w parents per switch, scheduled by the reference "
-            "models; no optimal row where w < m (a tapered tree: a permutation may not fit "
-            "one round)"
-        )
-    if not args.no_rounds:
-        notes.append(
-            "rounds: refused requests retried round after round from an empty network until "
-            "all are granted (mean over the trials)"
-        )
     return Result(
         name="schedulability",
         params={
@@ -241,7 +255,7 @@ def run(args, progress) -> Result:
         },
         columns=columns,
         rows=rows,
-        notes=notes,
+        notes=_notes(args, trees),
         extra={"ratios": raw},
     )
 
