@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -184,13 +185,25 @@ def test_tables_are_registries():
 
 
 @pytest.mark.cocotb
-def test_sim_passes_bench_knobs(capsys, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "simulator",
+    [
+        # Icarus builds in a second; a Verilator build of this point takes minutes.
+        pytest.param(
+            "icarus",
+            marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"),
+        ),
+        pytest.param("verilator", marks=pytest.mark.slow),
+    ],
+)
+def test_sim_passes_bench_knobs(capsys, tmp_path, monkeypatch, simulator):
     # --bench-param reaches the bench: receivers stalled 9 cycles in 10 make full interfaces
     # reject new circuits, which an always-ready run never does.
     monkeypatch.chdir(tmp_path)
     summaries = {}
     for stall in (0, 90):
         argv = ["sim", "circuit-tree", "-p", "leaves=8", "-b", f"backpressure={stall}"]
+        argv += ["--simulator", simulator]
         code, out, _ = run(capsys, *argv, "--frames", "20", "--json")
         assert code == 0
         summaries[stall] = json.loads(out)["summary"]

@@ -67,7 +67,7 @@ def test_shapes_give_the_built_decision_bits_up_to_256_leaves(lgn):
     test_shapes_give_the_built_decision_bits(lgn)
 
 
-@pytest.mark.parametrize("lgn", range(1, 7))
+@pytest.mark.parametrize("lgn", [*range(1, 6), pytest.param(6, marks=pytest.mark.slow)])
 def test_every_header_names_its_destination_in_at_most_2_lg_n_address_bits(lgn):
     # Every ordered pair and every leaf to and from outside, from real delivery cycles.
     n = 1 << lgn
@@ -158,7 +158,9 @@ def test_cycle_time_bounds_to_2_20_are_linear_in_lg_n():
     assert fits["w=n^(2/3)"]["max_residual"] < 8 and fits["w=n^(2/3)"]["b"] <= 28
 
 
-@pytest.mark.parametrize(("leaves", "w"), [(8, 8), (8, 4), (16, 16)])
+@pytest.mark.parametrize(
+    ("leaves", "w"), [(8, 8), (8, 4), pytest.param(16, 16, marks=pytest.mark.slow)]
+)
 def test_rtl_delivery_cycle_time_is_the_model_s(leaves, w):
     # First bit in to last bit out on the RTL, its trace equal to the model's cycle by cycle.
     layout = TreeLayout.universal(leaves, w)

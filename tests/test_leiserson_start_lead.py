@@ -257,6 +257,7 @@ ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilo
 
 @pytest.mark.cocotb
 @ICARUS
+@pytest.mark.slow  # the plain tree's bench runs by default (test_leiserson_tree.py)
 def test_cocotb_bench_at_start_lead_2(tmp_path):
     # What `fattree sim leiserson-tree -p start_lead=2 -s icarus` runs (that the check can fail
     # at a lead: test_check_catches_a_late_start).

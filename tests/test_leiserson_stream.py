@@ -146,9 +146,12 @@ def run_cocotb(simulator, leaves, frames, tmp_path, *, mutation=False, backpress
 
 
 @pytest.mark.cocotb
-@ICARUS
-def test_cocotb_icarus_8_leaves(tmp_path):
-    result = run_cocotb("icarus", 8, 20, tmp_path, backpressure=50)
+# A Verilator build of 8 leaves takes minutes: 4 leaves on it.
+@pytest.mark.parametrize(
+    ("simulator", "leaves"), [pytest.param("icarus", 8, marks=ICARUS), ("verilator", 4)]
+)
+def test_cocotb_small_tree(simulator, leaves, tmp_path):
+    result = run_cocotb(simulator, leaves, 20, tmp_path, backpressure=50)
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0 and s["delivery_cycles"] == 20

@@ -85,7 +85,9 @@ def test_tree_with_user_profile_and_two_leaf_wires():
     assert sorted(delivered) == list(range(len(messages)))
 
 
-@pytest.mark.parametrize(("leaves", "w", "seed"), [(4, 0, 1), (8, 4, 2), (16, 7, 3)])
+@pytest.mark.parametrize(
+    ("leaves", "w", "seed"), [(4, 0, 1), (8, 4, 2), pytest.param(16, 7, 3, marks=pytest.mark.slow)]
+)
 def test_tree_carries_traffic_through_the_root(leaves, w, seed):
     # Messages from outside (root_i) to leaves, from leaves to outside (root_o) and between
     # leaves, on random wires of every channel: root_o and every recv checked cycle by cycle.
@@ -202,6 +204,7 @@ def check_bench(result, frames):
 
 @pytest.mark.cocotb
 @ICARUS
+@pytest.mark.slow  # the 4-leaf mutant point below runs the same bench by default
 def test_cocotb_icarus_8_leaves(tmp_path):
     check_bench(run_cocotb("icarus", 8, 30, tmp_path), 30)
 

@@ -513,8 +513,8 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
 @pytest.mark.cocotb
 @pytest.mark.parametrize(
     "simulator, levels, w, family",
-    # A Verilator build takes about a minute: one size on it, the others on Icarus (the
-    # ecp5 form on Verilator is a slow point).
+    # A Verilator build takes about a minute: one size on it, the others on Icarus; the
+    # other sizes and the ecp5 forms are slow points.
     [("verilator", 3, 4, None)]
     + [pytest.param("icarus", 3, 4, None, marks=needs_icarus)]
     + [
@@ -526,7 +526,7 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
     # read and write, so Icarus would show any use of one). 1K x 18 and 2K x 9 forms.
     + [
         pytest.param("verilator", 3, 16, "ecp5", marks=pytest.mark.slow),
-        pytest.param("icarus", 3, 16, "ecp5", marks=needs_icarus),
+        pytest.param("icarus", 3, 16, "ecp5", marks=[needs_icarus, pytest.mark.slow]),
         pytest.param("icarus", 4, 8, "ecp5", marks=[needs_icarus, pytest.mark.slow]),
     ],
 )
