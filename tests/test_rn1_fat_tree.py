@@ -249,7 +249,7 @@ def _pruned(net, leaves):
     return routers, links, ins, outs, sorted(keep_sw)
 
 
-@pytest.mark.parametrize("seed", [None, 4])
+@pytest.mark.parametrize("seed", [None, pytest.param(4, marks=pytest.mark.slow)])
 def test_sparse_stepping_equals_the_plain_stepping(seed):
     net = fat_tree_network(2, seed)
     parts = _pruned(net, 2)
@@ -266,7 +266,7 @@ def test_sparse_stepping_equals_the_plain_stepping(seed):
     assert delivered(receivers) == want
 
 
-@pytest.mark.parametrize("seed", [None, 7])
+@pytest.mark.parametrize("seed", [None, pytest.param(7, marks=pytest.mark.slow)])
 def test_two_stages_deliver_at_every_distance_with_turns_and_retries(seed):
     model = fat_model(2, seed)
     rng = random.Random(seed or 1)
