@@ -271,7 +271,8 @@ FAMILY_CELLS = {
 
 
 @pytest.mark.synthesis
-@pytest.mark.parametrize("family", ["ice40", "ecp5"])
+# ECP5 runs by default in the command-line tests below: here it is a slow point.
+@pytest.mark.parametrize("family", ["ice40", pytest.param("ecp5", marks=pytest.mark.slow)])
 def test_selector_resources_and_fmax(family, tmp_path):
     width = 8
     result = synthesise(get_design("selector"), {"width": width}, family, root=tmp_path)
@@ -377,7 +378,8 @@ def test_synthesise_refuses_an_unknown_router(tmp_path):
 
 
 @pytest.mark.synthesis
-@pytest.mark.parametrize("family", ["ice40", "ecp5"])
+# Two synthesis and place-and-route runs of the RN1 router per family: ECP5 a slow point.
+@pytest.mark.parametrize("family", ["ice40", pytest.param("ecp5", marks=pytest.mark.slow)])
 def test_area_mapping_maps_to_lut4_with_fewer_luts(capsys, tmp_path, family):
     # The RN1 router's arbitration: deep cones that the delay mapping duplicates.
     argv = ["synth", "rn1", "-p", "mode=alternate", "-f", family, "--json", "--freq", "10"]
