@@ -573,14 +573,15 @@ def _reachable(network: str, model, dead, links, stacks=()):
     return model.net.connected(dead=dead, links=links)
 
 
-def _delivery_run(args, progress) -> Result:
+def _delivery_options(args):
+    """``args`` with the delivery defaults filled in, and the network they name: ``(args,
+    network, stages, cluster, endpoints)``."""
     args = argparse.Namespace(**vars(args))
     for option, value in DELIVERY_DEFAULTS.items():
         if getattr(args, option, None) is None:
             setattr(args, option, value)
     network = getattr(args, "network", "bidelta")
     stages = args.stages
-    kind = args.kind
     cluster = getattr(args, "cluster", None)
     if cluster is not None and network != "hybrid":
         raise ValueError("--cluster is the hybrid fat-tree's: with --network hybrid")
@@ -592,65 +593,45 @@ def _delivery_run(args, progress) -> Result:
     else:
         stages = stages or 1
         endpoints = 64**stages if network == "fat-tree" else cluster * 64 ** (stages - 1)
-    faults_list = [0] + (args.faults or [1, 2, 4, 8])
-    trials = args.trials or 2
-    wirings = ("random", "regular")
-    probe, nodes, _ = make_network(network, endpoints, stages or 1, args.seed, cluster=cluster)
-    names = _fault_names(network, probe, kind)
-    if args.senders is not None and args.senders > nodes:
-        raise ValueError(f"--senders must be 1..{nodes}, not {args.senders}")
-    points = [(f, t) for f in faults_list for t in range(1 if f == 0 else trials)]
-    sums: dict[tuple, list] = {}
-    for faults, trial in counted(progress, points):
-        rng = random.Random(args.seed * 1000 + faults * 7919 + trial)
-        chosen = rng.sample(names, min(faults, len(names)))
-        dead = chosen if kind == "routers" else []
-        cut = chosen if kind == "links" else []
-        stacks = chosen if kind == "stacks" else []
-        if stacks:  # a stack removed: every router of it (the links into it are disabled)
-            dead = sorted(k for k in probe.routers if k[:2] in set(stacks))
-        senders = sorted(rng.sample(range(nodes), args.senders or nodes))
-        plans = {p: traffic(p, senders, nodes, args.messages, rng) for p in args.pattern}
-        for wiring in wirings:
-            model, _, heads = make_network(
-                network, endpoints, stages or 1, args.seed, wiring == "random", dead, cut, cluster
-            )
-            reach = _reachable(network, model, dead, cut, stacks)
-            for (pattern, plan), retry in itertools.product(plans.items(), args.retry):
-                model.reset()
-                res = deliver(
-                    model, nodes, heads, plan, args.length, args.give_up, args.seed + trial, retry
-                )
-                if res["wrong"]:
-                    raise RuntimeError(f"{res['wrong']} transmissions delivered wrongly")
-                no_path = sum(1 for s, d in res["given_up"] if not reach[s][d])
-                got = [
-                    1,
-                    sum(map(len, plan.values())),
-                    len(res["delivered"]),
-                    sum(1 for s in plan for d in plan[s] if not reach[s][d]),
-                    no_path,
-                    len(res["given_up"]) - no_path,
-                    res["last"],
-                    res["cycles"],
-                    res["tries"],
-                    res["latency"],
-                ]
-                key = (faults, wiring, pattern, retry)
-                sums[key] = [a + b for a, b in zip(sums.get(key, [0] * len(got)), got, strict=True)]
-    rows = []
-    for (faults, wiring, pattern, retry), (
-        k,
-        sent,
-        ok,
-        unreached,
+    return args, network, stages, cluster, endpoints
+
+
+def _fault_set(kind: str, names: list, faults: int, probe, rng) -> tuple[list, list, list]:
+    """``faults`` random parts of ``names``: the dead routers, cut links and dead stacks."""
+    chosen = rng.sample(names, min(faults, len(names)))
+    dead = chosen if kind == "routers" else []
+    cut = chosen if kind == "links" else []
+    stacks = chosen if kind == "stacks" else []
+    if stacks:  # a stack removed: every router of it (the links into it are disabled)
+        dead = sorted(k for k in probe.routers if k[:2] in set(stacks))
+    return dead, cut, stacks
+
+
+def _delivery_counts(res: dict, plan: dict, reach) -> list:
+    """One run's counts: sets, messages, delivered, without a path, given up without and
+    with a path, cycles to deliver and to finish, tries, latency."""
+    if res["wrong"]:
+        raise RuntimeError(f"{res['wrong']} transmissions delivered wrongly")
+    no_path = sum(1 for s, d in res["given_up"] if not reach[s][d])
+    return [
+        1,
+        sum(map(len, plan.values())),
+        len(res["delivered"]),
+        sum(1 for s in plan for d in plan[s] if not reach[s][d]),
         no_path,
-        lost,
-        last,
-        cyc,
-        tries,
-        latency,
-    ) in sums.items():
+        len(res["given_up"]) - no_path,
+        res["last"],
+        res["cycles"],
+        res["tries"],
+        res["latency"],
+    ]
+
+
+def _delivery_rows(sums: dict) -> list[list]:
+    """The summed counts of each point as a row: totals, and means over the sets."""
+    rows = []
+    for (faults, wiring, pattern, retry), counts in sums.items():
+        k, sent, ok, unreached, no_path, lost, last, cyc, tries, latency = counts
         rows.append(
             [
                 faults,
@@ -669,6 +650,40 @@ def _delivery_run(args, progress) -> Result:
                 latency / ok if ok else None,
             ]
         )
+    return rows
+
+
+def _delivery_run(args, progress) -> Result:
+    args, network, stages, cluster, endpoints = _delivery_options(args)
+    kind = args.kind
+    faults_list = [0] + (args.faults or [1, 2, 4, 8])
+    trials = args.trials or 2
+    wirings = ("random", "regular")
+    probe, nodes, _ = make_network(network, endpoints, stages or 1, args.seed, cluster=cluster)
+    names = _fault_names(network, probe, kind)
+    if args.senders is not None and args.senders > nodes:
+        raise ValueError(f"--senders must be 1..{nodes}, not {args.senders}")
+    points = [(f, t) for f in faults_list for t in range(1 if f == 0 else trials)]
+    sums: dict[tuple, list] = {}
+    for faults, trial in counted(progress, points):
+        rng = random.Random(args.seed * 1000 + faults * 7919 + trial)
+        dead, cut, stacks = _fault_set(kind, names, faults, probe, rng)
+        senders = sorted(rng.sample(range(nodes), args.senders or nodes))
+        plans = {p: traffic(p, senders, nodes, args.messages, rng) for p in args.pattern}
+        for wiring in wirings:
+            model, _, heads = make_network(
+                network, endpoints, stages or 1, args.seed, wiring == "random", dead, cut, cluster
+            )
+            reach = _reachable(network, model, dead, cut, stacks)
+            for (pattern, plan), retry in itertools.product(plans.items(), args.retry):
+                model.reset()
+                res = deliver(
+                    model, nodes, heads, plan, args.length, args.give_up, args.seed + trial, retry
+                )
+                got = _delivery_counts(res, plan, reach)
+                key = (faults, wiring, pattern, retry)
+                sums[key] = [a + b for a, b in zip(sums.get(key, [0] * len(got)), got, strict=True)]
+    rows = _delivery_rows(sums)
     if network == "bidelta":
         label = f"bidelta {endpoints}"
     elif network == "fat-tree":
