@@ -28,7 +28,7 @@ from fattree.sim.checks.rn1_endpoint import (
     stream_ports,
 )
 from fattree.sim.experiments import registry
-from fattree.sim.experiments.rn1_endpoint import LoadDriver
+from fattree.sim.experiments.rn1_endpoint_retries import LoadDriver
 from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
