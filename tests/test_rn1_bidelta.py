@@ -100,7 +100,9 @@ def test_random_wiring_keeps_a_directions_links_on_different_routers(n):
         assert all(a != b for a, b in pairs.values()), seed
 
 
-@pytest.mark.parametrize("n, seeds", [(16, range(40)), (64, range(1, 9))])
+@pytest.mark.parametrize(
+    "n, seeds", [(16, range(40)), pytest.param(64, range(1, 9), marks=pytest.mark.slow)]
+)
 def test_any_one_dead_router_leaves_every_pair_connected_for_every_seed(n, seeds):
     # Before the dealing kept a direction's links apart, seed 1 at 64 endpoints had router
     # (2, 1) cutting 19 pairs, and 37 of seeds 1..40 had some router that cut pairs.
@@ -171,7 +173,9 @@ def check_network(endpoints, seed, pattern, count, mutate=False):
     return simulate_network(dut, model, layout, pattern, count, seed, mutate=mutate)
 
 
-@pytest.mark.parametrize("pattern, count", [("random", 2), ("hotspot", 1)])
+@pytest.mark.parametrize(
+    "pattern, count", [("random", 2), pytest.param("hotspot", 1, marks=pytest.mark.slow)]
+)
 def test_network_matches_model(pattern, count):
     scoreboard, check = check_network(16, 3, pattern, count)
     scoreboard.raise_on_mismatch()

@@ -684,7 +684,11 @@ class _One(wiring.Component):
 @_ICARUS
 @pytest.mark.parametrize(
     "mode, seed, bench_seed, passes",
-    [("primary", 4321, 4321, True), ("alternate", 7, 7, True), ("primary", 4321, 4322, False)],
+    [
+        ("primary", 4321, 4321, True),
+        pytest.param("alternate", 7, 7, True, marks=pytest.mark.slow),
+        ("primary", 4321, 4322, False),
+    ],
 )
 def test_shared_router_module_is_the_router(mode, seed, bench_seed, passes, tmp_path):
     # The router's bench (random, hot spot, stress phases: 1800 transmissions against
