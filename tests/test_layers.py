@@ -325,3 +325,9 @@ def test_importing_a_layer_leaves_amaranth_out(layer):
 
 if __name__ == "__main__":
     print(markdown())
+
+
+def test_the_architecture_page_quotes_the_table():
+    # docs/architecture.md shows the walls to readers; a wall changed here changes it there.
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    assert markdown() in page, "paste `python tests/test_layers.py` into docs/architecture.md"
