@@ -12,6 +12,7 @@ offers them on the command line, and the component (``hdl/``) and the model
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ __all__ = [
     "UNBOUNDED",
     "Param",
     "Contract",
+    "MAX_LIST",
+    "parse_int_list",
 ]
 
 
@@ -88,6 +91,9 @@ class Param:
     #: The check of a Python value where it is not the range or choices above (a retry by
     #: name or code, a size from a short list); it returns the value in canonical form.
     value: Callable[[object], object] | None = None
+    #: Other spellings of ``choices`` the command line takes, ``(alias, choice)`` pairs (a
+    #: retry strategy's code); the parsed value is the choice.
+    aliases: tuple[tuple[str, str], ...] = ()
 
     def parse(self, text: str) -> int | str:
         """The value of the command line's text (``--param name=text``), in ``lo .. hi``."""
@@ -97,8 +103,11 @@ class Param:
             except ValueError as exc:
                 raise ValueError(f"parameter {self.name}: {exc}") from None
         if self.choices:
+            text = dict(self.aliases).get(text, text)
             if text not in self.choices:
                 known = ", ".join(self.choices)
+                if self.aliases:
+                    known += " (or " + ", ".join(alias for alias, _ in self.aliases) + ")"
                 raise ValueError(f"parameter {self.name} must be one of {known}, not {text!r}")
             return text
         try:
@@ -159,3 +168,30 @@ class Contract:
     def check(self, name: str, value, *, model: bool = False):
         """``value`` of the parameter ``name`` checked (:meth:`Param.check`)."""
         return self[name].check(value, model=model)
+
+
+#: Values one list of :func:`parse_int_list` may hold (``1..10**12`` would fill memory).
+MAX_LIST = 4096
+
+_LIST_ITEM = re.compile(r"^(\d+)(?:(?:\.\.|-)(\d+))?$")
+
+
+def parse_int_list(text: str, lo: int = 0) -> list[int]:
+    """The command line's one range syntax: ``"4..12"`` (inclusive), ``"4,8,20"`` or a mix,
+    ``"1..3,7"`` -> ``[1, 2, 3, 7]``, integers of at least ``lo`` in the order given, each
+    once. ``A-B`` is taken for ``A..B``. ``ValueError`` in one line otherwise."""
+    values: list[int] = []
+    for part in text.split(","):
+        match = _LIST_ITEM.match(part.strip())
+        if not match:
+            raise ValueError(f"expected N, A..B or a comma list of them, not {text!r}")
+        first, last = int(match[1]), int(match[2] or match[1])
+        if last < first:
+            raise ValueError(f"range {part.strip()!r} runs backwards")
+        if len(values) + last - first >= MAX_LIST:
+            raise ValueError(f"expected at most {MAX_LIST} values, not {text!r}")
+        values += range(first, last + 1)
+    if min(values) < lo:
+        least = "positive integers" if lo == 1 else f"integers of at least {lo}"
+        raise ValueError(f"expected {least}, not {text!r}")
+    return list(dict.fromkeys(values))

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .imports import imported_names
+from .params import parse_int_list
 
 __all__ = [
     "Job",
@@ -140,21 +141,14 @@ class Record:
 
 # -- grids ------------------------------------------------------------------------------------
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
-
 
 def parse_seeds(text: str) -> list[int]:
-    """``"1-3"``, ``"1,2,5"`` or ``"1-3,7"`` -> ``[1, 2, 3, 7]`` (non-negative, no repeats)."""
-    seeds: list[int] = []
-    for part in text.split(","):
-        match = _RANGE.match(part.strip())
-        if not match:
-            raise SweepError(f"--seeds wants N, A-B or a comma list of them, not {text!r}")
-        lo, hi = int(match[1]), int(match[2] or match[1])
-        if hi < lo:
-            raise SweepError(f"--seeds range {part.strip()!r} runs backwards")
-        seeds += [s for s in range(lo, hi + 1) if s not in seeds]
-    return seeds
+    """``"1..3"``, ``"1,2,5"`` or ``"1..3,7"`` -> ``[1, 2, 3, 7]`` (non-negative, no repeats;
+    :func:`fattree.params.parse_int_list`, which also takes ``1-3``)."""
+    try:
+        return parse_int_list(text)
+    except ValueError as error:
+        raise SweepError(f"--seeds: {error}") from None
 
 
 def _dedupe(values: Iterable) -> list:

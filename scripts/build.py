@@ -29,7 +29,14 @@ from ..boards.platforms import (
 )
 from ..designs import build_dir, get_design, param_slug, parse_params
 from ..spec.traffic import PATTERNS
-from .common import CliError, add_param_argument, emit, progress_display, writable_dir
+from .common import (
+    CliError,
+    add_param_argument,
+    emit,
+    given_once,
+    progress_display,
+    writable_dir,
+)
 
 NAME = "build"
 HELP = "build a self-testing bitstream for an FPGA board"
@@ -53,7 +60,6 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--board",
-        "-b",
         default="icebreaker",
         help="target board: "
         + ", ".join(BOARDS)
@@ -146,7 +152,7 @@ def run(args) -> int:
         # The design's defaults, then the self-test's point for this board, then the user's.
         points = selftest.defaults_for(board.name, board.family)
         board_items = [f"{k}={v}" for k, v in points.items()]
-        params = parse_params(design, board_items + list(args.param))
+        params = parse_params(design, board_items + given_once(args.param))
         options = {}
         if args.pattern is not None:
             options["pattern"] = args.pattern

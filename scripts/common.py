@@ -15,6 +15,8 @@ from ..designs import DESIGNS, PORTS, Design, get_design, parse_params
 __all__ = [
     "CliError",
     "add_design_arguments",
+    "add_build_root_argument",
+    "given_once",
     "add_ports_argument",
     "resolve_ports",
     "resolve_design",
@@ -54,9 +56,32 @@ def add_param_argument(parser) -> None:
 def resolve_design(args) -> tuple[Design, dict[str, int]]:
     try:
         design = get_design(args.design)
-        return design, parse_params(design, args.param)
+        return design, parse_params(design, given_once(args.param))
     except ValueError as exc:
         raise CliError(str(exc)) from None
+
+
+def given_once(items: list[str] | None, option: str = "--param") -> list[str]:
+    """The ``NAME=VALUE`` texts of a repeatable option, or a one-line CliError if a NAME comes
+    twice (the last would silently win)."""
+    seen: dict[str, str] = {}
+    for item in items or []:
+        name, equals, _ = item.partition("=")
+        if equals and name in seen:
+            raise CliError(f"{option} {name} given twice ({seen[name]}, {item}); give it once")
+        seen[name] = item
+    return list(items or [])
+
+
+def add_build_root_argument(parser, default: str = "build", where: str = "") -> None:
+    """``--build-root DIR``: where a command that writes puts its build folders (``where``
+    says what goes under DIR, e.g. ``<kind>/<design>/<params>/``)."""
+    parser.add_argument(
+        "--build-root",
+        default=default,
+        metavar="DIR",
+        help=f"root of the build folders (default {default}{': ' + where if where else ''})",
+    )
 
 
 def add_ports_argument(parser) -> None:

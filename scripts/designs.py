@@ -106,6 +106,8 @@ def param_data(param: Param) -> dict:
         data.update(component_hi=param.upper(), model_hi=param.upper(model=True))
     if kind == "choice":
         data["choices"] = list(param.choices)
+        if param.aliases:
+            data["aliases"] = dict(param.aliases)
     data["help"] = param.help
     return data
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from ..designs import DESIGNS, build_dir
 from ..draw import draw
-from .common import CliError, add_design_arguments, emit, resolve_design, writable_file
+from .common import (
+    CliError,
+    add_build_root_argument,
+    add_design_arguments,
+    emit,
+    resolve_design,
+    writable_file,
+)
 
 NAME = "draw"
 HELP = "draw a design's network (routers, links, leaves) as SVG"
@@ -19,8 +26,9 @@ def add_arguments(parser) -> None:
         "-o",
         "--output",
         metavar="FILE.svg",
-        help="output file ('-' for stdout); default build/draw/<design>/<params>.svg",
+        help="output file ('-' for stdout); default <build root>/draw/<design>/<params>.svg",
     )
+    add_build_root_argument(parser, where="draw/<design>/<params>.svg, without -o")
 
 
 def run(args) -> int:
@@ -36,7 +44,7 @@ def run(args) -> int:
     if args.output == "-":
         sys.stdout.write(drawing.svg)
         return 0
-    folder = build_dir("draw", design, params)
+    folder = build_dir("draw", design, params, Path(args.build_root))
     path = writable_file(args.output or folder.parent / f"{folder.name}.svg")
     path.write_text(drawing.svg)
     emit(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..designs import DESIGNS, get_design, parse_params
 from ..mutants import POINTS, run_mutants
-from .common import CliError, emit, progress_display, writable_dir
+from .common import CliError, emit, given_once, progress_display, writable_dir
 
 NAME = "mutants"
 HELP = "mutate a design's netlist (Yosys mutate) and count the mutants its bench kills"
@@ -30,7 +30,7 @@ def add_arguments(parser) -> None:
             for n, p in POINTS.items()
         ),
     )
-    parser.add_argument("--count", "-n", type=int, default=50, help="mutants (default 50)")
+    parser.add_argument("--count", type=int, default=50, help="mutants (default 50)")
     parser.add_argument("--seed", type=int, default=1, help="seed of mutate's choice (default 1)")
     parser.add_argument(
         "--jobs", "-j", type=int, default=2, help="simulations in parallel (default 2)"
@@ -66,7 +66,7 @@ def run(args) -> int:
         if design.bench is None:
             raise ValueError(f"design {design.name} has no cocotb bench to run mutants through")
         point = {k: str(v) for k, v in POINTS.get(design.name, {}).items()}
-        given = dict(item.partition("=")[::2] for item in args.param if "=" in item)
+        given = dict(item.partition("=")[::2] for item in given_once(args.param) if "=" in item)
         items = [f"{k}={v}" for k, v in point.items() if k not in given] + args.param
         params = parse_params(design, items)
     except ValueError as exc:

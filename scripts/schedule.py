@@ -215,7 +215,11 @@ def read_requests(path: str, fmt: str = "auto") -> Requests:
             fmt = "csv"
         else:
             fmt = "json" if text.lstrip().startswith("[") else "csv"
-    return parse_json(text, name) if fmt == "json" else parse_csv(text, name)
+    requests = parse_json(text, name) if fmt == "json" else parse_csv(text, name)
+    if not requests:
+        # Nothing to schedule is a mistake (a wrong or truncated file), not "all granted".
+        raise CliError(f"{name}: no requests to schedule")
+    return requests
 
 
 def check_requests(tree, requests: Requests, *, rounds: bool) -> None:

@@ -7,12 +7,15 @@ from ..designs import DESIGNS, parse_bench_params
 from ..sim.cocotb_runner import SIMULATORS, run_bench
 from .common import (
     CliError,
+    add_build_root_argument,
     add_design_arguments,
     add_ports_argument,
     emit,
+    given_once,
     progress_display,
     resolve_design,
     resolve_ports,
+    writable_dir,
 )
 
 NAME = "sim"
@@ -58,6 +61,7 @@ def add_arguments(parser) -> None:
         "its vendor primitives replaced by behavioural models; default: portable Verilog",
     )
     add_ports_argument(parser)
+    add_build_root_argument(parser, where="sim/<simulator>/<design>/<params>/")
 
 
 def run(args) -> int:
@@ -75,10 +79,11 @@ def run(args) -> int:
     if args.frames < 1:
         raise CliError(f"--frames must be at least 1, not {args.frames}")
     try:
-        knobs = parse_bench_params(design, args.bench_param)
+        knobs = parse_bench_params(design, given_once(args.bench_param, "--bench-param"))
     except ValueError as error:
         raise CliError(str(error)) from None
     toolchain.require(args.simulator)
+    root = writable_dir(args.build_root)
     with progress_display(args.json) as show:
         show(f"building {design.name} for {args.simulator} ...")
         result = run_bench(
@@ -86,6 +91,7 @@ def run(args) -> int:
             params,
             args.simulator,
             seed=args.seed,
+            root=root,
             bench={**knobs, "frames": args.frames, "mutation": args.mutate_model},
             waves=args.waves,
             family=args.family,

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import toolchain
 from ..designs import get_design, parse_bench_params, parse_params
 from ..sim.soak import SOAKS, run_soak, soak_class
-from .common import CliError, emit, progress_display
+from .common import CliError, emit, given_once, progress_display
 
 NAME = "soak"
 HELP = "run a design's RTL on Verilator against its cycle-exact model for many messages"
@@ -85,8 +85,8 @@ def run(args) -> int:
     cls = soak_class(args.design)
     try:
         defaults = [f"{k}={v}" for k, v in getattr(cls, "DEFAULTS", {}).items()]
-        params = parse_params(design, defaults + args.param)
-        knobs = parse_bench_params(design, args.bench_param)
+        params = parse_params(design, defaults + given_once(args.param))
+        knobs = parse_bench_params(design, given_once(args.bench_param, "--bench-param"))
         layout = cls(params, messages=1, seed=args.seed, **knobs).layout()
     except ValueError as error:
         raise CliError(str(error)) from None

@@ -29,7 +29,7 @@ def _common(parser) -> None:
     parser.add_argument(
         "--seeds",
         metavar="LIST",
-        help="seeds: N, A-B or a comma list of them (synth: nextpnr seeds, default 1; "
+        help="seeds: N, A..B or a comma list of them (synth: nextpnr seeds, default 1; "
         "experiment: the experiment's --seed, default its own)",
     )
     parser.add_argument(
@@ -125,7 +125,6 @@ def add_arguments(parser) -> None:
     p.add_argument("experiment", metavar="NAME", help="an experiment (fattree experiment --list)")
     p.add_argument(
         "--option",
-        "-o",
         action="append",
         default=[],
         metavar="NAME=VALUE",

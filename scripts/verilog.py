@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..designs import DESIGNS, build_dir, elaborate_verilog
 from .common import (
+    add_build_root_argument,
     add_design_arguments,
     add_ports_argument,
     emit,
@@ -24,7 +26,8 @@ def add_arguments(parser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="output file ('-' for stdout); default build/verilog/<design>/<params>/<design>.v",
+        help="output file ('-' for stdout); default <build root>/verilog/<design>/<params>/"
+        "<design>.v",
     )
     parser.add_argument(
         "--family",
@@ -34,6 +37,7 @@ def add_arguments(parser) -> None:
         "register); default: portable Verilog, as simulated",
     )
     add_ports_argument(parser)
+    add_build_root_argument(parser, where="verilog/<design>/<params>/, without -o")
 
 
 def run(args) -> int:
@@ -43,7 +47,8 @@ def run(args) -> int:
         sys.stdout.write(elaborate_verilog(design, params, args.family, ports))
         return 0
     suffix = "-axis" if ports == "axis" else ""
-    path = args.output or build_dir("verilog", design, params) / f"{design.name}{suffix}.v"
+    folder = build_dir("verilog", design, params, Path(args.build_root))
+    path = args.output or folder / f"{design.name}{suffix}.v"
     path = writable_file(path)
     text = elaborate_verilog(design, params, args.family, ports)
     path.write_text(text)

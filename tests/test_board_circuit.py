@@ -26,7 +26,7 @@ from fattree.scripts.main import main
 from fattree.sim.testbench import simulate
 
 COUNTERS = ("cycles", "checked", "rejects", "maxlat", "errors", "runs", "error", "ok")
-SMALL = {"leaves": 4, "width": 1, "length": 8, "seed": 1, "retry": 0}
+SMALL = {"leaves": 4, "width": 1, "length": 8, "seed": 1, "retry": "immediate"}
 
 
 def run_core(core, cycles):
@@ -248,7 +248,7 @@ def test_build_simulate(capsys, fault):
         "width": 1,
         "length": 8,
         "seed": 1,
-        "retry": 0,
+        "retry": "immediate",
         "faults": "",
     }
     assert data["selftest"]["inject_cycles"] == 150
@@ -319,7 +319,7 @@ def test_ulx3s_point_and_the_old_one(capsys, tmp_path, monkeypatch, built_but_un
     from fattree.scripts import build
 
     monkeypatch.setattr(build, "build_bitstream", _report_only)
-    argv = ["build", "circuit-tree", "-b", "ulx3s-85f", "--build-root", str(tmp_path), *more]
+    argv = ["build", "circuit-tree", "--board", "ulx3s-85f", "--build-root", str(tmp_path), *more]
     code, out, err = run_cli(capsys, *argv, "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -582,7 +582,8 @@ def test_nextpnr_router_option(capsys, tmp_path, monkeypatch):
         }
 
     monkeypatch.setattr(build, "build_bitstream", fake_build)
-    argv = ["build", "selector", "-b", "ulx3s-85f", "-p", "width=2", "--build-root", str(tmp_path)]
+    argv = ["build", "selector", "--board", "ulx3s-85f", "-p", "width=2"]
+    argv += ["--build-root", str(tmp_path)]
     for more, folder, extra in [
         ([], "width2", {}),
         (["--nextpnr-router", "router2"], "width2-router2", {"nextpnr_router": "router2"}),

@@ -173,7 +173,7 @@ def test_ulx3s_point_and_the_old_one(capsys, tmp_path, monkeypatch, built_but_un
     from fattree.scripts import build
 
     monkeypatch.setattr(build, "build_bitstream", _report_only)
-    argv = ["build", "leiserson-tree", "-b", "ulx3s-85f", "--build-root", str(tmp_path), *more]
+    argv = ["build", "leiserson-tree", "--board", "ulx3s-85f", "--build-root", str(tmp_path), *more]
     code = main([*argv, "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err

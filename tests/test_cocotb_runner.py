@@ -20,7 +20,7 @@ pytestmark = pytest.mark.cocotb
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler")
 def test_verilator_makes_only_the_top_module_public(tmp_path):
-    params = {"leaves": 2, "width": 1, "length": 1, "seed": 1, "retry": 0}
+    params = {"leaves": 2, "width": 1, "length": 1, "seed": 1, "retry": "immediate"}
     result = run_bench(DESIGNS["circuit-tree"], params, "verilator", root=tmp_path)
     assert result.passed, result.summary
     (syms,) = tmp_path.rglob("Vtop__Syms__Slow.cpp")

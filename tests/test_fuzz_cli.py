@@ -377,7 +377,8 @@ DESIGN_PARAMS = [(d.name, p) for d in DESIGNS.values() for p in d.params]
 def _bad_value(param) -> st.SearchStrategy[str]:
     """Text that ``param`` must refuse."""
     if param.choices:
-        return arg_text.filter(lambda s: s not in param.choices and s)
+        taken = set(param.choices) | {alias for alias, _ in param.aliases}
+        return arg_text.filter(lambda s: s not in taken and s)
     below = st.integers(max_value=param.lo - 1)
     above = st.integers(min_value=param.hi + 1) if param.hi is not None else st.nothing()
     out_of_range = st.one_of(below, above, st.sampled_from([-(10**30), 10**30]))
@@ -408,6 +409,16 @@ def test_bad_param_values_are_refused(no_work, data, choice):
         line = rejected([command, design, "--param", f"{param.name}={value}"])
         # A value with a line break is not NAME=VALUE at all.
         assert f"parameter {param.name}" in line or "--param wants NAME=VALUE" in line
+
+
+@FUZZ
+@given(choice=st.sampled_from(DESIGN_PARAMS), first=arg_text, second=arg_text)
+def test_a_repeated_param_is_refused(no_work, choice, first, second):
+    # The same NAME twice is a mistake whatever the values (the last would silently win).
+    design, param = choice
+    items = ["--param", f"{param.name}={first}", "-p", f"{param.name}={second}"]
+    for command in ("verilog", "draw", "sim"):
+        assert f"--param {param.name} given twice" in rejected([command, design, *items])
 
 
 @FUZZ

@@ -13,7 +13,14 @@ from fattree.boards.circuit_selftest import CircuitTreeHarness
 from fattree.boards.selftest import SelfTestCore, simulate_status
 from fattree.scripts.main import main
 
-SMALL = {"leaves": 4, "width": 1, "length": 8, "seed": 1, "retry": 0, "inject_cycles": 150}
+SMALL = {
+    "leaves": 4,
+    "width": 1,
+    "length": 8,
+    "seed": 1,
+    "retry": "immediate",
+    "inject_cycles": 150,
+}
 
 
 @pytest.fixture(scope="module")

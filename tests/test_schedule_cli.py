@@ -151,6 +151,10 @@ def test_stdin(capsys, monkeypatch):
         ("[[0, 1],\n [2, 3}]", "json", "{f} line 2: invalid JSON: Expecting ',' delimiter"),
         ('{"requests": []}', "json", "{f} line 1: expected a JSON array of requests"),
         ("[[0, 1]]\n[]", "json", "{f} line 2: extra data after the array"),
+        # Nothing to schedule is an error, not "0 of 0 granted (100.0 %)".
+        ("", "csv", "{f}: no requests to schedule"),
+        ("# comments only\nsource,destination\n", "csv", "{f}: no requests to schedule"),
+        ("[]", "json", "{f}: no requests to schedule"),
     ],
 )
 def test_file_errors_name_the_line(capsys, tmp_path, text, suffix, message):

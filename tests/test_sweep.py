@@ -27,14 +27,15 @@ from fattree.synthesis import synthesise
 
 
 def test_seeds():
-    assert sweep.parse_seeds("1-3,7") == [1, 2, 3, 7]
+    assert sweep.parse_seeds("1..3,7") == [1, 2, 3, 7]
     assert sweep.parse_seeds("5") == [5]
-    assert sweep.parse_seeds("2,1-3") == [2, 1, 3]
+    assert sweep.parse_seeds("2,1..3") == [2, 1, 3]
+    assert sweep.parse_seeds("1-3") == [1, 2, 3]  # the older spelling, still taken
     for bad, message in [
-        ("3-1", "runs backwards"),
-        ("a", "--seeds wants N, A-B or a comma list"),
-        ("1,,2", "--seeds wants"),
-        ("-1", "--seeds wants"),
+        ("3..1", "runs backwards"),
+        ("a", "--seeds: expected N, A..B or a comma list"),
+        ("1,,2", "--seeds: expected"),
+        ("-1", "--seeds: expected"),
     ]:
         with pytest.raises(sweep.SweepError, match=message):
             sweep.parse_seeds(bad)
@@ -74,16 +75,19 @@ def test_synth_grid_is_the_product_with_defaults():
         (["synth", "selector", "-p", "width=1,,2"], "has an empty value"),
         (["synth", "selector", "-p", "width"], "--param wants NAME=V1,V2"),
         (["synth", "selector", "-p", "width=1", "-p", "width=2"], "given twice for selector"),
-        (["synth", "selector", "--seeds", "2-1"], "runs backwards"),
+        (["synth", "selector", "--seeds", "2..1"], "runs backwards"),
         (["synth", "selector", "--workers", "0"], "--workers must be a positive integer, not 0"),
         (["synth", "selector", "--freq", "-3"], "--freq must be a positive number"),
         (["synth", "selector", "--scheduler", "localhost:8786"], "--scheduler wants tcp://"),
         (["synth", "selector", "--x", "leaves"], "--x leaves: selector has no parameter"),
         (["experiment", "nosuch"], "unknown experiment 'nosuch'"),
-        (["experiment", "hypercube-routing", "-o", "dimz=4"], "unrecognized arguments: --dimz"),
-        (["experiment", "hypercube-routing", "-o", "dims=0"], "argument --dims: expected"),
-        (["experiment", "hypercube-routing", "-o", "seed=2"], "give the experiment's seeds"),
-        (["experiment", "leiserson-cost", "--seeds", "1-2"], "has no --seed option"),
+        (
+            ["experiment", "hypercube-routing", "--option", "dimz=4"],
+            "unrecognized arguments: --dimz",
+        ),
+        (["experiment", "hypercube-routing", "--option", "dims=0"], "argument --dims: expected"),
+        (["experiment", "hypercube-routing", "--option", "seed=2"], "give the experiment's seeds"),
+        (["experiment", "leiserson-cost", "--seeds", "1..2"], "has no --seed option"),
     ],
 )
 def test_a_bad_grid_is_one_line(capsys, tmp_path, argv, message):
@@ -266,9 +270,9 @@ def test_synth_table_medians_ranges_and_failures():
 
 def test_local_pool_runs_the_jobs_in_its_processes(tmp_path, capsys):
     argv = [
-        "sweep", "experiment", "hypercube-routing", "-o", "dims=4", "-o", "dims=5", "-o",
-        "procs=2", "--seeds", "1-2", "--workers", "2", "--cache", str(tmp_path / "cache"),
-        "--csv", str(tmp_path / "t.csv"), "--json",
+        "sweep", "experiment", "hypercube-routing", "--option", "dims=4", "--option", "dims=5",
+        "--option", "procs=2", "--seeds", "1..2", "--workers", "2",
+        "--cache", str(tmp_path / "cache"), "--csv", str(tmp_path / "t.csv"), "--json",
     ]  # fmt: skip
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
@@ -294,7 +298,7 @@ def test_local_pool_runs_the_jobs_in_its_processes(tmp_path, capsys):
 @pytest.mark.slow
 def test_local_pool_sweep_matches_fattree_synth_and_plots(tmp_path, capsys):
     argv = [
-        "sweep", "synth", "selector", "-p", "width=2", "--seeds", "1-2", "--workers", "2",
+        "sweep", "synth", "selector", "-p", "width=2", "--seeds", "1..2", "--workers", "2",
         "--cache", str(tmp_path / "cache"), "--build-root", str(tmp_path / "runs"),
         "--csv", str(tmp_path / "t.csv"), "--plot", str(tmp_path / "plots"), "--json",
     ]  # fmt: skip
@@ -412,7 +416,7 @@ def test_dask_sweep_matches_local_synthesis_and_caches_here(cluster, tmp_path, c
 def test_dask_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sweep.DaskCluster, "TIMEOUT", 2.0)
     address = f"tcp://127.0.0.1:{_free_port()}"
-    code = main(["sweep", "experiment", "hypercube-routing", "-o", "dims=4", "--scheduler",
+    code = main(["sweep", "experiment", "hypercube-routing", "--option", "dims=4", "--scheduler",
                  address, "--cache", str(tmp_path)])  # fmt: skip
     err = capsys.readouterr().err.splitlines()
     assert code == 1 and sum(": error: " in line for line in err) == 1
@@ -441,7 +445,7 @@ with Client(sys.argv[1], timeout=30) as client:
 
 def test_dask_sweep_survives_a_killed_worker(cluster, tmp_path):
     jobs = sweep.experiment_grid(
-        "hypercube-routing", ["dims=12", "procs=4"], sweep.parse_seeds("1-4")
+        "hypercube-routing", ["dims=12", "procs=4"], sweep.parse_seeds("1..4")
     )
     # The sweep starts only once the watcher is connected and watching: on a loaded machine its
     # start-up (importing distributed, connecting) took longer than w2's jobs, and it missed them.

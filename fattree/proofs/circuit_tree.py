@@ -23,14 +23,14 @@ COUNT_BITS = 3  # per-source message counters; compared modulo 2^3
 def harness(params: dict, broken: bool) -> TreeProperties:
     return TreeProperties(
         params.get("leaves", 4),
-        params.get("retry", 0),
+        params.get("retry", "immediate"),
         drain=params.get("drain", 30),
         broken=broken,
     )
 
 
 class TreeProperties(Harness):
-    def __init__(self, leaves: int, retry: int, *, drain: int = 30, broken: bool = False):
+    def __init__(self, leaves: int, retry: str | int, *, drain: int = 30, broken: bool = False):
         super().__init__()
         #: Cycles after the traffic stops (no new offers, every receiver ready) within which
         #: every message taken must be acknowledged: the bound of `drains`.

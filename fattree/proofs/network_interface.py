@@ -23,7 +23,7 @@ def harness(params: dict, broken: bool) -> InterfaceProperties:
         params.get("leaves", 4),
         params.get("width", 1),
         params.get("length", 2),
-        params.get("retry", 0),
+        params.get("retry", "immediate"),
         broken=broken,
     )
 

@@ -22,6 +22,7 @@ __all__ = [
     "LFSR_WIDTH",
     "SHARED_SEED",
     "RETRY",
+    "RETRY_CODES",
     "BACKOFF_CAP",
     "BACKOFF_SLOT",
     "check_retry",
@@ -45,8 +46,10 @@ LFSR_WIDTH = 16
 #: Seed of the one LFSR that routers built with ``shared_lfsr`` read.
 SHARED_SEED = 1
 
-#: Retry strategies, by name; the index is the integer code the command line uses.
+#: Retry strategies, by name; the index is the integer code components and models also take.
 RETRY = ("immediate", "round", "backoff")
+#: The codes as the command line's aliases of the names (``--param retry=2`` is ``backoff``).
+RETRY_CODES = tuple((str(code), name) for code, name in enumerate(RETRY))
 #: Binary exponential back-off: after the k-th reject in a row wait
 #: ``BACKOFF_SLOT * (x mod 2^min(k, BACKOFF_CAP))`` cycles, x from the interface's LFSR.
 BACKOFF_CAP = 8
@@ -112,13 +115,13 @@ CIRCUIT_TREE = Contract(
         Param("width", 8, "data wires per link direction (1 = bit-serial)", lo=1, hi=64),
         Param("length", 2, "data words per message", lo=1, hi=64),
         Param("seed", 1, "seed of the routers' and interfaces' LFSRs", lo=0),
-        # A code on the command line; components and models also take the name.
         Param(
             "retry",
-            0,
-            "0 immediate, 1 round-based, 2 exponential back-off",
-            lo=0,
-            hi=2,
+            "immediate",
+            "after a reject: immediate, round (all at once when none is in flight) or "
+            "backoff (random exponential); 0, 1, 2 name them too",
+            choices=RETRY,
+            aliases=RETRY_CODES,
             value=check_retry,
         ),
         # Checked against the network it is in (fattree.spec.faults.check_faults).

@@ -33,7 +33,7 @@ The protocol and the choices are in docs/dehon.md, section "Endpoints".
 from __future__ import annotations
 
 from ..params import Contract, Param, check_int_range
-from .circuit import BACKOFF_CAP, BACKOFF_SLOT, RETRY, check_retry
+from .circuit import BACKOFF_CAP, BACKOFF_SLOT, RETRY, RETRY_CODES, check_retry
 from .lfsr import derive_seed
 from .rn1 import head_for
 from .rn1_bidelta import RN1_BIDELTA, Bidelta, check_endpoints
@@ -218,8 +218,9 @@ _RETRY = Param(
     "retry",
     "immediate",
     "after BLOCKED: immediate, round (all at once when none is in flight) or "
-    "backoff (random exponential)",
+    "backoff (random exponential); 0, 1, 2 name them too",
     choices=RETRY,
+    aliases=RETRY_CODES,
     value=check_retry,
 )
 _MAX_BYTES = Param("max_bytes", 8, "payload bytes per message at most", lo=1, hi=MAX_BYTES)

@@ -13,6 +13,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ...params import parse_int_list
 from ...registry import Registry
 
 __all__ = [
@@ -113,27 +114,13 @@ def save_plot(fig, path: str) -> None:
 # -- option types shared by the experiments' argparse parsers ----------------------------------
 
 
-#: Values an A..B range of :func:`int_list` may hold.
-MAX_LIST = 4096
-
-
 def int_list(text: str) -> list[int]:
-    """``"4..12"`` (inclusive) or ``"4,8,20"`` -> a non-empty list of positive integers."""
+    """``"4..12"`` (inclusive), ``"4,8,20"`` or a mix -> a non-empty list of positive
+    integers (:func:`fattree.params.parse_int_list`, the command line's one range syntax)."""
     try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-            if hi - lo >= MAX_LIST:  # before the list is made: "1..10**12" would fill memory
-                raise argparse.ArgumentTypeError(
-                    f"expected at most {MAX_LIST} values, not {text!r}"
-                )
-            values = list(range(lo, hi + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected A..B or a comma list, not {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, not {text!r}")
-    return values
+        return parse_int_list(text, lo=1)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def lg_sizes(lo: int, hi: int) -> Callable[[str], list[int]]:

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ...params import parse_int_list
 from ..fast.circuit_rounds import delivery_rounds
 from . import Experiment, Result, counted, lg_sizes, positive_int
 from .circuit_tree_rounds import least_squares
@@ -33,20 +34,11 @@ SPOT = 0
 def count_list(text: str) -> list[int]:
     """``"0,4,16"`` or ``"0..8"``: message counts, zero allowed."""
     try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-            if hi - lo >= 4096:
-                raise ValueError
-            values = list(range(lo, hi + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
+        return sorted(parse_int_list(text))
     except ValueError:
-        values = []
-    if not values or min(values) < 0:
         raise argparse.ArgumentTypeError(
             f"expected counts (0 or more) as A..B or a comma list, not {text!r}"
-        )
-    return sorted(set(values))
+        ) from None
 
 
 def hot_spot_traffic(

@@ -228,7 +228,7 @@ def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
         "width": WIDTH,
         "length": LENGTH,
         "seed": opts["seed"],
-        "retry": RETRIES.index(opts["retry"]),
+        "retry": opts["retry"],
         "faults": format_faults(faults),
     }
     progress(f"faults: RTL ({opts['simulator']}), {leaves} leaves, {params['faults']}")

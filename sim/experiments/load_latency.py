@@ -132,7 +132,7 @@ def rtl_figures(opts: dict, retry: str, progress, root=None) -> tuple[list[dict]
         "width": opts["width"],
         "length": opts["length"],
         "seed": opts["seed"],
-        "retry": RETRIES.index(retry),
+        "retry": retry,
     }
     pts = points(opts)
     progress(f"load-latency: RTL ({opts['simulator']}), retry {retry}, {len(pts)} points")

@@ -24,10 +24,9 @@ class CircuitTreeSoak(MessageSoak):
     def __init__(self, params: dict, *, messages: int, seed: int, backpressure: int = 30):
         super().__init__(messages=messages, seed=seed, backpressure=backpressure)
         self.leaves, self.width, self.length = params["leaves"], params["width"], params["length"]
-        retry = ("immediate", "round", "backoff")[params["retry"]]
         extra = {"faults": params["faults"]} if params.get("faults") else {}
         self.model = CircuitTreeModel(
-            self.leaves, self.width, self.length, params["seed"], retry, **extra
+            self.leaves, self.width, self.length, params["seed"], params["retry"], **extra
         )
         self.nodes = self.leaves
         self.dest_bits = self.leaves.bit_length() - 1
