@@ -83,7 +83,7 @@ def test_verilog_writes_axis_file(capsys, tmp_path, monkeypatch):
     )
     assert code == 0
     assert out.count('"ports": "axis"') == 1
-    path = tmp_path / "build/verilog/circuit-tree/leaves2-length2-retry0-seed1-width8"
+    path = tmp_path / "build/verilog/circuit-tree/leaves2-length2-retryimmediate-seed1-width8"
     assert "module circuit_tree_axis(" in (path / "circuit-tree-axis.v").read_text()
 
 
@@ -150,7 +150,7 @@ def root(tmp_path_factory):
 def bench(root, simulator, leaves, *, width=8, length=2, frames=None, mutation=False):
     from fattree.sim.cocotb_runner import run_bench
 
-    params = {"leaves": leaves, "width": width, "length": length, "seed": 1, "retry": 0}
+    params = {"leaves": leaves, "width": width, "length": length, "seed": 1, "retry": "immediate"}
     return run_bench(
         get_design("circuit-tree"),
         params,

@@ -107,7 +107,7 @@ def test_board_points():
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", [False, True])
 def test_simulated_board_run(capsys, fault):
-    args = ["build", "leiserson-online", "-b", "icebreaker", "--simulate", "3600", "--json"]
+    args = ["build", "leiserson-online", "--board", "icebreaker", "--simulate", "3600", "--json"]
     code = main(args + (["--inject-fault"] if fault else []))
     out, err = capsys.readouterr()
     assert code == 0, err
