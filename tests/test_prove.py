@@ -42,6 +42,7 @@ def test_cli_json_and_errors(tmp_path, capsys):
     assert "has no property 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the circuit tree's own proofs run by default; this is one of its parts
 def test_network_interface_properties(tmp_path):
     status = {r["property"]: r["status"] for r in prove("network-interface", root=tmp_path)}
     # Induction closes where the ports say enough; the receive properties need the
@@ -74,6 +75,7 @@ def test_circuit_tree_bounded_no_misdelivery_no_duplicate(tmp_path):
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
 
 
+@pytest.mark.slow  # about a minute of solver time; the switch cascade's proof runs by default
 def test_concentrator_stage_routes_exactly(tmp_path):
     rows = prove("concentrator", root=tmp_path)
     assert [(r["property"], r["status"]) for r in rows] == [("routed_exactly", "bounded 12")]
