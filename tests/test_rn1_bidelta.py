@@ -225,7 +225,7 @@ def test_open_probability_experiment():
     import argparse
 
     from fattree.sim.experiments import registry
-    from fattree.sim.experiments.dehon_open import open_probability
+    from fattree.sim.experiments.rn1_open_probability import open_probability
 
     light = open_probability(16, 0.005, 600, 4, 3)
     heavy = open_probability(16, 0.5, 600, 4, 3)

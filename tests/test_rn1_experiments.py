@@ -10,8 +10,12 @@ import random
 import pytest
 
 from fattree.sim.experiments import registry
-from fattree.sim.experiments.dehon_open import make_network, measure_open, pick_destination
 from fattree.sim.experiments.rn1_faults import deliver, traffic
+from fattree.sim.experiments.rn1_open_probability import (
+    make_network,
+    measure_open,
+    pick_destination,
+)
 from fattree.sim.models.rn1 import RN1BideltaModel, RN1FatTreeModel, RN1Model, RN1PortsModel
 from fattree.spec.rn1 import BLOCKED, CONNECTED, DROP, ctrl_of, data_of, word
 
@@ -462,7 +466,7 @@ def test_the_two_stage_fat_tree_with_a_sample_of_senders():
 
 
 def test_receivers_answer_at_the_close():
-    from fattree.sim.experiments.dehon_open import answer_closes
+    from fattree.sim.experiments.rn1_open_probability import answer_closes
 
     got = answer_closes([word(1, 5), word(0, DROP), 0], [0, word(1, 7), word(0, DROP)])
     assert got == [0, word(0, CONNECTED), 0]
@@ -511,7 +515,7 @@ def test_worst_placed_dead_routers():
 
 @pytest.mark.parametrize("load", [0.05, 0.3])
 def test_rtl_counts_equal_the_models_at_two_loads(load):
-    from fattree.sim.experiments.dehon_open import measure_open_rtl
+    from fattree.sim.experiments.rn1_open_probability import measure_open_rtl
 
     model = measure_open("bidelta", 16, load, 120, 6, 1)
     rtl = measure_open_rtl(16, load, 120, 6, 1)
@@ -523,7 +527,7 @@ def test_rtl_counts_equal_the_models_at_two_loads(load):
 def test_rtl_of_another_wiring_does_not_agree_with_the_model():
     # The same traffic on the RTL of seed 2's wiring and LFSRs: a network the model of seed 1
     # does not describe, and the counts show it.
-    from fattree.sim.experiments.dehon_open import measure_open_rtl
+    from fattree.sim.experiments.rn1_open_probability import measure_open_rtl
 
     model = measure_open("bidelta", 16, 0.3, 120, 6, 1)
     assert measure_open_rtl(16, 0.3, 120, 6, 1, wiring_seed=2) != model
@@ -548,7 +552,7 @@ def _rtl_args(**changes):
 
 
 def test_rtl_option_reports_both_counts_and_stops_when_they_differ(monkeypatch):
-    from fattree.sim.experiments import dehon_open
+    from fattree.sim.experiments import rn1_open_probability
 
     run = registry()["dehon-open-probability"].run
     result = run(_rtl_args())
@@ -559,13 +563,13 @@ def test_rtl_option_reports_both_counts_and_stops_when_they_differ(monkeypatch):
         first, first_ok, tries, ok, cycles = map(int, row[col["RTL counts"]].split("/"))
         assert (first, tries) == (row[col["first tries"]], row[col["tries"]]) and cycles >= 100
     # An RTL that disagrees (another wiring under the same traffic) stops the run.
-    real = dehon_open.measure_open_rtl
+    real = rn1_open_probability.measure_open_rtl
     monkeypatch.setattr(
-        dehon_open,
+        rn1_open_probability,
         "measure_open_rtl",
         lambda *a, **k: real(*a, **k, wiring_seed=4),
     )
-    with pytest.raises(dehon_open.RTLMismatch, match="RTL and model differ at load 0.1"):
+    with pytest.raises(rn1_open_probability.RTLMismatch, match="RTL and model differ at load 0.1"):
         run(_rtl_args())
     for bad in (
         {"network": ["hybrid"], "endpoints": None},
@@ -584,7 +588,7 @@ def test_rtl_option_leaves_the_model_only_output_as_it_was():
 @pytest.mark.slow
 @pytest.mark.parametrize("local", [0.0, 0.5])
 def test_rtl_counts_equal_the_models_at_300_cycles(local):
-    from fattree.sim.experiments.dehon_open import measure_open_rtl
+    from fattree.sim.experiments.rn1_open_probability import measure_open_rtl
 
     for load in (0.02, 0.1, 0.5):
         model = measure_open("bidelta", 16, load, 300, 8, 1, local=local)
@@ -594,7 +598,7 @@ def test_rtl_counts_equal_the_models_at_300_cycles(local):
 @pytest.mark.slow
 def test_fat_tree_rtl_counts_equal_the_regular_models_at_two_loads():
     # RN1FatTree (52 routers, flat, in amaranth.sim: about 20 s to start) is regularly wired.
-    from fattree.sim.experiments.dehon_open import measure_open_rtl
+    from fattree.sim.experiments.rn1_open_probability import measure_open_rtl
 
     for load in (0.05, 0.3):
         model = measure_open("fat-tree", 64, load, 100, 6, 1, random_wiring=False)

@@ -9,7 +9,7 @@ the same objects the networks' RTL will be elaborated from); then the bidelta le
 beside them.
 
 The other DeHon experiments live beside this one: ``dehon-faults`` (rn1_faults.py),
-``dehon-latency`` (rn1_latency.py), ``dehon-open-probability`` (dehon_open.py) and
+``dehon-latency`` (rn1_latency.py), ``dehon-open-probability`` (rn1_open_probability.py) and
 ``dehon-endpoint-retries`` (rn1_endpoint_retries.py).
 """
 

@@ -18,7 +18,7 @@ from ...spec.rn1_endpoint import BACKOFF_CAP, LFSR_WIDTH, RETRY, backoff_cycles,
 from ...spec.rn1_hybrid import CLUSTER_SIZES, hybrid_network
 from ...spec.rn1_tree import WIRED_STAGES, fat_tree_network
 from . import Experiment, Result, counted, int_list, positive_int
-from .dehon_open import DRAIN, answer_closes, make_network
+from .rn1_open_probability import DRAIN, answer_closes, make_network
 
 __all__ = ["EXPERIMENTS"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from dataclasses import dataclass
 
 from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, SIZES
@@ -414,12 +415,23 @@ def networks_asked(args) -> list[tuple[str, int, int]]:
     return out
 
 
-def _open_run(args, progress=lambda text: None) -> Result:
+@dataclass(frozen=True)
+class _OpenOptions:
+    """The options of a run that are not per point, checked against the networks asked."""
+
+    nets: list[tuple[str, int, int]]
+    local: list[float]
+    level: int
+    active: int | None
+    cluster: int
+    rtl: bool
+
+
+def _open_options(args) -> _OpenOptions:
+    """The run's networks and options (a ValueError naming an option that does not fit)."""
     nets = networks_asked(args)
-    local_list = getattr(args, "local", [0.0])
     level = getattr(args, "level", 1)
     active = getattr(args, "active", None)
-    cluster = getattr(args, "cluster", 12)
     for _, nodes, _ in nets:
         if 4**level > nodes:
             raise ValueError(f"--level must be 1..{_max_level(nodes)}, not {level}")
@@ -430,71 +442,91 @@ def _open_run(args, progress=lambda text: None) -> Result:
         for network, nodes, _ in nets:
             if (network, nodes) not in RTL_NETWORKS:
                 raise ValueError(f"--rtl runs only {_rtl_names()}, not {network} {nodes}")
-    rows = []
-    points = [(n, q, p) for n in nets for q in local_list for p in args.loads]
-    for (network, nodes, stages), local, load in counted(progress, points):
-        c = measure_open(
-            network,
-            nodes,
-            load,
-            args.cycles,
-            args.length,
-            args.seed,
-            stages,
-            local,
-            level,
-            active,
-            cluster=cluster,
-            # The fat-tree RTL is regularly wired: with --rtl its model rows are too.
-            random_wiring=not (rtl and network == "fat-tree"),
+    local = getattr(args, "local", [0.0])
+    return _OpenOptions(nets, local, level, active, getattr(args, "cluster", 12), rtl)
+
+
+def _rtl_columns(args, options: _OpenOptions, model: dict, network, nodes, local, load):
+    """The model's and the RTL's counts at one point, as the ``--rtl`` columns show them;
+    :class:`RTLMismatch` if they differ."""
+    rtl = measure_open_rtl(
+        nodes,
+        load,
+        args.cycles,
+        args.length,
+        args.seed,
+        local,
+        options.level,
+        options.active,
+        network=network,
+    )
+    model_counts = [model[k] for k in _COUNTS]
+    rtl_counts = [rtl[k] for k in _COUNTS]
+    if rtl_counts != model_counts:
+        raise RTLMismatch(
+            f"RTL and model differ at load {load}, local {local}: "
+            f"{'/'.join(_COUNTS)} RTL {rtl_counts}, model {model_counts}"
         )
-        links = ENDPOINT_LINKS * (active if active is not None else nodes)
-        extra = []
-        if rtl:
-            r = measure_open_rtl(
-                nodes,
-                load,
-                args.cycles,
-                args.length,
-                args.seed,
-                local,
-                level,
-                active,
-                network=network,
-            )
-            model_counts = [c[k] for k in _COUNTS]
-            rtl_counts = [r[k] for k in _COUNTS]
-            if rtl_counts != model_counts:
-                raise RTLMismatch(
-                    f"RTL and model differ at load {load}, local {local}: "
-                    f"{'/'.join(_COUNTS)} RTL {rtl_counts}, model {model_counts}"
-                )
-            extra = ["/".join(map(str, model_counts)), "/".join(map(str, rtl_counts))]
-        rows.append(
-            [
-                network,
-                nodes,
-                stages if network != "bidelta" else None,
-                local,
-                load,
-                c["first"],
-                c["first_ok"] / c["first"] if c["first"] else None,
-                c["tries"],
-                c["ok"] / c["tries"] if c["tries"] else None,
-                c["ok"] / (args.cycles * links),
-                *extra,
-            ]
-        )
+    return ["/".join(map(str, model_counts)), "/".join(map(str, rtl_counts))]
+
+
+def _open_row(args, options: _OpenOptions, network, nodes, stages, local, load) -> list:
+    """One row: the model's counts at one network, locality and load (and the RTL's)."""
+    c = measure_open(
+        network,
+        nodes,
+        load,
+        args.cycles,
+        args.length,
+        args.seed,
+        stages,
+        local,
+        options.level,
+        options.active,
+        cluster=options.cluster,
+        # The fat-tree RTL is regularly wired: with --rtl its model rows are too.
+        random_wiring=not (options.rtl and network == "fat-tree"),
+    )
+    links = ENDPOINT_LINKS * (options.active if options.active is not None else nodes)
+    extra = []
+    if options.rtl:
+        extra = _rtl_columns(args, options, c, network, nodes, local, load)
+    return [
+        network,
+        nodes,
+        stages if network != "bidelta" else None,
+        local,
+        load,
+        c["first"],
+        c["first_ok"] / c["first"] if c["first"] else None,
+        c["tries"],
+        c["ok"] / c["tries"] if c["tries"] else None,
+        c["ok"] / (args.cycles * links),
+        *extra,
+    ]
+
+
+def _open_params(args, options: _OpenOptions) -> dict:
+    """The result's ``params``: the options as given, the networks by name."""
     keys = ("endpoints", "loads", "cycles", "length", "seed")
     params = {k: getattr(args, k) for k in keys}
     params.update(
-        network=[n for n, _, _ in nets],
+        network=[n for n, _, _ in options.nets],
         stages=getattr(args, "stages", 1),
-        cluster=cluster,
-        local=local_list,
-        level=level,
-        active=active,
+        cluster=options.cluster,
+        local=options.local,
+        level=options.level,
+        active=options.active,
     )
+    if options.rtl:
+        # Only with --rtl, so the output of every other command stays as it was.
+        params["rtl"] = True
+    return params
+
+
+def _open_notes(args, options: _OpenOptions) -> list[str]:
+    """What the table counts, and how (the sample of senders, the RTL's agreement)."""
+    level = options.level
     notes = [
         "cycle-exact models (the RTL's reference): senders on both links of every node "
         "(or of --active nodes), DROP-closed transmissions, blocked ones sent again after "
@@ -504,38 +536,48 @@ def _open_run(args, progress=lambda text: None) -> Result:
         f"({4**level} nodes, numbered alike but for the low {2 * level} bits; on the bidelta "
         "network the same nodes, which are no closer there)",
     ]
-    if active is not None:
-        notes.append(f"senders on {active} nodes only (a random sample, seed {args.seed})")
-    columns = []
-    if rtl:
-        # Only with --rtl, so the output of every other command stays as it was.
-        params["rtl"] = True
-        columns = ["model counts", "RTL counts"]
+    if options.active is not None:
+        notes.append(f"senders on {options.active} nodes only (a random sample, seed {args.seed})")
+    if options.rtl:
         notes.append(
             "--rtl: the same senders, receivers and traffic on the RTL (same seed) in "
             "amaranth.sim; counts are first tries/opened/tries/opened/cycles, and the run "
             "stops with an error if the RTL's differ from the model's: every row here agrees"
         )
-        if any(n == "fat-tree" for n, _, _ in nets):
+        if any(n == "fat-tree" for n, _, _ in options.nets):
             notes.append("--rtl: the fat-tree rows are its regular (dispersed) wiring, the RTL's")
+    return notes
+
+
+_OPEN_COLUMNS = (
+    "network",
+    "nodes",
+    "stages",
+    "local",
+    "load",
+    "first tries",
+    "P(open, first try)",
+    "tries",
+    "P(open)",
+    "opened/link/cycle",
+)
+
+
+def _open_run(args, progress=lambda text: None) -> Result:
+    """``dehon-open-probability``: a row per network, locality and load."""
+    options = _open_options(args)
+    points = [(n, q, p) for n in options.nets for q in options.local for p in args.loads]
+    rows = [
+        _open_row(args, options, network, nodes, stages, local, load)
+        for (network, nodes, stages), local, load in counted(progress, points)
+    ]
+    columns = [*_OPEN_COLUMNS, *(("model counts", "RTL counts") if options.rtl else ())]
     return Result(
         "dehon-open-probability",
-        params,
-        [
-            "network",
-            "nodes",
-            "stages",
-            "local",
-            "load",
-            "first tries",
-            "P(open, first try)",
-            "tries",
-            "P(open)",
-            "opened/link/cycle",
-            *columns,
-        ],
+        _open_params(args, options),
+        columns,
         rows,
-        notes=notes,
+        notes=_open_notes(args, options),
     )
 
 
