@@ -106,6 +106,7 @@ def test_scheduler_results_in_order(tmp_path):
     assert rows[0]["status"] == "bounded 18"
 
 
+@pytest.mark.slow  # over half a minute of solver time
 def test_rn1_router_circuits_and_arbitration_are_proved(tmp_path):
     rows = prove("rn1", root=tmp_path, only=["circuits", "heads_served_when_outputs_free"])
     assert {r["property"]: r["status"] for r in rows} == {
