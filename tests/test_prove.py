@@ -145,6 +145,7 @@ def test_concentrator_switch_cascade_routes_exactly(tmp_path):
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
 
 
+@pytest.mark.slow  # over half a minute; the concentrator switch cascade's proof runs by default
 def test_leiserson_node_routes_exactly(tmp_path):
     # 8 leaves, level 1: three ports (4, 2, 2 wires), the L and R switches one 6 -> 2 stage
     # each; selectors and switches against their contracts, 12 cycles from reset.
