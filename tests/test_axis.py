@@ -185,7 +185,7 @@ def check_caught(result):
         ("verilator", 4),
         pytest.param("verilator", 8, marks=pytest.mark.slow),
         pytest.param("icarus", 4, marks=_ICARUS),
-        pytest.param("icarus", 8, marks=_ICARUS),
+        pytest.param("icarus", 8, marks=[_ICARUS, pytest.mark.slow]),
     ],
 )
 def test_bench_passes_and_broken_model_is_caught(root, simulator, leaves):

@@ -35,7 +35,7 @@ def run_core(core, cycles):
     return got
 
 
-@pytest.mark.parametrize("pattern", ["random", "hot-spot"])
+@pytest.mark.parametrize("pattern", ["random", pytest.param("hot-spot", marks=pytest.mark.slow)])
 def test_replayed_runs_deliver_every_message(pattern):
     core = online_selftest(POINT, seed=2, blink_log2=4, pattern=pattern)
     harness = core.harness

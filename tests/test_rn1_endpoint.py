@@ -49,6 +49,8 @@ from fattree.spec.rn1_endpoint import (
 )
 
 RETRIES = ("immediate", "round", "backoff")
+#: The retry modes for checks that take seconds each: the other modes are slow points.
+SLOW_BUT_FIRST = [RETRIES[0], *(pytest.param(r, marks=pytest.mark.slow) for r in RETRIES[1:])]
 
 
 # Definitions.
@@ -282,6 +284,7 @@ def test_network_4_matches_model(retry):
     assert check.stats["retries"] > 0 and check.stats["dropped"] > 0
 
 
+@pytest.mark.slow  # the 4-endpoint network runs every retry mode in the default run
 @pytest.mark.parametrize("retry", RETRIES)
 def test_network_16_matches_model(retry):
     sb, check = simulate_stream(
@@ -353,6 +356,7 @@ def test_network_64_matches_model():
 # The experiment (dehon-endpoint-retries).
 
 
+@pytest.mark.slow  # 250 cycles of the 16-endpoint network in amaranth.sim
 def test_experiment_driver_on_the_rtl_agrees_with_the_model():
     """The experiment's load driver on the RTL, N = 16, back-off, load 0.3, 250 cycles: every
     output every cycle as the model's, so the experiment's figures are the hardware's."""
@@ -404,7 +408,7 @@ def test_experiment_table():
 # The cocotb bench on the generated Verilog.
 
 SIMULATORS = [
-    pytest.param("verilator", marks=pytest.mark.slow),
+    "verilator",
     pytest.param(
         "icarus",
         marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"),
@@ -540,7 +544,7 @@ def test_timeout_gives_up_after_timeout_cycles_and_drops_after_give_up():
     assert m.tx_ready == 1
 
 
-@pytest.mark.parametrize("retry", RETRIES)
+@pytest.mark.parametrize("retry", SLOW_BUT_FIRST)
 def test_endpoint_matches_model_with_silent_network(retry):
     """The fault on one endpoint: output 0 is dead (no status ever), and output 1 leaves a
     fifth of its transmissions unanswered; RTL and model agree every cycle, every unanswered
@@ -562,7 +566,7 @@ def test_endpoint_matches_model_with_silent_network(retry):
     assert s["dropped"] > s["sent"] // 50  # gave up on some (besides over-long frames)
 
 
-@pytest.mark.parametrize("retry", RETRIES)
+@pytest.mark.parametrize("retry", SLOW_BUT_FIRST)
 def test_network_with_a_dead_endpoint_output_delivers_everything(retry):
     """Endpoint 0's output 0 is cut from the network: its attempts there time out and the
     next goes out on output 1, so all its messages still arrive, exactly once."""
