@@ -10,6 +10,7 @@ import argparse
 import itertools
 import random
 from collections import Counter
+from dataclasses import dataclass, field
 
 from ...spec.lfsr import LFSRModel
 from ...spec.rn1 import BLOCKED, CONNECTED, DROP, STATUS, ctrl_of, data_of, word
@@ -392,6 +393,165 @@ def traffic(pattern: str, senders: list[int], nodes: int, messages: int, rng) ->
     return out
 
 
+@dataclass
+class _Sender:
+    """One sending node of :func:`deliver`: the messages it has left and the one under way."""
+
+    node: int
+    links: list[int]  # its links the network did not disable
+    queue: list[int]  # destinations still to send, the next one last
+    lfsr: LFSRModel
+    turn: int = 0  # which usable link the next try takes
+    started: int = 0  # cycle of the message's first head
+    message: tuple | None = None  # (dest, words, tries) of the message under way
+    sending: list = field(default_factory=list)  # words of the try not sent yet
+    waiting: int | None = None  # channel whose status the node waits for
+    pending: bool = False  # a try waits for the strategy to let it start
+    wait: int = 0  # back-off cycles left
+
+    @property
+    def busy(self) -> bool:
+        """A message is still to be sent or under way."""
+        return bool(self.queue) or self.message is not None
+
+    @property
+    def transmitting(self) -> bool:
+        """A try is under way: sending its words, or waiting for its status."""
+        return bool(self.sending and not self.pending) or self.waiting is not None
+
+
+class _Delivery:
+    """The senders, receivers and counts of one :func:`deliver` run, cycle by cycle."""
+
+    def __init__(self, model, nodes, heads, plan, length, give_up, seed, retry):
+        self.nodes, self.heads, self.plan = nodes, heads, plan
+        self.length, self.give_up, self.retry = length, give_up, retry
+        self.rng = random.Random(seed)
+        self.counts = {"delivered": [], "given_up": [], "tries": 0, "latency": 0, "last": 0}
+        dead = set(model.dead_channels)
+        self.senders = []
+        for e in plan:
+            links = [k for k in range(ENDPOINT_LINKS) if ENDPOINT_LINKS * e + k not in dead]
+            queue = list(reversed(plan[e])) if links else []
+            if not links:  # both links disabled: every message given up unsent
+                self.counts["given_up"] += [(e, d) for d in plan[e]]
+            lfsr = LFSRModel(LFSR_WIDTH, seed=endpoint_seed(seed, e))
+            self.senders.append(_Sender(e, links, queue, lfsr))
+        self.cycle = 0
+        self.go = False  # rounds: no try was under way in the last cycle
+        self.receiving: dict[int, list] = {}  # bytes arriving on each node link
+        self.arrivals: list[tuple] = []  # (node, bytes) of every transmission that arrived
+        self.confirmed: list[tuple] = []  # (dest, bytes) of every message confirmed
+
+    def cycle_bound(self) -> int:
+        """Cycles after which messages still under way mean the run is stuck: every message
+        needs at most give_up tries of a few tens of cycles each."""
+        most = max(map(len, self.plan.values()), default=0) * self.give_up
+        bound = (most + 1) * DRAIN // 100
+        if self.retry == "backoff":  # and the longest back-off before every try
+            bound += most * backoff_cycles(BACKOFF_CAP, (1 << BACKOFF_CAP) - 1)
+        return bound
+
+    def send(self, i_bk: list, i_fwd: list) -> None:
+        """Every sender's cycle: its status taken, its next message or try started, its next
+        word onto ``i_fwd``; then ``go`` for the next cycle and the LFSRs clocked."""
+        for sender in self.senders:
+            if sender.waiting is not None and not self._status(sender, i_bk[sender.waiting]):
+                continue
+            if sender.message is None:
+                if not sender.queue:
+                    continue
+                self._next_message(sender)
+            if sender.sending and sender.pending:
+                self._let_start(sender)
+            if sender.sending and not sender.pending:
+                self._send_word(sender, i_fwd)
+        self.go = not any(sender.transmitting for sender in self.senders)
+        if self.retry == "backoff":
+            for sender in self.senders:
+                sender.lfsr.clock()
+
+    def _status(self, sender: _Sender, w: int) -> bool:
+        """The word back on the channel the sender waits on: False until it is a status;
+        then the message is confirmed, given up, or made ready to be sent again."""
+        if ctrl_of(w) or data_of(w) not in STATUS:
+            return False
+        dest, words, tries = sender.message
+        sender.waiting = None
+        if data_of(w) == CONNECTED:
+            self.counts["delivered"].append((sender.node, dest))
+            self.confirmed.append((dest, tuple(data_of(x) for x in words[-self.length : -1])))
+            self.counts["tries"] += tries
+            self.counts["latency"] += self.cycle - sender.started
+            self.counts["last"] = self.cycle
+            sender.message = None
+        elif data_of(w) == BLOCKED and tries >= self.give_up:
+            self.counts["given_up"].append((sender.node, dest))
+            sender.message = None
+        else:
+            sender.sending = list(words)
+            sender.pending = True
+            if self.retry == "backoff":  # tries so far: the BLOCKED in a row
+                sender.wait = backoff_cycles(min(tries, BACKOFF_CAP), sender.lfsr.state)
+        return True
+
+    def _next_message(self, sender: _Sender) -> None:
+        """The sender's next message: its head bytes, then data bytes that name it (source,
+        its number) so the arrivals can be matched to the messages confirmed, then DROP."""
+        e = sender.node
+        dest = sender.queue.pop()
+        fill = self.rng.getrandbits(8)
+        words = [word(1, h) for h in self.heads(e, dest, fill)]
+        tag = [e >> 8, e & 255, len(self.plan[e]) - len(sender.queue) - 1]
+        tag += [self.rng.getrandbits(8) for _ in range(self.length - 1)]
+        words += [word(1, b & 255) for b in tag[: self.length - 1]]
+        words.append(word(0, DROP))
+        sender.message = (dest, words, 0)
+        sender.sending = list(words)
+        sender.pending, sender.wait = True, 0
+        sender.started = self.cycle
+
+    def _let_start(self, sender: _Sender) -> None:
+        """The retry strategy lets a try start: at once, when ``go`` is high, or when the
+        back-off has run out."""
+        if self.retry == "round":
+            sender.pending = not self.go
+        elif sender.wait:
+            sender.wait -= 1
+        else:
+            sender.pending = False
+
+    def _send_word(self, sender: _Sender, i_fwd: list) -> None:
+        """The try's next word onto the sender's link; after the last, wait for its status.
+        A node's bytes of one try go out on one link: the turn moves after the close."""
+        c = ENDPOINT_LINKS * sender.node + sender.links[sender.turn % len(sender.links)]
+        i_fwd[c] = sender.sending.pop(0)
+        if not sender.sending:
+            dest, words, tries = sender.message
+            sender.message = (dest, words, tries + 1)
+            sender.waiting = c
+            sender.turn += 1
+
+    def receive(self, o_fwd: list, prev_out: list) -> None:
+        """What reaches the nodes' links: a transmission's bytes after its last head byte
+        (which only routes), recorded when it closes."""
+        for c in range(ENDPOINT_LINKS * self.nodes):
+            w, p = o_fwd[c], prev_out[c]
+            if ctrl_of(w) and not ctrl_of(p):
+                self.receiving[c] = []
+            elif ctrl_of(w):
+                self.receiving[c].append(data_of(w))
+            elif ctrl_of(p):
+                self.arrivals.append((c // ENDPOINT_LINKS, tuple(self.receiving[c])))
+
+    def wrong(self) -> int:
+        """Transmissions that arrived but were not confirmed, or were confirmed but did not
+        arrive once at their destination with their bytes (a blocked transmission is
+        discarded before it reaches anyone)."""
+        got, want = Counter(self.arrivals), Counter(self.confirmed)
+        return (got - want).total() + (want - got).total()
+
+
 def deliver(
     model,
     nodes: int,
@@ -423,122 +583,21 @@ def deliver(
     did not arrive there with their bytes (0 unless the model is wrong)."""
     if retry not in RETRY:
         raise ValueError(f"retry must be one of {', '.join(RETRY)}, not {retry!r}")
-    rng = random.Random(seed)
-    dead = set(model.dead_channels)
-    n = model.channels
-    links = {
-        e: [k for k in range(ENDPOINT_LINKS) if ENDPOINT_LINKS * e + k not in dead] for e in plan
-    }
-    queue = {e: list(reversed(plan[e])) for e in plan}
-    out = {"delivered": [], "given_up": [], "tries": 0, "latency": 0, "last": 0}
-    for e in plan:
-        if not links[e]:
-            out["given_up"] += [(e, d) for d in plan[e]]
-            queue[e] = []
-    turn = dict.fromkeys(plan, 0)  # which usable link the next try takes
-    started = dict.fromkeys(plan, 0)  # cycle of the message's first head
-    current = dict.fromkeys(plan)  # (dest, words, tries) of the message under way
-    sending = {e: [] for e in plan}
-    waiting = dict.fromkeys(plan)  # channel whose status the node waits for
-    pending = dict.fromkeys(plan, False)  # a try waits for the strategy to let it start
-    wait = dict.fromkeys(plan, 0)  # back-off cycles left
-    lfsr = {e: LFSRModel(LFSR_WIDTH, seed=endpoint_seed(seed, e)) for e in plan}
-    go = False  # rounds: no try was under way in the last cycle
-    prev_out = [0] * n
-    receiving: dict[int, list] = {}
-    arrivals: list[tuple] = []
-    sent_payloads: list[tuple] = []
-    cycle = 0
-    bound = None
-    while any(queue.values()) or any(c is not None for c in current.values()):
-        o_fwd, i_bk = model.o_fwd, model.i_bk
-        i_fwd = [0] * n
-        for e in plan:
-            if waiting[e] is not None:
-                w = i_bk[waiting[e]]
-                if ctrl_of(w) or data_of(w) not in STATUS:
-                    continue
-                dest, words, tries = current[e]
-                waiting[e] = None
-                if data_of(w) == CONNECTED:
-                    out["delivered"].append((e, dest))
-                    sent_payloads.append((dest, tuple(data_of(x) for x in words[-length:-1])))
-                    out["tries"] += tries
-                    out["latency"] += cycle - started[e]
-                    out["last"] = cycle
-                    current[e] = None
-                elif data_of(w) == BLOCKED and tries >= give_up:
-                    out["given_up"].append((e, dest))
-                    current[e] = None
-                else:
-                    current[e] = (dest, words, tries)
-                    sending[e] = list(words)
-                    pending[e] = True
-                    if retry == "backoff":  # tries so far: the BLOCKED in a row
-                        wait[e] = backoff_cycles(min(tries, BACKOFF_CAP), lfsr[e].state)
-            if current[e] is None:
-                if not queue[e]:
-                    continue
-                dest = queue[e].pop()
-                fill = rng.getrandbits(8)
-                words = [word(1, h) for h in heads(e, dest, fill)]
-                # The data names the message (source, its number), so the arrivals can be
-                # matched to the messages confirmed.
-                tag = [e >> 8, e & 255, len(plan[e]) - len(queue[e]) - 1]
-                tag += [rng.getrandbits(8) for _ in range(length - 1)]
-                words += [word(1, b & 255) for b in tag[: length - 1]]
-                words.append(word(0, DROP))
-                current[e] = (dest, words, 0)
-                sending[e] = list(words)
-                pending[e], wait[e] = True, 0
-                started[e] = cycle
-            if sending[e] and pending[e]:
-                if retry == "round":
-                    pending[e] = not go
-                elif wait[e]:
-                    wait[e] -= 1
-                else:
-                    pending[e] = False
-            if sending[e] and not pending[e]:
-                use = links[e][turn[e] % len(links[e])]
-                c = ENDPOINT_LINKS * e + use
-                i_fwd[c] = sending[e].pop(0)
-                if not sending[e]:
-                    dest, words, tries = current[e]
-                    current[e] = (dest, words, tries + 1)
-                    waiting[e] = c
-                    turn[e] += 1
-            # (a node's bytes of one try go out on one link: turn moves after the close)
-        go = not any((sending[e] and not pending[e]) or waiting[e] is not None for e in plan)
-        if retry == "backoff":
-            for x in lfsr.values():
-                x.clock()
-        for c in range(ENDPOINT_LINKS * nodes):  # what reaches the nodes' links
-            w, p = o_fwd[c], prev_out[c]
-            if ctrl_of(w) and not ctrl_of(p):
-                receiving[c] = []  # the last head byte: it only routes
-            elif ctrl_of(w):
-                receiving[c].append(data_of(w))
-            elif ctrl_of(p):
-                arrivals.append((c // ENDPOINT_LINKS, tuple(receiving[c])))
+    run = _Delivery(model, nodes, heads, plan, length, give_up, seed, retry)
+    bound = run.cycle_bound()
+    prev_out = [0] * model.channels
+    while any(sender.busy for sender in run.senders):
+        o_fwd = model.o_fwd
+        i_fwd = [0] * model.channels
+        run.send(model.i_bk, i_fwd)
+        run.receive(o_fwd, prev_out)
         o_bk = answer_closes(o_fwd, prev_out)
         prev_out = o_fwd
         model.step(i_fwd, o_bk)
-        cycle += 1
-        if bound is None:
-            # Every message needs at most give_up tries of a few tens of cycles each.
-            most = max(map(len, plan.values()), default=0) * give_up
-            bound = (most + 1) * DRAIN // 100
-            if retry == "backoff":  # and the longest back-off before every try
-                bound += most * backoff_cycles(BACKOFF_CAP, (1 << BACKOFF_CAP) - 1)
-        if cycle > bound:
+        run.cycle += 1
+        if run.cycle > bound:
             raise RuntimeError(f"messages still under way after {bound} cycles")
-    out["cycles"] = cycle
-    # Every message confirmed arrived once, at its destination, with its bytes, and nothing
-    # else arrived (a blocked transmission is discarded before it reaches anyone).
-    got, want = Counter(arrivals), Counter(sent_payloads)
-    out["wrong"] = (got - want).total() + (want - got).total()
-    return out
+    return {**run.counts, "cycles": run.cycle, "wrong": run.wrong()}
 
 
 def _fault_names(network: str, model, kind: str) -> list:
