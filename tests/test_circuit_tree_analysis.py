@@ -13,7 +13,15 @@ import numpy as np
 import pytest
 
 from fattree.scripts import main as cli
-from fattree.sim.experiments import circuit_tree_analysis as ska
+from fattree.sim.experiments import Result
+from fattree.sim.experiments import circuit_tree_collision_table as collision_table
+from fattree.sim.experiments.circuit_tree_rounds_tail import rounds_chi2
+from fattree.sim.experiments.circuit_tree_sampling import (
+    CHECK_Z,
+    chi2_sf,
+    network_pairs_collide,
+    wilson,
+)
 from fattree.sim.fast import circuit_rounds
 from fattree.sim.models import balls_bins as bb
 from fattree.sim.models import collision
@@ -77,7 +85,7 @@ def test_packed_trials_equal_separate_networks():
     # A trial in its own subtree of the big tree is a small tree with the matching bits.
     rng = np.random.default_rng(3)
     n0, blocks = 16, 8
-    pairs = ska.sample_cell(n0, 2, 3, 3, blocks, rng)
+    pairs = collision_table.sample_cell(n0, 2, 3, 3, blocks, rng)
     big = n0 * blocks
     bits = circuit_rounds.random_bits(big, rng)
     t = np.arange(blocks)
@@ -93,16 +101,16 @@ def test_packed_trials_equal_separate_networks():
 def test_simulated_cells_agree_with_the_table():
     rng = np.random.default_rng(11)
     for cell in [(2, 3, 3), (3, 3, 1), (3, 1, 3), (1, 1, 0)]:
-        pairs = ska.sample_cell(16, *cell, 4000, rng)
-        hits = int(ska.network_pairs_collide(16, pairs, rng).sum())
-        lo, hi = ska.wilson(hits, 4000, z=ska.CHECK_Z)  # 99.9 %: four cells, one seed
+        pairs = collision_table.sample_cell(16, *cell, 4000, rng)
+        hits = int(network_pairs_collide(16, pairs, rng).sum())
+        lo, hi = wilson(hits, 4000, z=CHECK_Z)  # 99.9 %: four cells, one seed
         assert lo <= float(bb.pr_kij(*cell)) <= hi, cell
     # A zero cell never collides (criss-cross, i = k = j).
-    pairs = ska.sample_cell(16, 2, 2, 2, 2000, rng)
-    assert not ska.network_pairs_collide(16, pairs, rng).any()
+    pairs = collision_table.sample_cell(16, 2, 2, 2, 2000, rng)
+    assert not network_pairs_collide(16, pairs, rng).any()
     # Same destination: always.
     same = np.array([[0, 6, 3, 6], [5, 9, 12, 9]])
-    assert ska.network_pairs_collide(16, same, rng).all()
+    assert network_pairs_collide(16, same, rng).all()
 
 
 # -- equations (3)-(5) -------------------------------------------------------------------------
@@ -152,9 +160,9 @@ def test_toss_samples_the_occupancy_distribution():
     keep = p * trials >= 5
     expect = p[keep] * trials
     stat = float((((counts[keep] - expect) ** 2) / expect).sum())
-    assert ska.chi2_sf(stat, int(keep.sum()) - 1) > 0.001
+    assert chi2_sf(stat, int(keep.sum()) - 1) > 0.001
     z = (samples.mean() - bb.expected_delivered(m, b)) / math.sqrt(bb.var_empty(m, b) / trials)
-    assert abs(z) < ska.CHECK_Z
+    assert abs(z) < CHECK_Z
 
 
 # -- Phases I and II, Theorem 1 ----------------------------------------------------------------
@@ -201,7 +209,7 @@ def test_rounds_tail_equals_model_one():
     tail = bb.rounds_tail(m, b)
     samples = np.array([collision.model_one_rounds(n, m, rng) for _ in range(3000)])
     assert samples.mean() == pytest.approx(tail[:-1].sum(), abs=0.05)
-    _stat, _df, p = ska.rounds_chi2(samples, tail)
+    _stat, _df, p = rounds_chi2(samples, tail)
     assert p > 0.001
 
 
@@ -244,18 +252,18 @@ def test_theorem_one_holds_for_model_one(n, m):
 
 def test_chi2_sf_against_closed_forms():
     for x in (0.1, 1.0, 3.84, 10.0, 40.0):
-        assert ska.chi2_sf(x, 1) == pytest.approx(math.erfc(math.sqrt(x / 2)), rel=1e-9)
+        assert chi2_sf(x, 1) == pytest.approx(math.erfc(math.sqrt(x / 2)), rel=1e-9)
         for k in (1, 2, 5, 15):  # even df: e^(-x/2) sum_{i<k} (x/2)^i / i!
             closed = math.exp(-x / 2) * sum((x / 2) ** i / math.factorial(i) for i in range(k))
-            assert ska.chi2_sf(x, 2 * k) == pytest.approx(closed, rel=1e-9)
-    assert ska.chi2_sf(0, 3) == 1.0
+            assert chi2_sf(x, 2 * k) == pytest.approx(closed, rel=1e-9)
+    assert chi2_sf(0, 3) == 1.0
 
 
 def test_wilson():
-    assert ska.wilson(0, 1000)[0] == 0 and ska.wilson(7, 7)[1] == 1
-    lo, hi = ska.wilson(0, 10)
+    assert wilson(0, 1000)[0] == 0 and wilson(7, 7)[1] == 1
+    lo, hi = wilson(0, 10)
     assert lo == 0 and hi == pytest.approx(0.2775, abs=1e-4)
-    lo, hi = ska.wilson(50, 100)
+    lo, hi = wilson(50, 100)
     assert 0.5 - lo == pytest.approx(hi - 0.5) and hi == pytest.approx(0.5962, abs=1e-4)
 
 
@@ -323,7 +331,7 @@ def test_experiment_expectations(capsys, tmp_path):
         "--plot",
         str(tmp_path / "e.png"),
     )
-    assert out["max_abs_z"] < ska.CHECK_Z
+    assert out["max_abs_z"] < CHECK_Z
     cols = out["columns"]
     for row in out["rows"]:
         r = dict(zip(cols, row, strict=True))
@@ -406,9 +414,9 @@ def test_experiment_bad_options(capsys, argv, message):
 def test_table_plot_with_a_cell_never_hit(tmp_path):
     # Wilson's lower end at 0 hits can come out a hair above 0 (found at --lg-n 8).
     row = [0, 7, 7, 2**14, "1/128", 1 / 128, None, 0.0, 2.2e-19, 0.0038]
-    result = ska.Result("sk-pr-table", {}, [], [row, row])
+    result = Result("sk-pr-table", {}, [], [row, row])
     import matplotlib
 
     matplotlib.use("Agg")
-    ska._pt_plot(result, str(tmp_path / "zero.png"))
+    collision_table._plot(result, str(tmp_path / "zero.png"))
     assert (tmp_path / "zero.png").stat().st_size > 0
