@@ -290,12 +290,17 @@ def test_build_bad_input_is_one_line(capsys):
         (["-p", "data_bits=8"], "the hypercube self-test needs data_bits >= 9 (source, "),
         (["--pattern", "tornado"], "pattern must be one of random, transpose, bit-reversal, "),
         (["--requests", "5"], "the hypercube self-test has no option 'requests'; its options: "),
-        (["-p", "dim=7"], "parameter dim must be 1..6, not 7"),
+        (["-p", "data_bits=65"], "parameter data_bits must be 1..64, not 65"),
     ]:
         code, out, err = run_cli(capsys, *SIM_ARGV, *argv, "--simulate", "100")
         assert code == 2 and out == ""
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"fattree build: error: {message}"), lines
+    # The point's own dim given again is refused as given twice, before its range is read.
+    code, out, err = run_cli(capsys, *SIM_ARGV, "-p", "dim=7", "--simulate", "100")
+    assert code == 2 and err.strip() == (
+        "fattree build: error: --param dim given twice (dim=2, dim=7); give it once"
+    )
 
 
 def test_board_points():
