@@ -242,7 +242,7 @@ def test_cocotb_icarus_mutated_model_fails(tmp_path):
 @pytest.mark.parametrize(
     ("dim", "frames"),
     [
-        (2, 48),
+        pytest.param(2, 48, marks=pytest.mark.slow),
         pytest.param(3, 48, marks=pytest.mark.slow),
         pytest.param(4, 128, marks=pytest.mark.slow),
     ],

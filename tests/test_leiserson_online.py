@@ -285,8 +285,9 @@ def test_cocotb_icarus_8_leaves(tmp_path):
 
 
 @pytest.mark.cocotb
-# The Verilator build takes most of a minute at 4 leaves, more at 8: a slow point.
-@pytest.mark.parametrize("leaves", [4, pytest.param(8, marks=pytest.mark.slow)])
+# The Verilator build takes most of a minute (the Icarus benches run by default).
+@pytest.mark.slow
+@pytest.mark.parametrize("leaves", [4, 8])
 def test_cocotb_verilator(leaves, tmp_path):
     check_summary(run_cocotb("verilator", leaves, 20, tmp_path), 20)
 

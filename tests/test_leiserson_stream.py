@@ -146,9 +146,10 @@ def run_cocotb(simulator, leaves, frames, tmp_path, *, mutation=False, backpress
 
 
 @pytest.mark.cocotb
-# A Verilator build of 8 leaves takes minutes: 4 leaves on it.
+# A Verilator build of 8 leaves takes minutes: 4 leaves on it, a slow point (Icarus by default).
 @pytest.mark.parametrize(
-    ("simulator", "leaves"), [pytest.param("icarus", 8, marks=ICARUS), ("verilator", 4)]
+    ("simulator", "leaves"),
+    [pytest.param("icarus", 8, marks=ICARUS), pytest.param("verilator", 4, marks=pytest.mark.slow)],
 )
 def test_cocotb_small_tree(simulator, leaves, tmp_path):
     result = run_cocotb(simulator, leaves, 20, tmp_path, backpressure=50)

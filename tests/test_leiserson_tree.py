@@ -231,7 +231,7 @@ def test_cocotb_broken_reference_is_caught(tmp_path):
 @pytest.mark.parametrize(
     ("simulator", "leaves", "w"),
     [
-        ("verilator", 4, 0),  # the default run's Verilator build of this design
+        pytest.param("verilator", 4, 0, marks=pytest.mark.slow),
         pytest.param("verilator", 8, 0, marks=pytest.mark.slow),
         pytest.param("icarus", 16, 0, marks=pytest.mark.slow),
         pytest.param("icarus", 16, 7, marks=pytest.mark.slow),

@@ -44,7 +44,7 @@ def test_traffic_phases(simulator, mode, tmp_path):
     assert s["heads_blocked"] > 0 and s["turned_segments"] > 0
 
 
-@pytest.mark.parametrize("simulator", ["verilator", SIMULATORS[1]])
+@pytest.mark.parametrize("simulator", SIMULATORS)
 def test_runtime_traffic_phases(simulator, tmp_path):
     result = run_bench(
         get_design("rn1"),

@@ -408,7 +408,7 @@ def test_experiment_table():
 # The cocotb bench on the generated Verilog.
 
 SIMULATORS = [
-    "verilator",
+    pytest.param("verilator", marks=pytest.mark.slow),
     pytest.param(
         "icarus",
         marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"),

@@ -9,17 +9,18 @@ from fattree.sim.cocotb_runner import run_bench
 
 pytestmark = pytest.mark.cocotb
 
-SIMULATORS = [
-    "verilator",
-    pytest.param(
-        "icarus",
-        marks=pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog"),
-    ),
+NO_ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
+
+
+#: Each Verilator build is half a minute: the default run builds one width on it, Icarus all.
+POINTS = [
+    *(pytest.param("icarus", w, marks=NO_ICARUS) for w in (1, 8, 33)),
+    ("verilator", 8),
+    *(pytest.param("verilator", w, marks=pytest.mark.slow) for w in (1, 33)),
 ]
 
 
-@pytest.mark.parametrize("simulator", SIMULATORS)
-@pytest.mark.parametrize("width", [1, 8, 33])
+@pytest.mark.parametrize(("simulator", "width"), POINTS)
 def test_random_messages(simulator, width, tmp_path):
     result = run_bench(
         get_design("selector"),
@@ -36,7 +37,10 @@ def test_random_messages(simulator, width, tmp_path):
     assert s["cycles"] > 150 * 2
 
 
-@pytest.mark.parametrize("simulator", SIMULATORS)
+@pytest.mark.parametrize(
+    "simulator",
+    [pytest.param("verilator", marks=pytest.mark.slow), pytest.param("icarus", marks=NO_ICARUS)],
+)
 def test_broken_reference_is_caught(simulator, tmp_path):
     # The scoreboard is real: a deliberately wrong model makes the bench fail.
     result = run_bench(
