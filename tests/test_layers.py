@@ -52,11 +52,16 @@ LAYERS = (
     ),
     Layer("definitions", ("fattree.spec", "fattree.params"), (), ("amaranth", "cocotb", "numba")),
     Layer("hardware", ("fattree.hdl",), ("definitions",), ("cocotb", "numba")),
-    # The circuit tree's open-loop load driver feeds the model and the RTL alike, as the
-    # models' own drivers do.
+    # The open-loop load drivers feed the model and the RTL alike, as the models' own
+    # drivers do.
     Layer(
         "models",
-        ("fattree.sim.models", "fattree.sim.circuit_load"),
+        (
+            "fattree.sim.models",
+            "fattree.sim.network_load",
+            "fattree.sim.load_networks",
+            "fattree.sim.circuit_load",
+        ),
         ("definitions",),
         ("amaranth", "cocotb"),
     ),

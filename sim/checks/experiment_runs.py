@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["circuit_tree_bench", "rn1_network_run", "leiserson_tree_trace"]
+__all__ = ["circuit_tree_bench", "network_load_bench", "rn1_network_run", "leiserson_tree_trace"]
 
 
 def circuit_tree_bench(
@@ -126,3 +126,21 @@ def leiserson_tree_trace(
 
     simulate(dut, bench)
     return seen
+
+
+def network_load_bench(design: str, params: dict, simulator: str, bench: dict, root=None):
+    """Run :mod:`fattree.sim.benches.network_load` on the generated Verilog of ``design``
+    with ``params`` (the networks of :mod:`fattree.sim.load_networks`); the runner's
+    :class:`~fattree.sim.cocotb_runner.BenchResult`."""
+    from ...designs import get_design
+    from ..cocotb_runner import run_bench
+
+    return run_bench(
+        get_design(design),
+        params,
+        simulator,
+        seed=1,
+        bench=bench,
+        root=root,
+        bench_module="fattree.sim.benches.network_load",
+    )
