@@ -333,6 +333,14 @@ def _closure(entries: list[str]) -> dict[str, bytes]:
                 continue
             seen[module] = files[module].read_bytes()
             todo += [n for n in imported_names(module, files[module], seen[module]) if n in files]
+    # A module's data files (a data/ folder beside it, as the experiments' measured synthesis
+    # figures) are inputs of the job too.
+    for module in list(seen):
+        path = files[module]
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        folder = path.parent / "data"
+        for data in sorted(folder.glob("*")) if folder.is_dir() else ():
+            seen.setdefault(f"{package}:data/{data.name}", data.read_bytes())
     return seen
 
 

@@ -218,6 +218,16 @@ def test_a_job_run_on_another_source_is_kept_keyed_by_what_it_ran(tmp_path, monk
     assert (again.ran, again.cached, again.drifted) == (0, 1, [])
 
 
+def test_an_experiments_data_files_are_in_its_key():
+    """The measured synthesis figures noc-compare reads are inputs of its runs: editing them
+    clears its cache, as editing its code does."""
+    job = sweep.experiment_grid("noc-compare", ["model-only"], [1])[0]
+    source = sweep._closure(sweep._entries(job))
+    assert "fattree.sim.experiments:data/noc_synthesis.json" in source
+    synth = sweep.synth_grid(["selector"], {}, ["ice40"], [1])[0]
+    assert not any(":data/" in k for k in sweep._closure(sweep._entries(synth)))
+
+
 def test_a_worker_keeps_the_code_it_imported(tmp_path, monkeypatch):
     job = sweep.experiment_grid("hypercube-routing", ["dims=4", "procs=1"], [1])[0]
     import fattree.sim.models.hypercube  # noqa: F401 - imported, as in a worker that ran a job
