@@ -1,0 +1,380 @@
+"""Cycle-exact reference model of the fast circuit tree (``circuit-tree-fast``).
+
+Written from the rules of :mod:`fattree.spec.circuit_fast` alone: one cycle per hop, a circuit
+held while its message passes, a head that finds its down port taken dropped and NACKed by
+the mirror, and ``window`` messages in flight per node. :class:`RouterFastModel`,
+:class:`InterfaceFastModel` and :class:`CircuitFastTreeModel` keep the state those rules name
+(holds, dead inputs, output registers, slots, the receive store) and, for the ``nack`` wires,
+the cycles each head owns: the value of a cycle is known once the head is dropped, accepted or
+rejected, or once the output it was granted has its own fate (the mirror). Two heads owning
+one cycle of one ``nack`` wire is a broken model: :class:`NackCollision`.
+
+:meth:`CircuitFastTreeModel.step` has the calling convention of
+:class:`fattree.sim.models.circuit.CircuitTreeModel` (the lock-step check
+:class:`fattree.sim.checks.circuit_tree.CircuitTreeCheck` and the drivers use either): the
+inputs of one cycle in, the outputs visible in that cycle (before the clock edge) out, then one
+clock. ``rx_data`` is 0 in a cycle ``rx_valid`` is 0. An attempt sends the message its slot
+held when it was picked, to its last word, even if its fate frees the slot (``length`` above
+``F``) and a new message is stored there before that word leaves.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ...spec.circuit import LFSR_WIDTH, SHARED_SEED, lfsr_mask, router_seed
+from ...spec.circuit_fast import (
+    CIRCUIT_TREE_FAST,
+    DOWN,
+    UP,
+    fate_delay,
+    mirror_delay,
+    subtree,
+)
+from ...spec.lfsr import LFSRModel
+from ...spec.topology import FatTree
+from .circuit import TreeOutputs
+
+__all__ = [
+    "CircuitFastTreeModel",
+    "RouterFastModel",
+    "InterfaceFastModel",
+    "NackCollision",
+    "TreeOutputs",
+]
+
+A, B, C, D = 0, 1, 2, 3
+FREE, READY, SENT = 0, 1, 2
+
+
+class NackCollision(AssertionError):
+    """Two heads own one cycle of one ``nack`` wire, or a fate has no head: the model is
+    broken (the rules make it impossible)."""
+
+
+@functools.cache
+def _shared_states() -> tuple[int, ...]:
+    """One period of the LFSR seeded :data:`SHARED_SEED`, cycle by cycle: a router's bit is
+    the parity of its state under the router's :func:`lfsr_mask`."""
+    lfsr = LFSRModel(LFSR_WIDTH, seed=SHARED_SEED)
+    states = []
+    for _ in range((1 << LFSR_WIDTH) - 1):
+        states.append(lfsr.state)
+        lfsr.clock()
+    return tuple(states)
+
+
+class Nacks:
+    """The backward wires of every link direction.
+
+    ``owned[link]`` maps each cycle a head owns on that link's ``nack`` to its value, ``None``
+    until known; a mirror due at cycle ``c`` copies the value of its output link at ``c`` to
+    its input link's owned cycle. A cycle nobody owns reads 0.
+    """
+
+    def __init__(self, links: int):
+        self.owned: list[dict[int, int | None]] = [{} for _ in range(links)]
+        self.mirrors: dict[int, list[tuple[int, int, int]]] = {}
+
+    def own(self, link: int, cycle: int, value: int | None = None) -> None:
+        owned = self.owned[link]
+        if cycle in owned:
+            raise NackCollision(f"two NACKs on link {link} in cycle {cycle}")
+        owned[cycle] = value
+
+    def mirror(self, out_link: int, at: int, in_link: int, cycle: int) -> None:
+        """The head on ``in_link`` owns ``cycle`` there; its value is ``out_link``'s at ``at``."""
+        self.own(in_link, cycle)
+        self.mirrors.setdefault(at, []).append((out_link, in_link, cycle))
+
+    def resolve(self, cycle: int) -> None:
+        """The mirrors due at ``cycle`` (every value at ``cycle`` is known by then)."""
+        for out_link, in_link, at in self.mirrors.pop(cycle, ()):
+            value = self.owned[out_link].pop(cycle, None)
+            if value is None:
+                raise NackCollision(f"link {out_link} has no fate in cycle {cycle}")
+            self.owned[in_link][at] = value
+
+    def take(self, link: int, cycle: int) -> int | None:
+        """The value on ``link`` at ``cycle`` for its reader; ``None`` if nobody owns it."""
+        return self.owned[link].pop(cycle, None)
+
+
+class RouterFastModel:
+    """Router ``SW(level, switch)``: per input its hold and dead flag; its output registers
+    are the next values of its output links. ``inputs`` and ``outputs`` are link indices per
+    port (``None``: no link, the top level's up ports), ``f_in``/``f_out`` their mirror
+    delays."""
+
+    def __init__(self, level: int, switch: int, h: int, seed: int):
+        self.level, self.switch = level, switch
+        self.sub = subtree(level, switch)
+        self.mask = lfsr_mask(router_seed(seed, level, switch))
+        self.states = _shared_states()
+        self.inputs: list[int | None] = [None] * 4
+        self.outputs: list[int | None] = [None] * 4
+        down_in = mirror_delay(h, DOWN, level + 1) if level + 1 < h else None
+        up_out = mirror_delay(h, UP, level + 1) if level + 1 < h else None
+        self.f_in = [mirror_delay(h, UP, level)] * 2 + [down_in] * 2
+        self.f_out = [mirror_delay(h, DOWN, level)] * 2 + [up_out] * 2
+        self.reset()
+
+    def reset(self) -> None:
+        self.hold: list[int | None] = [None] * 4
+        self.dead = [False] * 4
+        #: Heads this router dropped.
+        self.drops = 0
+
+    def lfsr_bit(self, cycle: int) -> int:
+        """Bit 0 of the router's LFSR at ``cycle`` (its seed at cycle 0)."""
+        return (self.states[cycle % len(self.states)] & self.mask).bit_count() & 1
+
+    def step(self, cycle: int, fwd: list, nxt: list, nacks: Nacks) -> None:
+        """Cycle ``cycle``: read the input links in ``fwd``, write the output registers (the
+        output links' values at ``cycle + 1``) into ``nxt``; NACKs into ``nacks``."""
+        ins, outs, hold, dead = self.inputs, self.outputs, self.hold, self.dead
+        vals = [None if link is None else fwd[link] for link in ins]
+        busy = [False] * 4
+        heads = []
+        for i in range(4):
+            v = vals[i]
+            if v is None:
+                hold[i] = None
+            elif v[0]:
+                hold[i], dead[i] = None, False
+                heads.append(i)
+            elif not dead[i]:
+                o = hold[i]
+                if o is None:
+                    raise AssertionError(f"SW({self.level}, {self.switch}): body word unheld")
+                busy[o] = True
+                nxt[outs[o]] = (0, v[1], v[2])
+        if heads:
+            self._heads(cycle, heads, vals, busy, nxt, nacks)
+
+    def _heads(self, cycle, heads, vals, busy, nxt, nacks) -> None:
+        """Rules 2-4 and 6 for the heads of this cycle."""
+        x = self.lfsr_bit(cycle)
+        level, ins, outs = self.level, self.inputs, self.outputs
+        taken = list(busy)  # busy, or granted in this cycle
+        order = (A, B, C, D) if x == 0 else (A, B, D, C)
+        for i in order:
+            if i not in heads:
+                continue
+            _, dest, data = vals[i]
+            f_in = self.f_in[i]
+            if i < C and dest >> (level + 1) != self.sub:
+                o = C + (x ^ i)
+                if busy[o]:
+                    o ^= 1
+                if taken[o] or outs[o] is None:
+                    raise AssertionError(f"SW({level}, {self.switch}): no up port")
+            else:
+                o = (dest >> level) & 1
+                if taken[o]:
+                    self.dead[i] = True
+                    self.drops += 1
+                    nacks.own(ins[i], cycle + f_in, 1)
+                    continue
+            taken[o] = True
+            self.hold[i] = o
+            nxt[outs[o]] = (1, dest, data)
+            nacks.mirror(outs[o], cycle + 1 + self.f_out[o], ins[i], cycle + f_in)
+
+
+class InterfaceFastModel:
+    """The interface of one node: ``window`` slots, the round-robin pointer, the word on the
+    inject link, each attempt's slot by the cycle its head was on the inject link, and the
+    receive store."""
+
+    def __init__(self, node: int, h: int, width: int, length: int, window: int):
+        self.node, self.width, self.length, self.window = node, width, length, window
+        self.fate = fate_delay(h)
+        self.inject = self.eject = 0  # link indices, set by the tree
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = [FREE] * self.window
+        self.message: list[tuple[int, int] | None] = [None] * self.window
+        self.last = self.window - 1  # slot 0 is the first after reset
+        self.sending: tuple[int, int] | None = None  # (dest, data) on the inject link
+        self.word = 0  # index of the word on the inject link
+        self.flight: dict[int, int] = {}  # head cycle on the inject link -> slot
+        self.tx_done = self.tx_reject = 0
+        self.stored: int | None = None
+        self.collect: list[int] | None = None  # words of the accepted message arriving
+        #: Heads sent (attempts), fates 1 (NACKed attempts), fates 0 (messages done).
+        self.attempts = self.nacks = self.done = 0
+        #: Heads this interface NACKed because its store was full; messages taken from rx.
+        self.rx_rejects = self.received = 0
+
+    def _word(self, data: int) -> int:
+        return (data >> (self.word * self.width)) & ((1 << self.width) - 1)
+
+    def step(self, cycle, tx_valid, tx_dest, tx_data, rx_ready, fwd, nxt, nacks) -> tuple:
+        """One cycle; returns its outputs ``(tx_ready, tx_done, tx_reject, rx_valid,
+        rx_data)`` and writes the inject link's next value into ``nxt``."""
+        state = self.state
+        tx_ready = int(FREE in state)
+        out = [tx_ready, self.tx_done, self.tx_reject]
+        # Fate of the attempt whose head was on the inject link F cycles ago.
+        nack = nacks.take(self.inject, cycle)
+        slot = self.flight.pop(cycle - self.fate, None)
+        if (nack is None) != (slot is None):
+            raise NackCollision(f"node {self.node}: fate {nack} for slot {slot} at {cycle}")
+        self.tx_done = self.tx_reject = 0
+        # Send: the next READY slot after the last picked, else this cycle's handshake.
+        store = state.index(FREE) if tx_valid and tx_ready else None
+        if store is not None:
+            self.message[store] = (tx_dest, tx_data)
+        if self.sending is None or self.word == self.length - 1:
+            pick = None
+            for k in range(1, self.window + 1):
+                s = (self.last + k) % self.window
+                if state[s] == READY:
+                    pick = s
+                    break
+            if store is not None:
+                state[store] = READY
+                if pick is None:
+                    pick = store
+            self.sending = None
+            if pick is not None:
+                state[pick] = SENT
+                self.last, self.sending, self.word = pick, self.message[pick], 0
+                self.flight[cycle + 1] = pick
+                self.attempts += 1
+        else:
+            self.word += 1
+            if store is not None:
+                state[store] = READY
+        if self.sending is not None:
+            dest, data = self.sending
+            nxt[self.inject] = (int(self.word == 0), dest, self._word(data))
+        if slot is not None:
+            state[slot] = READY if nack else FREE
+            self.tx_reject, self.tx_done = nack, 1 - nack
+            self.nacks += nack
+            self.done += 1 - nack
+        return (*out, *self._receive(cycle, rx_ready, fwd[self.eject], nacks))
+
+    def _receive(self, cycle, rx_ready, word, nacks) -> tuple[int, int]:
+        """The eject link's word at ``cycle`` and the store: ``(rx_valid, rx_data)``."""
+        stored = self.stored
+        arrived = None  # the accepted message whose last word is here
+        if word is not None:
+            head, _, data = word
+            if head:
+                accept = stored is None or rx_ready
+                nacks.own(self.eject, cycle + 1, 0 if accept else 1)
+                self.collect = [] if accept else None
+                self.rx_rejects += not accept
+            if self.collect is not None:
+                self.collect.append(data)
+                if len(self.collect) == self.length:
+                    arrived = sum(w << (k * self.width) for k, w in enumerate(self.collect))
+                    self.collect = None
+        if stored is not None:
+            valid, data = 1, stored
+        elif arrived is not None:
+            valid, data = 1, arrived
+        else:
+            valid, data = 0, 0
+        taken = valid and rx_ready
+        self.received += bool(taken)
+        if stored is not None and rx_ready:
+            self.stored = None
+        if arrived is not None and not (stored is None and rx_ready):
+            if self.stored is not None:
+                raise AssertionError(f"node {self.node}: a message over a stored one")
+            self.stored = arrived
+        return valid, data
+
+
+class CircuitFastTreeModel:
+    """The whole fast circuit tree, cycle by cycle: ``leaves`` nodes, messages of ``length``
+    words of ``width`` bits, routers' LFSRs from ``seed``, ``window`` messages per node."""
+
+    def __init__(self, leaves=16, width=8, length=2, seed=1, window=8):
+        self.leaves = CIRCUIT_TREE_FAST.check("leaves", leaves, model=True)
+        self.width = CIRCUIT_TREE_FAST.check("width", width, model=True)
+        self.length = CIRCUIT_TREE_FAST.check("length", length, model=True)
+        self.seed = CIRCUIT_TREE_FAST.check("seed", seed, model=True)
+        self.window = CIRCUIT_TREE_FAST.check("window", window, model=True)
+        self.h = h = leaves.bit_length() - 1
+        tree = FatTree(h, 2)
+        self.routers = {
+            (lv, t): RouterFastModel(lv, t, h, seed) for lv in range(h) for t in range(leaves // 2)
+        }
+        self.nis = [InterfaceFastModel(n, h, width, length, window) for n in range(leaves)]
+        links = 0
+
+        def link() -> int:
+            nonlocal links
+            links += 1
+            return links - 1
+
+        # Node n on down port p of SW(0, t), (t, p) = divmod(n, 2); up port u of SW(r, t) to
+        # the parent's down port that up_neighbour names (as hdl/circuit_tree.py wires it).
+        for n, ni in enumerate(self.nis):
+            t, p = tree.node_switch(n)
+            router = self.routers[0, t]
+            ni.inject = router.inputs[p] = link()
+            ni.eject = router.outputs[p] = link()
+        for lv in tree.link_levels():
+            for t in range(leaves // 2):
+                child = self.routers[lv, t]
+                for u in (0, 1):
+                    _, parent, down = tree.up_neighbour(lv, t, u)
+                    parent_router = self.routers[lv + 1, parent]
+                    child.outputs[C + u] = parent_router.inputs[down] = link()
+                    parent_router.outputs[down] = child.inputs[C + u] = link()
+        self.links = links
+        self._router_list = list(self.routers.values())
+        self.reset()
+
+    def reset(self) -> None:
+        """Every register cleared, the LFSRs back at their seeds."""
+        for router in self._router_list:
+            router.reset()
+        for ni in self.nis:
+            ni.reset()
+        self.fwd: list = [None] * self.links  # per link (head, dest, data) or None
+        self.nack_wires = Nacks(self.links)
+        self.cycle = 0
+
+    @property
+    def nacks(self) -> list[int]:
+        """Per node, its attempts that were NACKed."""
+        return [ni.nacks for ni in self.nis]
+
+    @property
+    def attempts(self) -> list[int]:
+        """Per node, the heads it sent."""
+        return [ni.attempts for ni in self.nis]
+
+    @property
+    def delivered(self) -> int:
+        """Messages taken from every receive stream so far."""
+        return sum(ni.received for ni in self.nis)
+
+    def step(self, tx_valid, tx_dest, tx_data, rx_ready=None) -> TreeOutputs:
+        """One cycle: per node the transmit stream's valid, dest and data and the receive
+        stream's ready (``None``: every receiver ready)."""
+        cycle, fwd, nacks = self.cycle, self.fwd, self.nack_wires
+        leaves = self.leaves
+        if rx_ready is None:
+            rx_ready = [1] * leaves
+        nacks.resolve(cycle)
+        nxt = [None] * self.links
+        for router in self._router_list:
+            router.step(cycle, fwd, nxt, nacks)
+        dmask = leaves - 1
+        xmask = (1 << (self.width * self.length)) - 1
+        outs = [
+            ni.step(cycle, v, d & dmask, x & xmask, r, fwd, nxt, nacks)
+            for ni, v, d, x, r in zip(self.nis, tx_valid, tx_dest, tx_data, rx_ready, strict=True)
+        ]
+        self.fwd = nxt
+        self.cycle += 1
+        return TreeOutputs(*(list(column) for column in zip(*outs, strict=True)))
