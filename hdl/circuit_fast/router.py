@@ -1,0 +1,251 @@
+"""One router ``SW(r, t)`` of the fast circuit tree (:mod:`fattree.spec.circuit_fast`, whose
+docstring is the whole behaviour: hold, route, up, down, forward, NACK by the mirror).
+
+Ports ``a``, ``b`` face the subtrees, ``c``, ``d`` the parent; ``port.i`` is the incoming link
+(``valid``, ``head``, ``dest``, ``data`` in, ``nack`` out) and ``port.o`` the outgoing one. A
+head is decided in the cycle it arrives and leaves through the output register one cycle
+later; body words follow the circuit their head set up. The routers of the top level have no
+parent: their ``c`` and ``d`` are left unused (every head turns there).
+
+The hardware:
+
+* ``conn[i, o]``, one bit per possible circuit, is "input ``i`` sent a word out of ``o`` in
+  the last cycle"; with this cycle's ``valid`` and not ``head`` it is the spec's hold, and
+  the next value is just "granted or held now", so a circuit ends by itself with its message.
+* Outputs are AND-OR multiplexers of one-hot owner bits; an unused output is all zeros.
+* The NACK mirror: per input a shift register of ``f(i)`` stages (the last one is the
+  ``nack`` output) that a dropped head enters at stage 1; per output a shift register of the
+  owner of each head, ``1 + f(o)`` stages (stage 1 is ``conn``), which sends the output's
+  ``nack`` back into its owner's register at the stage where it leaves at ``tau + f(i)``:
+  the last stage going straight through, :func:`~fattree.spec.circuit_fast.turn_pad` stages
+  earlier for a turn.
+"""
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ...params import check_int_range
+from ...spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask
+from ...spec.circuit_fast import CIRCUIT_TREE_FAST, DOWN, UP, link_fields, mirror_delay, subtree
+from .._validation import validates_parameters
+from ..circuit_router import _next_mask
+from ..lfsr import LFSR
+
+__all__ = ["link_signature", "port_signature", "CircuitFastRouter"]
+
+
+def link_signature(leaves: int, width: int) -> wiring.Signature:
+    """One link direction, from its sender's side: the fields of
+    :func:`~fattree.spec.circuit_fast.link_fields` forward, ``nack`` back."""
+    members = {name: Out(size) for name, size in link_fields(leaves, width).items()}
+    members["nack"] = In(1)
+    return wiring.Signature(members)
+
+
+def port_signature(leaves: int, width: int) -> wiring.Signature:
+    """A router port: the incoming link ``i`` and the outgoing link ``o``."""
+    link = link_signature(leaves, width)
+    return wiring.Signature({"i": In(link), "o": Out(link)})
+
+
+class CircuitFastRouter(wiring.Component):
+    """Router ``SW(level, switch)`` of a fast circuit tree of ``leaves`` nodes.
+
+    Parameters
+    ----------
+    leaves : int
+        Nodes of the tree (a power of two, ``2 .. 256``): the width of ``dest`` and the
+        mirror delays.
+    width : int
+        Data wires per link direction.
+    level, switch : int
+        ``r`` (``0 .. lg leaves - 1``) and ``t`` (``0 .. leaves / 2 - 1``).
+    seed : int
+        Seed of the router's 16-bit LFSR, ``1 .. 65535``
+        (:func:`fattree.spec.circuit.router_seed` in a tree).
+    shared_lfsr : bool
+        Take the LFSR bit from the ``lfsr`` input (the state of the tree's shared LFSR, as
+        :class:`fattree.hdl.circuit_router.CircuitRouter` does): the same bit, no LFSR here.
+
+    Attributes
+    ----------
+    a, b, c, d : port_signature(leaves, width)
+        Down ports ``a``, ``b``; up ports ``c``, ``d`` (unused at the top level).
+    lfsr : In(16)
+        With ``shared_lfsr``: the shared LFSR's state.
+    """
+
+    @validates_parameters
+    def __init__(self, leaves=4, width=8, level=0, switch=0, seed=1, shared_lfsr=False):
+        self.leaves = CIRCUIT_TREE_FAST.check("leaves", leaves)
+        self.width = CIRCUIT_TREE_FAST.check("width", width)
+        self.h = leaves.bit_length() - 1
+        self.level = check_int_range("level", level, 0, self.h - 1)
+        self.switch = check_int_range("switch", switch, 0, leaves // 2 - 1)
+        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.shared_lfsr = bool(shared_lfsr)
+        self.top = level == self.h - 1
+        # Ports in use: the top level has no parent.
+        self.live = (A, B) if self.top else (A, B, C, D)
+        # Outputs each input may take: the other down port (turn), itself at level 0 (a head
+        # to its own node), both up ports below the top; c and d go down only.
+        self.routes = {
+            A: [B] + ([A] if level == 0 else []) + ([] if self.top else [C, D]),
+            B: [A] + ([B] if level == 0 else []) + ([] if self.top else [C, D]),
+            C: [A, B],
+            D: [A, B],
+        }
+        self.conn = {
+            (i, o): Signal(name=f"conn_{PORTS[i]}{PORTS[o]}")
+            for i in self.live
+            for o in self.routes[i]
+        }
+        self.owners = {o: [i for i in self.live if (i, o) in self.conn] for o in self.live}
+        h, r = self.h, level
+        self.f_in = {A: mirror_delay(h, UP, r), B: mirror_delay(h, UP, r)}
+        self.f_out = {A: mirror_delay(h, DOWN, r), B: mirror_delay(h, DOWN, r)}
+        if not self.top:
+            self.f_in.update({C: mirror_delay(h, DOWN, r + 1), D: mirror_delay(h, DOWN, r + 1)})
+            self.f_out.update({C: mirror_delay(h, UP, r + 1), D: mirror_delay(h, UP, r + 1)})
+        port = port_signature(leaves, width)
+        members = {"a": Out(port), "b": Out(port), "c": Out(port), "d": Out(port)}
+        if self.shared_lfsr:
+            members["lfsr"] = In(LFSR_WIDTH)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        x = self._lfsr_bit(m)
+        ports = [self.a, self.b, self.c, self.d]
+        inp = [p.i for p in ports]
+        conn = self.conn
+        # Hold: a body word (valid, not head) of an input that sent a word out of o in the
+        # last cycle; a dead input never has conn set, so its words go nowhere.
+        holds = {}
+        for (i, o), held in conn.items():
+            holds[i, o] = Signal(name=f"holds_{PORTS[i]}{PORTS[o]}")
+            m.d.comb += holds[i, o].eq(held & inp[i].valid & ~inp[i].head)
+        busy = {o: _any(holds[i, o] for i in self.owners[o]) for o in self.live}
+        grant, dropped = self._decide(m, x, inp, busy)
+        use = {}
+        for key in conn:
+            use[key] = Signal(name=f"use_{PORTS[key[0]]}{PORTS[key[1]]}")
+            m.d.comb += use[key].eq(grant[key] | holds[key])
+            m.d.sync += conn[key].eq(use[key])
+        self._forward(m, inp, [p.o for p in ports], grant, use)
+        self._mirror(m, inp, [p.o for p in ports], dropped)
+        return m
+
+    def _lfsr_bit(self, m):
+        """``x``: bit 0 of this router's LFSR in this cycle."""
+        if not self.shared_lfsr:
+            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+            return lfsr.value[0]
+        # A register of the parity one step ahead (the shared LFSR steps every cycle), as in
+        # CircuitRouter: the shared register's fan-out ends in this flip-flop.
+        x = Signal(init=self.seed & 1)
+        m.d.sync += x.eq((self.lfsr & _next_mask(lfsr_mask(self.seed))).xor())
+        return x
+
+    def _decide(self, m, x, inp, busy):
+        """This cycle's grants ``grant[i, o]`` and ``dropped[i]`` (a head that wanted a down
+        port and did not get it), by the spec's rules 2-4."""
+        r = self.level
+        grant = {key: Signal(name=f"grant_{PORTS[key[0]]}{PORTS[key[1]]}") for key in self.conn}
+        req = {}  # (i, o): a head on i wants down port o
+        for i in (A, B):
+            head, dest = inp[i].head, inp[i].dest
+            turn = Signal(name=f"turn_{PORTS[i]}")
+            here = 1 if self.top else (dest >> (r + 1)) == subtree(r, self.switch)
+            m.d.comb += turn.eq(head & here)
+            other = B if i == A else A
+            if r == 0:
+                req[i, A], req[i, B] = turn & ~dest[0], turn & dest[0]
+            else:
+                # Above level 0 a head on a turning here is for b's subtree, and vice versa.
+                req[i, other] = turn
+            if not self.top:
+                up = head & ~turn
+                # a prefers c when x is 0, b prefers d; each the other one if that is busy.
+                # Two heads on a and b mean neither holds an up port: they never meet.
+                to_d = Mux(x, ~busy[D], busy[C]) if i == A else Mux(x, busy[C], ~busy[D])
+                m.d.comb += [grant[i, C].eq(up & ~to_d), grant[i, D].eq(up & to_d)]
+        if not self.top:
+            for i in (C, D):
+                req[i, A] = inp[i].head & ~inp[i].dest[r]
+                req[i, B] = inp[i].head & inp[i].dest[r]
+        for o in (A, B):
+            free = ~busy[o]
+            before = Const(0, 1)  # a request of higher priority
+            for i in (A, B):
+                if (i, o) in req:
+                    m.d.comb += grant[i, o].eq(req[i, o] & free & ~before)
+                    before = before | req[i, o]
+            if not self.top:
+                rc, rd = req[C, o], req[D, o]
+                m.d.comb += [
+                    grant[C, o].eq(rc & free & ~before & ~(x & rd)),
+                    grant[D, o].eq(rd & free & ~before & ~(~x & rc)),
+                ]
+        dropped = {}
+        for i in self.live:
+            down = [o for o in (A, B) if (i, o) in req]
+            dropped[i] = _any(req[i, o] for o in down) & ~_any(grant[i, o] for o in down)
+        return grant, dropped
+
+    def _forward(self, m, inp, out, grant, use):
+        """The output registers: AND-OR of the owners' words, zero when nothing goes out."""
+        for o in self.live:
+            owners = self.owners[o]
+            dest, data = 0, 0
+            for i in owners:
+                dest = dest | (inp[i].dest & use[i, o].replicate(self.h))
+                data = data | (inp[i].data & use[i, o].replicate(self.width))
+            m.d.sync += [
+                out[o].valid.eq(_any(use[i, o] for i in owners)),
+                out[o].head.eq(_any(grant[i, o] for i in owners)),
+                out[o].dest.eq(dest),
+                out[o].data.eq(data),
+            ]
+
+    def _mirror(self, m, inp, out, dropped):
+        """``nack`` of every input at ``tau + f(i)`` for the head at ``tau``: 1 if dropped,
+        else the granted output's ``nack`` at ``tau + 1 + f(o)``."""
+        back = {i: {} for i in self.live}  # input -> {stage: NACKs entering that stage}
+        for o in self.live:
+            owners, f = self.owners[o], self.f_out[o]
+            # The owner of the head on o at tau + 1 is conn at tau + 1 (stage 1), then
+            # delayed as an index into `owners` to stage 1 + f(o), when o's nack is its fate.
+            if len(owners) == 1:
+                who = {owners[0]: 1}
+            else:
+                bits = (len(owners) - 1).bit_length()
+                code = Cat(
+                    _any(self.conn[i, o] for k, i in enumerate(owners) if k >> b & 1)
+                    for b in range(bits)
+                )
+                line = [Signal(bits, name=f"owner_{PORTS[o]}{s}") for s in range(2, f + 2)]
+                m.d.sync += line[0].eq(code)
+                for s in range(1, f):
+                    m.d.sync += line[s].eq(line[s - 1])
+                who = {i: line[-1] == k for k, i in enumerate(owners)}
+            for i in owners:
+                stage = 2 + f
+                assert stage <= self.f_in[i]  # the spec's delays leave room for the pass-back
+                back[i][stage] = back[i].get(stage, 0) | (out[o].nack & who[i])
+        for i in self.live:
+            f = self.f_in[i]
+            stages = [Signal(name=f"mirror_{PORTS[i]}{s}") for s in range(1, f)] + [inp[i].nack]
+            previous = dropped[i]
+            for s, stage in enumerate(stages, start=1):
+                m.d.sync += stage.eq(previous | back[i].get(s, 0))
+                previous = stage
+
+
+def _any(values):
+    """The OR of ``values``; a 1-bit 0 for none (so that ``~`` of it is a 1-bit 1)."""
+    result = Const(0, 1)
+    for v in values:
+        result = result | v
+    return result
