@@ -19,6 +19,7 @@ from .params import Param
 from .registry import Registry, resolve
 from .spec.capacities import LEISERSON_TREE
 from .spec.circuit import CIRCUIT_ROUTER, CIRCUIT_TREE
+from .spec.circuit_fast import CIRCUIT_TREE_FAST
 from .spec.hypercube import HYPERCUBE
 from .spec.leiserson_frames import LEISERSON_STREAM, SELECTOR
 from .spec.leiserson_online import LEISERSON_ONLINE
@@ -234,6 +235,20 @@ DESIGNS: Registry[Design] = Registry(
             drawing="fattree.draw:circuit_tree_picture",
             diagrams=("fattree.wave_scenarios:circuit_tree_reject",),
             docs="docs/circuit_tree.md",
+        ),
+        Design(
+            name="circuit-tree-fast",
+            summary="the circuit tree reworked to carry traffic: one cycle per hop, circuits"
+            " held while a message passes, dropped heads NACKed by a fixed-delay mirror and"
+            " resent from a window of messages in flight",
+            component="fattree.hdl.circuit_fast.tree:CircuitFastTree",
+            params=CIRCUIT_TREE_FAST.params,
+            bench="fattree.sim.benches.circuit_tree",
+            bench_params=(backpressure(30),),
+            definitions=("fattree.spec.circuit_fast", "fattree.spec.topology"),
+            model="fattree.sim.models.circuit_fast:CircuitFastTreeModel",
+            check="fattree.sim.checks.circuit_tree:CircuitTreeCheck",
+            docs="docs/circuit_tree_fast.md",
         ),
         Design(
             name="circuit-router",

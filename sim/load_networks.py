@@ -9,7 +9,7 @@ cycle, then the clock edge with these inputs). The RTL is driven through the sam
 
 | network | message of ``length`` words | links |
 |---|---|---|
-| ``circuit-tree`` | one beat of ``8 * length`` bits | 8 data wires each way |
+| ``circuit-tree``, ``circuit-tree-fast`` | one beat of ``8 * length`` bits | 8 data wires |
 | ``rn1-bidelta-stream``, ``rn1-fat-tree`` | ``length`` byte beats | 9 wires each way |
 | ``hypercube`` | one beat of ``8 * length`` bits | a whole message wide |
 | ``leiserson-online`` | one beat of ``8 * length`` bits | bit-serial |
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..spec import circuit, hypercube, leiserson_online, rn1_endpoint
 from ..spec.capacities import TreeLayout
 from .models.circuit import CircuitTreeModel
+from .models.circuit_fast import CircuitFastTreeModel
 from .models.hypercube import HypercubeModel
 from .models.leiserson_online import LeisersonOnlineModel
 from .models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
@@ -106,6 +107,9 @@ _MODELS = {
     "circuit-tree": lambda n: _MessageModel(
         CircuitTreeModel(n.nodes, WORD_BITS, n.length, n.params["seed"], n.params["retry"])
     ),
+    "circuit-tree-fast": lambda n: _MessageModel(
+        CircuitFastTreeModel(n.nodes, WORD_BITS, n.length, n.params["seed"], n.params["window"])
+    ),
     "hypercube": lambda n: _MessageModel(
         HypercubeModel(
             n.params["dim"], n.params["procs"], n.params["buffers"], n.params["data_bits"]
@@ -133,6 +137,19 @@ def _circuit_tree(nodes: int, length: int) -> LoadNetwork:
     return LoadNetwork(
         "circuit-tree",
         "circuit-tree",
+        nodes,
+        length,
+        params,
+        circuit.tx_fields(nodes, WORD_BITS, length),
+        circuit.rx_fields(WORD_BITS, length),
+    )
+
+
+def _circuit_tree_fast(nodes: int, length: int) -> LoadNetwork:
+    params = {"leaves": nodes, "width": WORD_BITS, "length": length, "seed": 1, "window": 8}
+    return LoadNetwork(
+        "circuit-tree-fast",
+        "circuit-tree-fast",
         nodes,
         length,
         params,
@@ -191,6 +208,7 @@ def _leiserson(nodes: int, length: int) -> LoadNetwork:
 #: for and the longest message in words (its links or buffers bound it).
 NETWORKS = {
     "circuit-tree": (_circuit_tree, (4, 8, 16, 32, 64), 64),
+    "circuit-tree-fast": (_circuit_tree_fast, (4, 8, 16, 32, 64), 64),
     "rn1-bidelta-stream": (lambda n, p: _rn1("rn1-bidelta-stream", n, p), (4, 16, 64), 64),
     "rn1-fat-tree": (lambda n, p: _rn1("rn1-fat-tree", n, p), (64,), 64),
     "hypercube": (_hypercube, (4, 8, 16, 32, 64), 8),

@@ -1,5 +1,7 @@
-"""cocotb bench of :class:`fattree.hdl.circuit_tree.CircuitFatTree`: driver, monitor,
-scoreboard.
+"""cocotb bench of the circuit trees, :class:`fattree.hdl.circuit_tree.CircuitFatTree`
+(``circuit-tree``) and :class:`fattree.hdl.circuit_fast.tree.CircuitFastTree`
+(``circuit-tree-fast``): driver, monitor, scoreboard; the design's name picks the model
+(:data:`MODELS`).
 
 Phases of traffic run one after the other on the same network: random (``frames`` messages
 in all), transpose, bit reversal, a random cyclic shift, and a hot spot (every node sends two
@@ -7,8 +9,7 @@ messages to node 0). :class:`fattree.sim.checks.circuit_tree.CircuitTreeCheck` r
 checks side by side:
 
 * cycle by cycle, every output of every node (``tx_ready``, ``tx_done``, ``tx_reject``,
-  ``rx_valid``, ``rx_data``) against :class:`CircuitTreeModel`, the cycle-exact reference
-  with the same LFSRs, arbitration and interface state machines;
+  ``rx_valid``, ``rx_data``) against the design's cycle-exact model;
 * message by message, every message taken by a node is delivered exactly once, to its
   destination, with its data intact (a multiset per destination: none lost or duplicated).
 
@@ -38,8 +39,19 @@ from fattree.sim.cocotb_runner import (
     write_summary,
 )
 from fattree.sim.models.circuit import CircuitTreeModel
+from fattree.sim.models.circuit_fast import CircuitFastTreeModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.circuit import tx_fields
+
+#: The model of each design this bench runs, built from the design's parameters.
+MODELS = {
+    "circuit-tree": lambda p: CircuitTreeModel(
+        p["leaves"], p["width"], p["length"], p["seed"], p["retry"], p.get("faults", "")
+    ),
+    "circuit-tree-fast": lambda p: CircuitFastTreeModel(
+        p["leaves"], p["width"], p["length"], p["seed"], p["window"]
+    ),
+}
 
 
 class Ports(MessagePorts):
@@ -65,7 +77,7 @@ async def traffic_phases(dut):
     frames = config["bench"].get("frames", 200)
     backpressure = config["bench"]["backpressure"]
     rng = random.Random(config["seed"])
-    model = CircuitTreeModel(leaves, width, length, p["seed"], p["retry"], p.get("faults", ""))
+    model = MODELS[config["design"]](p)
     ports = Ports(dut, leaves, width, length)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
     check = CircuitTreeCheck(
@@ -100,6 +112,7 @@ async def traffic_phases(dut):
             backpressure_cycles=check.backpressure_cycles,
             receiver_rejects=sum(ni.rx_rejects for ni in model.nis),
             faults=p.get("faults", ""),
+            nacks=sum(getattr(model, "nacks", [0])),
             undelivered=check.undelivered,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,

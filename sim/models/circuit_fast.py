@@ -13,9 +13,9 @@ one cycle of one ``nack`` wire is a broken model: :class:`NackCollision`.
 :class:`fattree.sim.models.circuit.CircuitTreeModel` (the lock-step check
 :class:`fattree.sim.checks.circuit_tree.CircuitTreeCheck` and the drivers use either): the
 inputs of one cycle in, the outputs visible in that cycle (before the clock edge) out, then one
-clock. ``rx_data`` is 0 in a cycle ``rx_valid`` is 0. An attempt sends the message its slot
-held when it was picked, to its last word, even if its fate frees the slot (``length`` above
-``F``) and a new message is stored there before that word leaves.
+clock. ``rx_data`` is None (not defined) in a cycle ``rx_valid`` is 0. An attempt sends the
+message its slot held when it was picked, to its last word, even if its fate frees the slot
+(``length`` above ``F``) and a new message is stored there before that word leaves.
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ class InterfaceFastModel:
         elif arrived is not None:
             valid, data = 1, arrived
         else:
-            valid, data = 0, 0
+            valid, data = 0, None  # not defined while rx_valid is 0 (the check skips it)
         taken = valid and rx_ready
         self.received += bool(taken)
         if stored is not None and rx_ready:
