@@ -13,6 +13,7 @@ from fattree.params import UNBOUNDED, Contract, Param
 CONTRACTS = {
     "selector": "fattree.spec.leiserson_frames:SELECTOR",
     "circuit-tree": "fattree.spec.circuit:CIRCUIT_TREE",
+    "circuit-tree-fast": "fattree.spec.circuit_fast:CIRCUIT_TREE_FAST",
     "circuit-router": "fattree.spec.circuit:CIRCUIT_ROUTER",
     "scheduler": "fattree.spec.scheduler:SCHEDULER",
     "leiserson-tree": "fattree.spec.capacities:LEISERSON_TREE",

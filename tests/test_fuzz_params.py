@@ -130,6 +130,21 @@ TARGETS = [
         {"leaves": 4, "width": 2, "length": 2, "seed": 1, "retry": "immediate"},
     ),
     (
+        "CircuitFastTree",
+        _hdl("circuit_fast.tree", "CircuitFastTree"),
+        {"leaves": 4, "width": 2, "length": 2, "seed": 1, "window": 2},
+    ),
+    (
+        "CircuitFastRouter",
+        _hdl("circuit_fast.router", "CircuitFastRouter"),
+        {"leaves": 4, "width": 2, "level": 1, "switch": 1, "seed": 1},
+    ),
+    (
+        "CircuitFastInterface",
+        _hdl("circuit_fast.interface", "CircuitFastInterface"),
+        {"leaves": 4, "width": 2, "length": 2, "window": 2},
+    ),
+    (
         "HypercubeNode",
         _hdl("hypercube", "HypercubeNode"),
         {"node": 1, "dim": 2, "procs": 1, "buffers": 1, "data_bits": 8},
@@ -212,6 +227,11 @@ TARGETS = [
         "CircuitTreeModel",
         _model("circuit", "CircuitTreeModel"),
         {"leaves": 4, "width": 2, "length": 2, "seed": 1, "retry": "immediate"},
+    ),
+    (
+        "CircuitFastTreeModel",
+        _model("circuit_fast", "CircuitFastTreeModel"),
+        {"leaves": 4, "width": 2, "length": 2, "seed": 1, "window": 2},
     ),
     (
         "HypercubeModel",

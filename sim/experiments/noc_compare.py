@@ -409,7 +409,7 @@ def _run(args, progress) -> Result:
     for net in counted(progress, nets):
         synth = synthesis_of(net, records)
         if synth is None:
-            missing.append(f"{net.name} ({net.length} words)")
+            missing.append(f"{net.name} ({net.length} word{'s' * (net.length > 1)})")
         label = f"{net.name}/{net.length}"
         progress(f"noc-compare: model, {net.name}, {net.length} words")
         model = model_figures(net, opts)
