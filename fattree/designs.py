@@ -244,6 +244,9 @@ DESIGNS: Registry[Design] = Registry(
             component="fattree.hdl.circuit_fast.tree:CircuitFastTree",
             params=CIRCUIT_TREE_FAST.params,
             bench="fattree.sim.benches.circuit_tree",
+            axis=AxisTop(
+                "fattree.hdl.axis:CircuitTreeFastAxis", "fattree.sim.benches.circuit_tree_axis"
+            ),
             bench_params=(backpressure(30),),
             definitions=("fattree.spec.circuit_fast", "fattree.spec.topology"),
             model="fattree.sim.models.circuit_fast:CircuitFastTreeModel",

@@ -29,10 +29,12 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ._validation import validates_parameters
+from .circuit_fast.tree import CircuitFastTree
 from .circuit_tree import CircuitFatTree
 
 __all__ = [
     "CircuitTreeAxis",
+    "CircuitTreeFastAxis",
     "DROP_COUNTER_WIDTH",
     "StreamAxis",
     "scheduler_axis",
@@ -66,7 +68,12 @@ class CircuitTreeAxis(wiring.Component):
 
     @validates_parameters
     def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
-        self.tree = CircuitFatTree(leaves, width, length, seed, retry, faults)
+        tree = CircuitFatTree(leaves, width, length, seed, retry, faults)
+        self._wrap(tree, leaves, width, length)
+
+    def _wrap(self, tree, leaves: int, width: int, length: int) -> None:
+        """The AXI4-Stream ports around ``tree`` (a circuit tree's stream ports)."""
+        self.tree = tree
         self.leaves, self.width, self.length = leaves, width, length
         h = self.tree.h
         members = {"aclk": In(1), "aresetn": In(1)}
@@ -166,6 +173,20 @@ class CircuitTreeAxis(wiring.Component):
         ]
         with m.If(p("tvalid") & p("tready")):
             m.d.sync += beat.eq(Mux(last_beat, 0, beat + 1))
+
+
+class CircuitTreeFastAxis(CircuitTreeAxis):
+    """:class:`CircuitFastTree` with the AXI4-Stream ports of :class:`CircuitTreeAxis`.
+
+    Parameters
+    ----------
+    leaves, width, length, seed, window
+        As :class:`CircuitFastTree` (checked there, with the same messages).
+    """
+
+    @validates_parameters
+    def __init__(self, leaves=16, width=8, length=2, seed=1, window=8):
+        self._wrap(CircuitFastTree(leaves, width, length, seed, window), leaves, width, length)
 
 
 class StreamAxis(wiring.Component):

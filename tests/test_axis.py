@@ -89,8 +89,8 @@ def test_verilog_writes_axis_file(capsys, tmp_path, monkeypatch):
 
 NO_AXIS = (
     "design selector has no AXI-Stream top yet (--ports axis); "
-    "designs with one: circuit-tree, scheduler, leiserson-stream, rn1-bidelta-stream, "
-    "rn1-fat-tree"
+    "designs with one: circuit-tree, circuit-tree-fast, scheduler, leiserson-stream, "
+    "rn1-bidelta-stream, rn1-fat-tree"
 )
 
 
@@ -199,3 +199,16 @@ def test_bench_passes_and_broken_model_is_caught(root, simulator, leaves):
 def test_bench_odd_width_and_one_word(root, width, length):
     # tdata not a multiple of 8 bits (cocotbext-axi with byte_lanes=1), and frames of one beat.
     check_passed(bench(root, "icarus", 4, width=width, length=length), 4)
+
+
+@pytest.mark.cocotb
+@_ICARUS
+def test_fast_tree_bench_passes_and_broken_model_is_caught(root):
+    # The fast circuit tree behind the same AXI4-Stream top and bench.
+    from fattree.sim.cocotb_runner import run_bench
+
+    params = {"leaves": 4, "width": 8, "length": 2, "seed": 1, "window": 4}
+    for mutation, check in ((False, lambda r: check_passed(r, 4)), (True, check_caught)):
+        knobs = {"frames": 16, "mutation": mutation}
+        design = get_design("circuit-tree-fast")
+        check(run_bench(design, params, "icarus", seed=2, bench=knobs, root=root, ports="axis"))

@@ -31,27 +31,15 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.checks.circuit_tree import CHECKS, CircuitTreeCheck, bench_phases
+from fattree.sim.checks.circuit_tree import CHECKS, MODELS, CircuitTreeCheck, bench_phases
 from fattree.sim.cocotb_runner import (
     MessagePorts,
     bench_config,
     clock_and_reset,
     write_summary,
 )
-from fattree.sim.models.circuit import CircuitTreeModel
-from fattree.sim.models.circuit_fast import CircuitFastTreeModel
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.circuit import tx_fields
-
-#: The model of each design this bench runs, built from the design's parameters.
-MODELS = {
-    "circuit-tree": lambda p: CircuitTreeModel(
-        p["leaves"], p["width"], p["length"], p["seed"], p["retry"], p.get("faults", "")
-    ),
-    "circuit-tree-fast": lambda p: CircuitFastTreeModel(
-        p["leaves"], p["width"], p["length"], p["seed"], p["window"]
-    ),
-}
 
 
 class Ports(MessagePorts):

@@ -36,9 +36,9 @@ from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from fattree.sim.axis_ends import axis_end, start_axis
-from fattree.sim.checks.circuit_tree import bench_phases
+from fattree.sim.checks.circuit_tree import MODELS, bench_phases
 from fattree.sim.cocotb_runner import bench_config, write_summary
-from fattree.sim.models.circuit import CircuitTreeModel, run_model
+from fattree.sim.models.circuit import run_model
 from fattree.sim.scoreboard import Scoreboard
 
 CHECKS = ("message_mismatches", "dropped_mismatches")
@@ -98,7 +98,7 @@ async def axis_traffic(dut):
 
     phases = [queues for _, queues in bench_phases(n, width, length, rng, frames)]
     queues = [[m for phase in phases for m in phase[k]] for k in range(n)]
-    model = run_model(CircuitTreeModel(n, width, length, p["seed"], p["retry"]), queues)
+    model = run_model(MODELS[config["design"]](p), queues)
     want = [[] for _ in range(n)]
     for leaf, data in model["received"]:
         want[leaf].append(words(data, width, length))

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..models.circuit import Driver, traffic
+from ..models.circuit import CircuitTreeModel, Driver, traffic
+from ..models.circuit_fast import CircuitFastTreeModel
 from .lockstep import LockstepCheck
 
-__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "CircuitTreeCheck", "dut_signals"]
+__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "MODELS", "CircuitTreeCheck", "dut_signals"]
 
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
 INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
@@ -57,6 +58,16 @@ def dut_signals(dut, leaves: int) -> dict[str, list]:
 
 
 CHECKS = ("cycle_mismatches", "message_mismatches")
+
+#: The model of each circuit tree, built from the design's parameters (the benches' choice).
+MODELS = {
+    "circuit-tree": lambda p: CircuitTreeModel(
+        p["leaves"], p["width"], p["length"], p["seed"], p["retry"], p.get("faults", "")
+    ),
+    "circuit-tree-fast": lambda p: CircuitFastTreeModel(
+        p["leaves"], p["width"], p["length"], p["seed"], p["window"]
+    ),
+}
 #: With faults, cycles without a delivery after which a phase gives up on the rest.
 FAULT_PATIENCE = 5000
 
