@@ -14,8 +14,9 @@ collected only while nothing is stored), so the cut-through payload is that regi
 last word straight from the eject link.
 """
 
-from amaranth import C, Cat, Module, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...spec.circuit_fast import CIRCUIT_TREE_FAST, fate_delay
@@ -76,10 +77,10 @@ class CircuitFastInterface(wiring.Component):
         taken = Signal()
         m.d.comb += taken.eq(self.tx.valid & self.tx.ready)
         # The FREE slot of lowest index takes the offered message.
+        free = _first(~used)
         take = Signal(W)
-        m.d.comb += take.eq(_first(~used) & taken.replicate(W))
-        slots = self._slots(m, take)
-        bypass, pick, last = self._send(m, slots, ready, take, taken)
+        m.d.comb += take.eq(free & taken.replicate(W))
+        bypass, pick, last = self._send(m, ready, free, taken)
         fate_ready, fate_free = self._fate(m, last)
         # State bits as gates: the three events of a cycle touch three different slots.
         m.d.sync += [
@@ -89,22 +90,31 @@ class CircuitFastInterface(wiring.Component):
         self._receive(m)
         return m
 
-    def _slots(self, m, take):
-        """The slots' messages, ``(dest, data)`` each, written when the slot takes one."""
-        slots = []
-        for s in range(self.window):
-            dest = Signal(self.h, name=f"slot{s}_dest")
-            data = Signal(self.width * self.length, name=f"slot{s}_data")
-            with m.If(take[s]):
-                m.d.sync += [dest.eq(self.tx.payload.dest), data.eq(self.tx.payload.data)]
-            slots.append((dest, data))
-        return slots
+    def _slots(self, m, free, taken):
+        """The slots' messages as memories, one per word (``dest`` beside word 0), written at
+        the FREE slot of lowest index when a message is taken; returns their read ports
+        (read at once: a word is read only from a slot that took its message)."""
+        P, width, W = self.length, self.width, self.window
+        index = _index(free)
+        ports = []
+        for k in range(P):
+            size = width + (self.h if k == 0 else 0)
+            mem = Memory(shape=size, depth=W, init=[])
+            m.submodules[f"word{k}"] = mem
+            write = mem.write_port()
+            value = self.tx.payload.data[k * width : (k + 1) * width]
+            if k == 0:
+                value = Cat(value, self.tx.payload.dest)
+            m.d.comb += [write.addr.eq(index), write.data.eq(value), write.en.eq(taken)]
+            ports.append(mem.read_port(domain="comb"))
+        return ports
 
-    def _send(self, m, slots, ready, take, taken):
+    def _send(self, m, ready, free, taken):
         """The inject link's registers and the slot it sends from; returns ``bypass`` (the
         message taken now goes out at once), ``pick`` (the READY slot that goes out) and
         ``last`` (the last slot picked, one-hot)."""
         W, P, width, up = self.window, self.length, self.width, self.up
+        ports = self._slots(m, free, taken)
         # Which word is on the link: on[k] for word k (on[0] is the head).
         on = [up.head] + [Signal(name=f"word{k}") for k in range(1, P)]
         for k in range(1, P):
@@ -118,10 +128,10 @@ class CircuitFastInterface(wiring.Component):
         rotated = Signal(W)  # READY slots after the last one picked
         m.d.comb += rotated.eq(ready & after)
         wrap = ~rotated.any()  # none: the first READY slot from slot 0
+        first = Signal(W)  # the READY slot to go out if the link is idle
+        m.d.comb += first.eq(_first(rotated) | (_first(ready) & wrap.replicate(W)))
         pick = Signal(W)
-        m.d.comb += pick.eq(
-            (_first(rotated) | (_first(ready) & wrap.replicate(W))) & idle.replicate(W)
-        )
+        m.d.comb += pick.eq(first & idle.replicate(W))
         any_ready = ready.any()
         bypass = Signal()
         m.d.comb += bypass.eq(idle & ~any_ready & taken)
@@ -129,27 +139,28 @@ class CircuitFastInterface(wiring.Component):
         chosen = Signal(W)  # the slot that goes out now
         m.d.comb += [
             go.eq(idle & (any_ready | taken)),
-            chosen.eq(pick | (take & bypass.replicate(W))),
+            chosen.eq(pick | (free & bypass.replicate(W))),
         ]
         m.d.sync += last.eq((chosen & go.replicate(W)) | (last & ~go.replicate(W)))
-        # Word 0 of the picked slot, or of the offered message; word k + 1 of the last slot
-        # picked while word k is on the link.
-        word = [self.tx.payload.data[k * width : (k + 1) * width] for k in range(P)]
-        data = word[0] & bypass.replicate(width)
-        dest = self.tx.payload.dest & bypass.replicate(self.h)
-        for s, (s_dest, s_data) in enumerate(slots):
-            s_word = [s_data[k * width : (k + 1) * width] for k in range(P)]
-            data = data | (s_word[0] & pick[s].replicate(width))
-            for k in range(P - 1):
-                next_word = Signal(name=f"slot{s}_word{k + 1}_next")
-                m.d.comb += next_word.eq(last[s] & on[k])
-                data = data | (s_word[k + 1] & next_word.replicate(width))
-            at = pick[s] | (last[s] & ~idle)
-            dest = dest | (s_dest & at.replicate(self.h))
+        # Word 0 and dest of the picked slot, or of the offered message; word k + 1 of the
+        # last slot picked while word k is on the link (dest stays while the message passes).
+        m.d.comb += ports[0].addr.eq(_index(first))
+        head_word = ports[0].data[:width]
+        head_dest = ports[0].data[width:]
+        sent = idle & any_ready
+        data = (self.tx.payload.data[:width] & bypass.replicate(width)) | (
+            head_word & sent.replicate(width)
+        )
+        dest = (self.tx.payload.dest & bypass.replicate(self.h)) | (
+            head_dest & sent.replicate(self.h)
+        )
+        for k in range(P - 1):
+            m.d.comb += ports[k + 1].addr.eq(_index(last))
+            data = data | (ports[k + 1].data & on[k].replicate(width))
         m.d.sync += [
             up.valid.eq(go | ~idle),
             up.head.eq(go),
-            up.dest.eq(dest),
+            up.dest.eq(Mux(idle, dest, up.dest)),
             up.data.eq(data),
         ]
         return bypass, pick, last
@@ -161,7 +172,7 @@ class CircuitFastInterface(wiring.Component):
         W, F = self.window, fate_delay(self.h)
         bits = (W - 1).bit_length()
         # At t0 the last slot picked is the slot of the head on the link.
-        slot = Cat(_any(last[s] for s in range(W) if s >> b & 1) for b in range(bits))
+        slot = _index(last)
         line = [Signal(1 + bits, name=f"fate{k}") for k in range(1, F + 1)]
         m.d.sync += line[0].eq(Cat(self.up.head, slot))
         for k in range(1, F):
@@ -205,6 +216,12 @@ class CircuitFastInterface(wiring.Component):
 def _first(v):
     """The lowest set bit of ``v``, one-hot."""
     return Cat(v[s] & ~_any(v[k] for k in range(s)) for s in range(len(v)))
+
+
+def _index(onehot):
+    """The index of the set bit of a one-hot (or all-zero: 0) ``onehot``."""
+    bits = (len(onehot) - 1).bit_length()
+    return Cat(_any(onehot[s] for s in range(len(onehot)) if s >> b & 1) for b in range(bits))
 
 
 def _any(values):

@@ -127,13 +127,13 @@ class CircuitFastRouter(wiring.Component):
             holds[i, o] = Signal(name=f"holds_{PORTS[i]}{PORTS[o]}")
             m.d.comb += holds[i, o].eq(held & inp[i].valid & ~inp[i].head)
         busy = {o: _any(holds[i, o] for i in self.owners[o]) for o in self.live}
-        grant, dropped = self._decide(m, x, inp, busy)
+        grant, dropped, win = self._decide(m, x, inp, busy)
         use = {}
         for key in conn:
             use[key] = Signal(name=f"use_{PORTS[key[0]]}{PORTS[key[1]]}")
             m.d.comb += use[key].eq(grant[key] | holds[key])
             m.d.sync += conn[key].eq(use[key])
-        self._forward(m, inp, [p.o for p in ports], grant, use)
+        self._forward(m, inp, [p.o for p in ports], grant, use, holds, busy, win)
         self._mirror(m, inp, [p.o for p in ports], dropped)
         return m
 
@@ -154,6 +154,8 @@ class CircuitFastRouter(wiring.Component):
         r = self.level
         grant = {key: Signal(name=f"grant_{PORTS[key[0]]}{PORTS[key[1]]}") for key in self.conn}
         req = {}  # (i, o): a head on i wants down port o
+        ups = {}  # a head on i goes up
+        win = {}  # (i, o): the head on i gets o if o is not busy
         for i in (A, B):
             head, dest = inp[i].head, inp[i].dest
             turn = Signal(name=f"turn_{PORTS[i]}")
@@ -171,42 +173,56 @@ class CircuitFastRouter(wiring.Component):
                 # Two heads on a and b mean neither holds an up port: they never meet.
                 to_d = Mux(x, ~busy[D], busy[C]) if i == A else Mux(x, busy[C], ~busy[D])
                 m.d.comb += [grant[i, C].eq(up & ~to_d), grant[i, D].eq(up & to_d)]
+                ups[i] = up
         if not self.top:
             for i in (C, D):
                 req[i, A] = inp[i].head & ~inp[i].dest[r]
                 req[i, B] = inp[i].head & inp[i].dest[r]
+        if not self.top:
+            # Two heads going up take c and d by x; one alone gets the free one.
+            win[A, C] = ups[A] & ~(ups[B] & x)
+            win[B, C] = ups[B] & ~(ups[A] & ~x)
+            win[A, D] = ups[A] & ~(ups[B] & ~x)
+            win[B, D] = ups[B] & ~(ups[A] & x)
         for o in (A, B):
             free = ~busy[o]
             before = Const(0, 1)  # a request of higher priority
             for i in (A, B):
                 if (i, o) in req:
-                    m.d.comb += grant[i, o].eq(req[i, o] & free & ~before)
+                    win[i, o] = req[i, o] & ~before
+                    m.d.comb += grant[i, o].eq(win[i, o] & free)
                     before = before | req[i, o]
             if not self.top:
                 rc, rd = req[C, o], req[D, o]
-                m.d.comb += [
-                    grant[C, o].eq(rc & free & ~before & ~(x & rd)),
-                    grant[D, o].eq(rd & free & ~before & ~(~x & rc)),
-                ]
+                win[C, o] = rc & ~before & ~(x & rd)
+                win[D, o] = rd & ~before & ~(~x & rc)
+                m.d.comb += [grant[C, o].eq(win[C, o] & free), grant[D, o].eq(win[D, o] & free)]
         dropped = {}
         for i in self.live:
             down = [o for o in (A, B) if (i, o) in req]
             dropped[i] = _any(req[i, o] for o in down) & ~_any(grant[i, o] for o in down)
-        return grant, dropped
+        return grant, dropped, win
 
-    def _forward(self, m, inp, out, grant, use):
-        """The output registers: AND-OR of the owners' words, zero when nothing goes out."""
+    def _forward(self, m, inp, out, grant, use, holds, busy, win):
+        """The output registers: a word goes out if an input uses the output (``go``, the
+        flip-flops' synchronous reset), and then it is the holder's if the output is busy,
+        else the head's that wins it: both selects are one-hot over the owners."""
         for o in self.live:
             owners = self.owners[o]
+            go = Signal(name=f"go_{PORTS[o]}")
+            m.d.comb += go.eq(_any(use[i, o] for i in owners))
             dest, data = 0, 0
             for i in owners:
-                dest = dest | (inp[i].dest & use[i, o].replicate(self.h))
-                data = data | (inp[i].data & use[i, o].replicate(self.width))
+                # conn is one-hot per output, so it picks the holder when one is there.
+                sel = Signal(name=f"sel_{PORTS[i]}{PORTS[o]}")
+                m.d.comb += sel.eq(Mux(busy[o], self.conn[i, o], win[i, o]))
+                dest = dest | (inp[i].dest & sel.replicate(self.h))
+                data = data | (inp[i].data & sel.replicate(self.width))
             m.d.sync += [
-                out[o].valid.eq(_any(use[i, o] for i in owners)),
+                out[o].valid.eq(go),
                 out[o].head.eq(_any(grant[i, o] for i in owners)),
-                out[o].dest.eq(dest),
-                out[o].data.eq(data),
+                out[o].dest.eq(Mux(go, dest, 0)),
+                out[o].data.eq(Mux(go, data, 0)),
             ]
 
     def _mirror(self, m, inp, out, dropped):
