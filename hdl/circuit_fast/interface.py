@@ -1,13 +1,16 @@
 """The network interface of one node of the fast circuit tree (:mod:`fattree.spec.circuit_fast`,
 "Interface": slots, send, fate, receive).
 
-Sending: ``window`` slots hold the messages taken from ``tx`` (registers: ``dest`` and the
-``length`` words each, written when taken) with two state bits, *used* (not FREE) and
-*ready* (READY; used and not ready is SENT). When the inject link is idle the next READY slot
-after the last one picked goes out, or, with none READY, the message being taken (from the
-``tx`` payload itself, as its slot is written at the same edge). The slot of every attempt
-travels down a shift register of ``F`` stages beside the inject link, and meets the link's
-``nack`` at ``t0 + F``: its fate.
+Sending: ``window`` slots hold the messages taken from ``tx`` with two state bits, *used* (not
+FREE) and *ready* (READY; used and not ready is SENT). The messages are memories read at once
+(distributed RAM on an FPGA, not flip-flops and multiplexers), one per word, ``dest`` beside
+word 0, written when taken: word 0 is read at the slot about to be picked, the later words at
+the last slot picked, and ``dest`` stays on the link while its message passes. When the inject
+link is idle the next READY slot after the last one picked goes out, or, with none READY, the
+message being taken (from the ``tx`` payload itself, as its slot is written at the same
+edge). A slot is read only after it took a message, so the memories need no reset. The slot
+of every attempt travels down a shift register of ``F`` stages beside the inject link, and
+meets the link's ``nack`` at ``t0 + F``: its fate.
 
 Receiving: the message register is both the store and the collection buffer (a message is
 collected only while nothing is stored), so the cut-through payload is that register with its
