@@ -476,8 +476,10 @@ def _plot(result: Result, path: str) -> None:
         ("bits_per_node", "payload bits per endpoint per cycle"),
         ("gbps_per_klut", "delivered payload, Gbit/s per 1,000 LUT4"),
     )
+    names = list(dict.fromkeys(r[col["network"]] for r in measured))
+    colour = {name: f"C{k}" for k, name in enumerate(names)}  # one colour per network
     for ax, (figure, label) in zip(axes, panels, strict=True):
-        for name in dict.fromkeys(r[col["network"]] for r in measured):
+        for name in names:
             rows = [
                 r
                 for r in measured
@@ -487,11 +489,13 @@ def _plot(result: Result, path: str) -> None:
             ]
             if rows:
                 x = [r[col["length"]] for r in rows]
-                ax.plot(x, [r[col[figure]] for r in rows], "o-", label=name)
-        for r in result.rows:
-            if r[col["source"]] == "reference" and r[col[figure]] is not None:
-                ax.axhline(r[col[figure]], ls="--", lw=1, color="grey")
-                ax.annotate(r[col["network"]], (1, r[col[figure]]), fontsize=7, va="bottom")
+                y = [r[col[figure]] for r in rows]
+                ax.plot(x, y, "o-", label=name, color=colour[name])
+        refs = [r for r in result.rows if r[col["source"]] == "reference" and r[col[figure]]]
+        for k, r in enumerate(refs):
+            ax.axhline(r[col[figure]], ls="--", lw=1, color="grey")
+            where = "bottom" if k % 2 == 0 else "top"  # two close lines: labels above, below
+            ax.annotate(r[col["network"]], (1, r[col[figure]]), fontsize=7, va=where)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message length (8-bit words)")
