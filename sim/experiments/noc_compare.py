@@ -31,6 +31,7 @@ from pathlib import Path
 from ..load_networks import NETWORKS, LoadNetwork, lengths_of, load_network
 from ..network_load import LOAD_PATTERNS, NetworkLoad, Point, ZeroLoad
 from . import Experiment, Result, counted, int_list
+from .load_latency import _choices as _comma
 
 DATA_FILE = Path(__file__).parent / "data" / "noc_synthesis.json"
 
@@ -119,16 +120,6 @@ def _positive(name: str, text: str) -> int:
     if value < 1:
         raise ValueError(f"--{name} wants a positive integer, not {text!r}")
     return value
-
-
-def _comma(name: str, text: str, allowed) -> list[str]:
-    values = [v.strip() for v in text.split(",") if v.strip()]
-    bad = [v for v in values if v not in allowed]
-    if not values or bad:
-        raise ValueError(
-            f"--{name} wants a comma list of {', '.join(allowed)}, not {(bad or [text])[0]!r}"
-        )
-    return list(dict.fromkeys(values))
 
 
 def _fractions(text: str) -> list[float]:

@@ -20,9 +20,7 @@ message its slot held when it was picked, to its last word, even if its fate fre
 
 from __future__ import annotations
 
-import functools
-
-from ...spec.circuit import LFSR_WIDTH, SHARED_SEED, lfsr_mask, router_seed
+from ...spec.circuit import lfsr_mask, router_seed
 from ...spec.circuit_fast import (
     CIRCUIT_TREE_FAST,
     DOWN,
@@ -31,9 +29,8 @@ from ...spec.circuit_fast import (
     mirror_delay,
     subtree,
 )
-from ...spec.lfsr import LFSRModel
 from ...spec.topology import FatTree
-from .circuit import TreeOutputs
+from .circuit import TreeOutputs, _shared_states
 
 __all__ = [
     "CircuitFastTreeModel",
@@ -50,18 +47,6 @@ FREE, READY, SENT = 0, 1, 2
 class NackCollision(AssertionError):
     """Two heads own one cycle of one ``nack`` wire, or a fate has no head: the model is
     broken (the rules make it impossible)."""
-
-
-@functools.cache
-def _shared_states() -> tuple[int, ...]:
-    """One period of the LFSR seeded :data:`SHARED_SEED`, cycle by cycle: a router's bit is
-    the parity of its state under the router's :func:`lfsr_mask`."""
-    lfsr = LFSRModel(LFSR_WIDTH, seed=SHARED_SEED)
-    states = []
-    for _ in range((1 << LFSR_WIDTH) - 1):
-        states.append(lfsr.state)
-        lfsr.clock()
-    return tuple(states)
 
 
 class Nacks:
