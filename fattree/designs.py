@@ -239,7 +239,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="circuit-tree-fast",
             summary="the circuit tree reworked to carry traffic: one cycle per hop, circuits"
-            " held while a message passes, dropped heads NACKed by a fixed-delay mirror and"
+            " held while a message passes, heads acknowledged over a fixed-delay mirror and"
             " resent from a window of messages in flight",
             component="fattree.hdl.circuit_fast.tree:CircuitFastTree",
             params=CIRCUIT_TREE_FAST.params,

@@ -206,7 +206,7 @@ def test_window_limit():
 @pytest.mark.parametrize("length", [1, 2])
 def test_receiver_not_ready(length):
     # Node 0 sends two messages to node 1, whose receiver is not ready until cycle 40: the
-    # first is presented from its last word on (and held), the second NACKed (tx_reject) at
+    # first is presented from its last word on (and held), the second dropped (tx_reject) at
     # every attempt until the first is taken, then delivered.
     leaves, h = 4, 2
     queues = [[(1, 0xA), (1, 0xB)], [], [], []]

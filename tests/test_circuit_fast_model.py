@@ -1,5 +1,5 @@
 """The fast circuit tree's cycle-exact model against the rules of fattree/spec/circuit_fast.py:
-zero-load timing, drops and their NACKs, the window, a full receiver, exactly once under
+zero-load timing, drops left unacknowledged, the window, a full receiver, exactly once under
 random load, determinism, parameter errors and a throughput sanity check."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from fattree.sim.checks.circuit_tree import CHECKS, CircuitTreeCheck, bench_phases
 from fattree.sim.circuit_load import OpenLoop
 from fattree.sim.models.circuit import run_model, traffic
-from fattree.sim.models.circuit_fast import CircuitFastTreeModel, NackCollision, Nacks
+from fattree.sim.models.circuit_fast import AckCollision, Acks, CircuitFastTreeModel
 from fattree.sim.network_load import Point
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.circuit import router_seed
@@ -100,9 +100,9 @@ def test_up_port_is_the_lfsr_bit(seed):
 
 
 def test_round_robin_over_ready_slots():
-    """Two nodes, P = 8 > F = 3, window 2, receiver never ready: A is stored, B and C keep
-    being NACKed, and the interface sends the READY slot after the last one picked: B and C
-    alternate on the inject link (B is READY again before its last word leaves)."""
+    """Two nodes, P = 8 > F = 3, window 2, receiver never ready: A is stored, B and C are
+    never acknowledged, and the interface sends the READY slot after the last one picked: B and
+    C alternate on the inject link (B is READY again before its last word leaves)."""
     model = CircuitFastTreeModel(2, 8, 8, window=2)
     queue = [(1, 0xA0), (1, 0xB0), (1, 0xC0)]
     heads = []
@@ -122,7 +122,7 @@ def test_round_robin_over_ready_slots():
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
 def test_two_heads_meet_at_a_down_port(seed):
     """Nodes 2 and 3 to node 0 in one cycle: their heads come down into SW(0, 0) on c and d
-    in the same cycle; one is delivered at once, the other NACKed at t0 + F + 1 and later
+    in the same cycle; one is delivered at once, the other unacknowledged at t0 + F + 1 and later
     delivered."""
     model = CircuitFastTreeModel(8, 8, 2, seed=seed)
     fate, t = fate_delay(3), 5
@@ -137,7 +137,7 @@ def test_two_heads_meet_at_a_down_port(seed):
     assert cycles_of(trace, "tx_done", winner) == [t + 1 + fate + 1]
     assert len(cycles_of(trace, "tx_done", loser)) == 1
     assert got[1][1] == {2: 0x1234, 3: 0x5678}[loser] and got[1][0] > first
-    assert model.nacks == [int(n == loser) for n in range(8)]
+    assert model.unacknowledged == [int(n == loser) for n in range(8)]
 
 
 def test_a_turn_wins_over_a_head_from_above():
@@ -173,9 +173,9 @@ def test_window(window):
     assert not any(out.tx_reject[0] for out in trace)
 
 
-def test_receiver_not_ready_nacks_then_delivers():
+def test_receiver_not_ready_drops_then_delivers():
     """Node 15 does not take the first message: the second one's head finds the store full
-    and is NACKed (tx_reject at its t0 + F + 1); it is delivered after the first is taken."""
+    and is dropped (tx_reject at its t0 + F + 1); it is delivered after the first is taken."""
     fate = fate_delay(4)
     model = CircuitFastTreeModel(16, 8, 2)
     t, release = 2, 80
@@ -202,7 +202,7 @@ def test_receiver_not_ready_nacks_then_delivers():
 @pytest.mark.parametrize("taken", [1, 0])
 def test_one_word_message_into_a_store_taken_in_its_cycle(taken):
     """P = 1: the head arrives in the cycle the stored message is taken (accepted, presented
-    the cycle after) or not taken (NACKed)."""
+    the cycle after) or not taken (dropped, not acknowledged)."""
     fate = fate_delay(3)
     model = CircuitFastTreeModel(8, 8, 1)
     t = 2
@@ -259,8 +259,8 @@ def test_exactly_once_under_random_load(leaves, seed):
     assert len(sent) > 1000
     assert Counter(received) == Counter(sent)
     assert done == len(sent) == model.delivered
-    assert sum(model.nacks) > 0  # the load did make drops
-    assert sum(model.attempts) == len(sent) + sum(model.nacks)
+    assert sum(model.unacknowledged) > 0  # the load did make drops
+    assert sum(model.attempts) == len(sent) + sum(model.unacknowledged)
 
 
 def test_exactly_once_long_messages_small_window():
@@ -307,11 +307,11 @@ def test_parameter_errors(kwargs, name):
     assert name in str(error.value) and "\n" not in str(error.value)
 
 
-def test_nack_collision_is_caught():
-    nacks = Nacks(2)
-    nacks.own(1, 10, 0)
-    with pytest.raises(NackCollision):
-        nacks.own(1, 10, 1)
+def test_ack_collision_is_caught():
+    acks = Acks(2)
+    acks.own(1, 10, 0)
+    with pytest.raises(AckCollision):
+        acks.own(1, 10, 1)
 
 
 def test_saturation_throughput_above_the_paper_tree():

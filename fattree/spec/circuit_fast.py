@@ -5,7 +5,8 @@ Same topology as ``circuit-tree`` (:class:`fattree.spec.topology.FatTree` ``(h, 
 2^h`` nodes; router ``SW(r, t)`` at level ``r`` with ports ``a``, ``b`` down and ``c``, ``d``
 up, wired as :mod:`fattree.hdl.circuit_tree` wires them) and the same stream ports at every
 node, but another protocol: **one cycle per hop**, a circuit **held only while its message
-passes**, a head that finds its output taken **dropped and NACKed**, and a **window** of
+passes**, a head that finds its output taken **dropped** (its source hears no
+acknowledgement at the fixed time it expects one), and a **window** of
 messages in flight per node, resent until delivered. What follows is the whole behaviour; the
 hardware (:mod:`fattree.hdl.circuit_fast`) and the model (:mod:`fattree.sim.models.
 circuit_fast`) are both written from it. docs/circuit_tree.md, "The fast protocol", draws it.
@@ -14,11 +15,12 @@ Cycles. Every value named "at cycle t" is a register output visible during cycle
 registers load at the clock edge that ends a cycle. All outputs of every block are registers.
 
 **Links.** One link direction carries forward ``valid``, ``head``, ``dest`` (``h`` bits) and
-``data`` (``width`` bits), and backward ``nack`` (1 bit): :func:`link_fields`. A message of
+``data`` (``width`` bits), and backward ``ack`` (1 bit): :func:`link_fields`. A message of
 ``length`` = ``P`` words is ``P`` consecutive valid cycles, ``head`` high on the first; every
 word carries the message's ``dest``. Link ``l`` has a **mirror delay** ``f(l)``
 (:func:`mirror_delay`): the fate of a head that is on ``l`` at cycle ``tau`` is on ``l``'s
-``nack`` at cycle ``tau + f(l)``: 1 if the head was dropped anywhere downstream, else 0.
+``ack`` at cycle ``tau + f(l)``: 1 if the head was accepted by its receiver, 0 if it was
+dropped anywhere downstream (or lost: a link that carries nothing acknowledges nothing).
 
 **Router** ``SW(r, t)``, in every cycle ``tau``, from its inputs' link values at ``tau``:
 
@@ -45,12 +47,13 @@ word carries the message's ``dest``. Link ``l`` has a **mirror delay** ``f(l)``
 5. *Forward.* A granted head and the body words of held outputs go out on their output at
    ``tau + 1`` (the output register: ``valid``, ``head``, ``dest``, ``data`` of that input);
    an output nothing goes out on has ``valid`` 0 (and ``head``, ``dest``, ``data`` 0).
-6. *NACK, by the mirror.* For the head on input ``i`` at ``tau``: if it is dropped, ``nack``
-   on ``i`` is 1 at ``tau + f(i)``. If it is granted output ``o``, ``nack`` on ``i`` at
-   ``tau + f(i)`` is the ``nack`` seen on ``o`` at ``tau + 1 + f(o)`` (``f(i) - f(o) - 1``
-   cycles earlier: :func:`turn_pad` + 1 cycles). ``nack`` on ``i`` is 0 at any cycle not so
+6. *Acknowledgement, by the mirror.* For the head on input ``i`` at ``tau``: if it is
+   dropped, ``ack`` on ``i`` is 0 at ``tau + f(i)``. If it is granted output ``o``, ``ack``
+   on ``i`` at ``tau + f(i)`` is the ``ack`` seen on ``o`` at ``tau + 1 + f(o)`` (``f(i) -
+   f(o) - 1`` cycles earlier: :func:`turn_pad` + 1 cycles). ``ack`` on ``i`` is 0 at any
+   cycle not so
    defined. At most one head is on a link in a cycle, so at most one head owns each cycle of
-   each ``nack`` wire: NACKs never collide.
+   each ``ack`` wire: acknowledgements never collide.
 
 **Interface** of node ``n`` (parameters ``length`` = ``P``, ``window`` = ``W``):
 
@@ -65,16 +68,17 @@ word carries the message's ``dest``. Link ``l`` has a **mirror delay** ``f(l)``
   last slot picked. The picked message's head is on the
   inject link at ``t0 = t + 1`` (word ``k`` at ``t0 + k``), and its slot is SENT from
   ``t + 1``.
-* *Fate.* At ``t0 + F`` (:func:`fate_delay`, ``F = f(inject)``) the inject link's ``nack``
-  is the fate of that attempt: 1 -> the slot is READY from ``t0 + F + 1`` and ``tx_reject``
-  is 1 at ``t0 + F + 1``; 0 -> the slot is FREE from ``t0 + F + 1`` and ``tx_done`` is 1 at
+* *Fate.* At ``t0 + F`` (:func:`fate_delay`, ``F = f(inject)``) the inject link's ``ack``
+  is the fate of that attempt: 0 -> the slot is READY from ``t0 + F + 1`` and ``tx_reject``
+  is 1 at ``t0 + F + 1``; 1 -> the slot is FREE from ``t0 + F + 1`` and ``tx_done`` is 1 at
   ``t0 + F + 1``. (Both are one-cycle pulses; at most one fate arrives per cycle.)
 * *Receive.* One received message is stored at most (``rx.valid``, ``rx.payload.data``: the
   ``P`` words, word 0 low). A head on the eject link at ``tau`` is **accepted** unless a
   stored message is there at ``tau`` and not taken at ``tau`` (``rx.valid`` and not
-  ``rx.ready``); else the eject link's ``nack`` is 1 at ``tau + 1`` (its mirror delay) and
-  the rest of that message is ignored. The words of an accepted message are collected; at the
-  cycle ``tau + P - 1`` of its last word, if no stored message is there at that cycle,
+  ``rx.ready``): the eject link's ``ack`` is 1 at ``tau + 1`` (its mirror delay). A head
+  that is not accepted leaves ``ack`` 0 there, and the rest of its message is ignored. The
+  words of an accepted message are collected; at the cycle ``tau + P - 1`` of its last word,
+  if no stored message is there at that cycle,
   ``rx.valid`` is 1 and the payload is the collected words with the last one straight from
   the link (*cut-through*); the message is stored at the edge unless taken. A stored message
   is presented (``rx.valid`` 1) until taken. (A stored message is there at ``tau + P - 1``
@@ -83,8 +87,9 @@ word carries the message's ``dest``. Link ``l`` has a **mirror delay** ``f(l)``
 
 Reset clears every register (synchronous, whole network); the LFSRs restart from their seeds.
 
-Exactly once: a delivered message's head was never dropped, so its fate is 0 and its slot is
-freed; a dropped head was never delivered, so its fate is 1 and it is sent again.
+Exactly once: a delivered message's head was accepted, so its fate is 1 and its slot is
+freed; a dropped head was never delivered, so its fate is 0 and it is sent again. A message
+lost to a faulty link is not acknowledged either: it is sent again, never counted delivered.
 """
 
 from __future__ import annotations
@@ -108,7 +113,7 @@ UP, DOWN = "up", "down"
 
 def link_fields(leaves: int, width: int) -> dict[str, int]:
     """The forward fields of one link direction, low bits first (the backward wire is one
-    ``nack`` bit)."""
+    ``ack`` bit)."""
     return {"valid": 1, "head": 1, "dest": leaves.bit_length() - 1, "data": width}
 
 
@@ -126,14 +131,14 @@ def mirror_delay(h: int, direction: str, level: int) -> int:
 
 
 def fate_delay(h: int) -> int:
-    """``F``: cycles from a head on the inject link to its fate on that link's ``nack``."""
+    """``F``: cycles from a head on the inject link to its fate on that link's ``ack``."""
     return mirror_delay(h, UP, 0)
 
 
 def turn_pad(h: int, level: int) -> int:
-    """Extra cycles a router at ``level`` holds a NACK of a turned head, beyond the one cycle
-    it takes straight through: ``f(in) - f(out) - 2`` = ``4 (h - 1 - level)`` (0 going up or
-    down)."""
+    """Extra cycles a router at ``level`` holds the acknowledgement of a turned head, beyond
+    the one cycle it takes straight through: ``f(in) - f(out) - 2`` = ``4 (h - 1 - level)`` (0
+    going up or down)."""
     return mirror_delay(h, UP, level) - mirror_delay(h, DOWN, level) - 2
 
 

@@ -10,7 +10,7 @@ link is idle the next READY slot after the last one picked goes out, or, with no
 message being taken (from the ``tx`` payload itself, as its slot is written at the same
 edge). A slot is read only after it took a message, so the memories need no reset. The slot
 of every attempt travels down a shift register of ``F`` stages beside the inject link, and
-meets the link's ``nack`` at ``t0 + F``: its fate.
+meets the link's ``ack`` at ``t0 + F``: its fate.
 
 Receiving: the message register is both the store and the collection buffer (a message is
 collected only while nothing is stored), so the cut-through payload is that register with its
@@ -49,7 +49,7 @@ class CircuitFastInterface(wiring.Component):
     rx : Out(rx_signature(width, length))
         Messages received (``payload.data``), each presented until taken.
     tx_done, tx_reject : Out(1)
-        One-cycle pulses: an attempt's fate was 0 (delivered), or 1 (it will be sent again).
+        One-cycle pulses: an attempt's fate was 1 (delivered), or 0 (it will be sent again).
     """
 
     @validates_parameters
@@ -170,7 +170,7 @@ class CircuitFastInterface(wiring.Component):
 
     def _fate(self, m, last):
         """The slot of each attempt, ``F`` cycles behind its head, against the inject link's
-        ``nack``; returns the slots that become READY (``nack`` 1) and FREE (``nack`` 0) at
+        ``ack``; returns the slots that become READY (``ack`` 0) and FREE (``ack`` 1) at
         this edge, and drives the ``tx_reject`` and ``tx_done`` pulses."""
         W, F = self.window, fate_delay(self.h)
         bits = (W - 1).bit_length()
@@ -181,22 +181,22 @@ class CircuitFastInterface(wiring.Component):
         for k in range(1, F):
             m.d.sync += line[k].eq(line[k - 1])
         attempt, which = line[-1][0], line[-1][1:]
-        nack = self.up.nack
+        ack = self.up.ack
         hit = Signal(W)
         m.d.comb += hit.eq(Cat(attempt & (which == s) for s in range(W)))
-        m.d.sync += [self.tx_reject.eq(attempt & nack), self.tx_done.eq(attempt & ~nack)]
-        return hit & nack.replicate(W), hit & ~nack.replicate(W)
+        m.d.sync += [self.tx_reject.eq(attempt & ~ack), self.tx_done.eq(attempt & ack)]
+        return hit & ~ack.replicate(W), hit & ack.replicate(W)
 
     def _receive(self, m):
-        """Accept or NACK each head on the eject link, collect the accepted words, present
-        the message (cut-through at its last word) and store it until taken."""
+        """Accept (acknowledge) or drop each head on the eject link, collect the accepted
+        words, present the message (cut-through at its last word) and store it until taken."""
         P, width, down, rx = self.length, self.width, self.down, self.rx
         stored = Signal()
         message = Signal(width * P)
         full = Signal()  # a stored message is there and not taken in this cycle
         m.d.comb += full.eq(stored & ~rx.ready)
         head = down.head  # the router sends head only with valid
-        m.d.sync += down.nack.eq(head & full)
+        m.d.sync += down.ack.eq(head & ~full)
         # accepted[k]: word k of an accepted message is on the link.
         accepted = [Signal(name="accepted0")] + [Signal(name=f"accepted{k}") for k in range(1, P)]
         m.d.comb += accepted[0].eq(head & ~full)

@@ -1,8 +1,9 @@
 """One router ``SW(r, t)`` of the fast circuit tree (:mod:`fattree.spec.circuit_fast`, whose
-docstring is the whole behaviour: hold, route, up, down, forward, NACK by the mirror).
+docstring is the whole behaviour: hold, route, up, down, forward, acknowledgement by the
+mirror).
 
 Ports ``a``, ``b`` face the subtrees, ``c``, ``d`` the parent; ``port.i`` is the incoming link
-(``valid``, ``head``, ``dest``, ``data`` in, ``nack`` out) and ``port.o`` the outgoing one. A
+(``valid``, ``head``, ``dest``, ``data`` in, ``ack`` out) and ``port.o`` the outgoing one. A
 head is decided in the cycle it arrives and leaves through the output register one cycle
 later; body words follow the circuit their head set up. The routers of the top level have no
 parent: their ``c`` and ``d`` are left unused (every head turns there).
@@ -13,12 +14,12 @@ The hardware:
   the last cycle"; with this cycle's ``valid`` and not ``head`` it is the spec's hold, and
   the next value is just "granted or held now", so a circuit ends by itself with its message.
 * Outputs are AND-OR multiplexers of one-hot owner bits; an unused output is all zeros.
-* The NACK mirror: per input a shift register of ``f(i)`` stages (the last one is the
-  ``nack`` output) that a dropped head enters at stage 1; per output a shift register of the
-  owner of each head, ``1 + f(o)`` stages (stage 1 is ``conn``), which sends the output's
-  ``nack`` back into its owner's register at the stage where it leaves at ``tau + f(i)``:
-  the last stage going straight through, :func:`~fattree.spec.circuit_fast.turn_pad` stages
-  earlier for a turn.
+* The acknowledgement mirror: per input a shift register of ``f(i)`` stages (the last one
+  is the ``ack`` output); per output a shift register of the owner of each head, ``1 + f(o)``
+  stages (stage 1 is ``conn``), which sends the output's ``ack`` back into its owner's
+  register at the stage where it leaves at ``tau + f(i)``: the last stage going straight
+  through, :func:`~fattree.spec.circuit_fast.turn_pad` stages earlier for a turn. A dropped
+  head needs nothing: nobody acknowledges it.
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal
@@ -37,9 +38,9 @@ __all__ = ["link_signature", "port_signature", "CircuitFastRouter"]
 
 def link_signature(leaves: int, width: int) -> wiring.Signature:
     """One link direction, from its sender's side: the fields of
-    :func:`~fattree.spec.circuit_fast.link_fields` forward, ``nack`` back."""
+    :func:`~fattree.spec.circuit_fast.link_fields` forward, ``ack`` back."""
     members = {name: Out(size) for name, size in link_fields(leaves, width).items()}
-    members["nack"] = In(1)
+    members["ack"] = In(1)
     return wiring.Signature(members)
 
 
@@ -127,14 +128,14 @@ class CircuitFastRouter(wiring.Component):
             holds[i, o] = Signal(name=f"holds_{PORTS[i]}{PORTS[o]}")
             m.d.comb += holds[i, o].eq(held & inp[i].valid & ~inp[i].head)
         busy = {o: _any(holds[i, o] for i in self.owners[o]) for o in self.live}
-        grant, dropped, win = self._decide(m, x, inp, busy)
+        grant, win = self._decide(m, x, inp, busy)
         use = {}
         for key in conn:
             use[key] = Signal(name=f"use_{PORTS[key[0]]}{PORTS[key[1]]}")
             m.d.comb += use[key].eq(grant[key] | holds[key])
             m.d.sync += conn[key].eq(use[key])
         self._forward(m, inp, [p.o for p in ports], grant, use, holds, busy, win)
-        self._mirror(m, inp, [p.o for p in ports], dropped)
+        self._mirror(m, inp, [p.o for p in ports])
         return m
 
     def _lfsr_bit(self, m):
@@ -149,8 +150,8 @@ class CircuitFastRouter(wiring.Component):
         return x
 
     def _decide(self, m, x, inp, busy):
-        """This cycle's grants ``grant[i, o]`` and ``dropped[i]`` (a head that wanted a down
-        port and did not get it), by the spec's rules 2-4."""
+        """This cycle's grants ``grant[i, o]`` by the spec's rules 2-4, and ``win[i, o]``: the
+        head on ``i`` gets ``o`` if ``o`` is not busy. A head granted nothing is dropped."""
         r = self.level
         grant = {key: Signal(name=f"grant_{PORTS[key[0]]}{PORTS[key[1]]}") for key in self.conn}
         req = {}  # (i, o): a head on i wants down port o
@@ -197,11 +198,7 @@ class CircuitFastRouter(wiring.Component):
                 win[C, o] = rc & ~before & ~(x & rd)
                 win[D, o] = rd & ~before & ~(~x & rc)
                 m.d.comb += [grant[C, o].eq(win[C, o] & free), grant[D, o].eq(win[D, o] & free)]
-        dropped = {}
-        for i in self.live:
-            down = [o for o in (A, B) if (i, o) in req]
-            dropped[i] = _any(req[i, o] for o in down) & ~_any(grant[i, o] for o in down)
-        return grant, dropped, win
+        return grant, win
 
     def _forward(self, m, inp, out, grant, use, holds, busy, win):
         """The output registers: a word goes out if an input uses the output (``go``, the
@@ -225,14 +222,14 @@ class CircuitFastRouter(wiring.Component):
                 out[o].data.eq(Mux(go, data, 0)),
             ]
 
-    def _mirror(self, m, inp, out, dropped):
-        """``nack`` of every input at ``tau + f(i)`` for the head at ``tau``: 1 if dropped,
-        else the granted output's ``nack`` at ``tau + 1 + f(o)``."""
-        back = {i: {} for i in self.live}  # input -> {stage: NACKs entering that stage}
+    def _mirror(self, m, inp, out):
+        """``ack`` of every input at ``tau + f(i)`` for the head at ``tau``: the granted
+        output's ``ack`` at ``tau + 1 + f(o)``, else 0."""
+        back = {i: {} for i in self.live}  # input -> {stage: acks entering that stage}
         for o in self.live:
             owners, f = self.owners[o], self.f_out[o]
             # The owner of the head on o at tau + 1 is conn at tau + 1 (stage 1), then
-            # delayed as an index into `owners` to stage 1 + f(o), when o's nack is its fate.
+            # delayed as an index into `owners` to stage 1 + f(o), when o's ack is its fate.
             if len(owners) == 1:
                 who = {owners[0]: 1}
             else:
@@ -249,11 +246,11 @@ class CircuitFastRouter(wiring.Component):
             for i in owners:
                 stage = 2 + f
                 assert stage <= self.f_in[i]  # the spec's delays leave room for the pass-back
-                back[i][stage] = back[i].get(stage, 0) | (out[o].nack & who[i])
+                back[i][stage] = back[i].get(stage, 0) | (out[o].ack & who[i])
         for i in self.live:
             f = self.f_in[i]
-            stages = [Signal(name=f"mirror_{PORTS[i]}{s}") for s in range(1, f)] + [inp[i].nack]
-            previous = dropped[i]
+            stages = [Signal(name=f"mirror_{PORTS[i]}{s}") for s in range(1, f)] + [inp[i].ack]
+            previous = Const(0, 1)
             for s, stage in enumerate(stages, start=1):
                 m.d.sync += stage.eq(previous | back[i].get(s, 0))
                 previous = stage

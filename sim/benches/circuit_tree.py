@@ -100,7 +100,7 @@ async def traffic_phases(dut):
             backpressure_cycles=check.backpressure_cycles,
             receiver_rejects=sum(ni.rx_rejects for ni in model.nis),
             faults=p.get("faults", ""),
-            nacks=sum(getattr(model, "nacks", [0])),
+            unacknowledged=sum(getattr(model, "unacknowledged", [0])),
             undelivered=check.undelivered,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,

@@ -1,13 +1,13 @@
 """Cycle-exact reference model of the fast circuit tree (``circuit-tree-fast``).
 
 Written from the rules of :mod:`fattree.spec.circuit_fast` alone: one cycle per hop, a circuit
-held while its message passes, a head that finds its down port taken dropped and NACKed by
-the mirror, and ``window`` messages in flight per node. :class:`RouterFastModel`,
+held while its message passes, a head acknowledged by the mirror unless it finds its down
+port taken (it is dropped), and ``window`` messages in flight per node. :class:`RouterFastModel`,
 :class:`InterfaceFastModel` and :class:`CircuitFastTreeModel` keep the state those rules name
-(holds, dead inputs, output registers, slots, the receive store) and, for the ``nack`` wires,
+(holds, dead inputs, output registers, slots, the receive store) and, for the ``ack`` wires,
 the cycles each head owns: the value of a cycle is known once the head is dropped, accepted or
 rejected, or once the output it was granted has its own fate (the mirror). Two heads owning
-one cycle of one ``nack`` wire is a broken model: :class:`NackCollision`.
+one cycle of one ``ack`` wire is a broken model: :class:`AckCollision`.
 
 :meth:`CircuitFastTreeModel.step` has the calling convention of
 :class:`fattree.sim.models.circuit.CircuitTreeModel` (the lock-step check
@@ -36,7 +36,7 @@ __all__ = [
     "CircuitFastTreeModel",
     "RouterFastModel",
     "InterfaceFastModel",
-    "NackCollision",
+    "AckCollision",
     "TreeOutputs",
 ]
 
@@ -44,15 +44,15 @@ A, B, C, D = 0, 1, 2, 3
 FREE, READY, SENT = 0, 1, 2
 
 
-class NackCollision(AssertionError):
-    """Two heads own one cycle of one ``nack`` wire, or a fate has no head: the model is
+class AckCollision(AssertionError):
+    """Two heads own one cycle of one ``ack`` wire, or a fate has no head: the model is
     broken (the rules make it impossible)."""
 
 
-class Nacks:
+class Acks:
     """The backward wires of every link direction.
 
-    ``owned[link]`` maps each cycle a head owns on that link's ``nack`` to its value, ``None``
+    ``owned[link]`` maps each cycle a head owns on that link's ``ack`` to its value, ``None``
     until known; a mirror due at cycle ``c`` copies the value of its output link at ``c`` to
     its input link's owned cycle. A cycle nobody owns reads 0.
     """
@@ -64,7 +64,7 @@ class Nacks:
     def own(self, link: int, cycle: int, value: int | None = None) -> None:
         owned = self.owned[link]
         if cycle in owned:
-            raise NackCollision(f"two NACKs on link {link} in cycle {cycle}")
+            raise AckCollision(f"two acknowledgements on link {link} in cycle {cycle}")
         owned[cycle] = value
 
     def mirror(self, out_link: int, at: int, in_link: int, cycle: int) -> None:
@@ -77,7 +77,7 @@ class Nacks:
         for out_link, in_link, at in self.mirrors.pop(cycle, ()):
             value = self.owned[out_link].pop(cycle, None)
             if value is None:
-                raise NackCollision(f"link {out_link} has no fate in cycle {cycle}")
+                raise AckCollision(f"link {out_link} has no fate in cycle {cycle}")
             self.owned[in_link][at] = value
 
     def take(self, link: int, cycle: int) -> int | None:
@@ -114,9 +114,9 @@ class RouterFastModel:
         """Bit 0 of the router's LFSR at ``cycle`` (its seed at cycle 0)."""
         return (self.states[cycle % len(self.states)] & self.mask).bit_count() & 1
 
-    def step(self, cycle: int, fwd: list, nxt: list, nacks: Nacks) -> None:
+    def step(self, cycle: int, fwd: list, nxt: list, acks: Acks) -> None:
         """Cycle ``cycle``: read the input links in ``fwd``, write the output registers (the
-        output links' values at ``cycle + 1``) into ``nxt``; NACKs into ``nacks``."""
+        output links' values at ``cycle + 1``) into ``nxt``; acknowledgements into ``acks``."""
         ins, outs, hold, dead = self.inputs, self.outputs, self.hold, self.dead
         vals = [None if link is None else fwd[link] for link in ins]
         busy = [False] * 4
@@ -135,9 +135,9 @@ class RouterFastModel:
                 busy[o] = True
                 nxt[outs[o]] = (0, v[1], v[2])
         if heads:
-            self._heads(cycle, heads, vals, busy, nxt, nacks)
+            self._heads(cycle, heads, vals, busy, nxt, acks)
 
-    def _heads(self, cycle, heads, vals, busy, nxt, nacks) -> None:
+    def _heads(self, cycle, heads, vals, busy, nxt, acks) -> None:
         """Rules 2-4 and 6 for the heads of this cycle."""
         x = self.lfsr_bit(cycle)
         level, ins, outs = self.level, self.inputs, self.outputs
@@ -159,12 +159,12 @@ class RouterFastModel:
                 if taken[o]:
                     self.dead[i] = True
                     self.drops += 1
-                    nacks.own(ins[i], cycle + f_in, 1)
+                    acks.own(ins[i], cycle + f_in, 0)
                     continue
             taken[o] = True
             self.hold[i] = o
             nxt[outs[o]] = (1, dest, data)
-            nacks.mirror(outs[o], cycle + 1 + self.f_out[o], ins[i], cycle + f_in)
+            acks.mirror(outs[o], cycle + 1 + self.f_out[o], ins[i], cycle + f_in)
 
 
 class InterfaceFastModel:
@@ -188,25 +188,25 @@ class InterfaceFastModel:
         self.tx_done = self.tx_reject = 0
         self.stored: int | None = None
         self.collect: list[int] | None = None  # words of the accepted message arriving
-        #: Heads sent (attempts), fates 1 (NACKed attempts), fates 0 (messages done).
-        self.attempts = self.nacks = self.done = 0
-        #: Heads this interface NACKed because its store was full; messages taken from rx.
+        #: Heads sent (attempts), fates 0 (attempts not acknowledged), fates 1 (messages done).
+        self.attempts = self.unacknowledged = self.done = 0
+        #: Heads this interface dropped because its store was full; messages taken from rx.
         self.rx_rejects = self.received = 0
 
     def _word(self, data: int) -> int:
         return (data >> (self.word * self.width)) & ((1 << self.width) - 1)
 
-    def step(self, cycle, tx_valid, tx_dest, tx_data, rx_ready, fwd, nxt, nacks) -> tuple:
+    def step(self, cycle, tx_valid, tx_dest, tx_data, rx_ready, fwd, nxt, acks) -> tuple:
         """One cycle; returns its outputs ``(tx_ready, tx_done, tx_reject, rx_valid,
         rx_data)`` and writes the inject link's next value into ``nxt``."""
         state = self.state
         tx_ready = int(FREE in state)
         out = [tx_ready, self.tx_done, self.tx_reject]
         # Fate of the attempt whose head was on the inject link F cycles ago.
-        nack = nacks.take(self.inject, cycle)
+        ack = acks.take(self.inject, cycle)
         slot = self.flight.pop(cycle - self.fate, None)
-        if (nack is None) != (slot is None):
-            raise NackCollision(f"node {self.node}: fate {nack} for slot {slot} at {cycle}")
+        if (ack is None) != (slot is None):
+            raise AckCollision(f"node {self.node}: fate {ack} for slot {slot} at {cycle}")
         self.tx_done = self.tx_reject = 0
         # Send: the next READY slot after the last picked, else this cycle's handshake.
         store = state.index(FREE) if tx_valid and tx_ready else None
@@ -237,13 +237,13 @@ class InterfaceFastModel:
             dest, data = self.sending
             nxt[self.inject] = (int(self.word == 0), dest, self._word(data))
         if slot is not None:
-            state[slot] = READY if nack else FREE
-            self.tx_reject, self.tx_done = nack, 1 - nack
-            self.nacks += nack
-            self.done += 1 - nack
-        return (*out, *self._receive(cycle, rx_ready, fwd[self.eject], nacks))
+            state[slot] = FREE if ack else READY
+            self.tx_reject, self.tx_done = 1 - ack, ack
+            self.unacknowledged += 1 - ack
+            self.done += ack
+        return (*out, *self._receive(cycle, rx_ready, fwd[self.eject], acks))
 
-    def _receive(self, cycle, rx_ready, word, nacks) -> tuple[int, int]:
+    def _receive(self, cycle, rx_ready, word, acks) -> tuple[int, int]:
         """The eject link's word at ``cycle`` and the store: ``(rx_valid, rx_data)``."""
         stored = self.stored
         arrived = None  # the accepted message whose last word is here
@@ -251,7 +251,7 @@ class InterfaceFastModel:
             head, _, data = word
             if head:
                 accept = stored is None or rx_ready
-                nacks.own(self.eject, cycle + 1, 0 if accept else 1)
+                acks.own(self.eject, cycle + 1, int(accept))
                 self.collect = [] if accept else None
                 self.rx_rejects += not accept
             if self.collect is not None:
@@ -325,13 +325,13 @@ class CircuitFastTreeModel:
         for ni in self.nis:
             ni.reset()
         self.fwd: list = [None] * self.links  # per link (head, dest, data) or None
-        self.nack_wires = Nacks(self.links)
+        self.ack_wires = Acks(self.links)
         self.cycle = 0
 
     @property
-    def nacks(self) -> list[int]:
-        """Per node, its attempts that were NACKed."""
-        return [ni.nacks for ni in self.nis]
+    def unacknowledged(self) -> list[int]:
+        """Per node, its attempts that were not acknowledged (each was sent again)."""
+        return [ni.unacknowledged for ni in self.nis]
 
     @property
     def attempts(self) -> list[int]:
@@ -346,18 +346,18 @@ class CircuitFastTreeModel:
     def step(self, tx_valid, tx_dest, tx_data, rx_ready=None) -> TreeOutputs:
         """One cycle: per node the transmit stream's valid, dest and data and the receive
         stream's ready (``None``: every receiver ready)."""
-        cycle, fwd, nacks = self.cycle, self.fwd, self.nack_wires
+        cycle, fwd, acks = self.cycle, self.fwd, self.ack_wires
         leaves = self.leaves
         if rx_ready is None:
             rx_ready = [1] * leaves
-        nacks.resolve(cycle)
+        acks.resolve(cycle)
         nxt = [None] * self.links
         for router in self._router_list:
-            router.step(cycle, fwd, nxt, nacks)
+            router.step(cycle, fwd, nxt, acks)
         dmask = leaves - 1
         xmask = (1 << (self.width * self.length)) - 1
         outs = [
-            ni.step(cycle, v, d & dmask, x & xmask, r, fwd, nxt, nacks)
+            ni.step(cycle, v, d & dmask, x & xmask, r, fwd, nxt, acks)
             for ni, v, d, x, r in zip(self.nis, tx_valid, tx_dest, tx_data, rx_ready, strict=True)
         ]
         self.fwd = nxt
