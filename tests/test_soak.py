@@ -2,16 +2,17 @@
 cycle (sim/soak/, docs/verification.md "Soak").
 
 Short soaks (small parameter points: a few thousand messages in seconds once the harness is
-built) of the circuit tree run by default, of every other design with ``--run-slow`` (each
-builds a harness of its own); the 10^6-message run of the 16-leaf circuit tree is ``slow``.
-A broken reference (``--mutate-model``) and a single wrong expected value in the middle of a
-run must both be reported, at the right cycle and port.
+built) of the two circuit trees run by default, of every other design with ``--run-slow``
+(each builds a harness of its own); the 10^6-message run of the 16-leaf circuit tree is
+``slow``. A broken reference (``--mutate-model``), a single wrong expected value in the middle
+of a run and a broken RTL output must all be reported, at the right cycle and port.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from fattree.sim.soak.harness import Harness, build_harness, cxx_name, top_ports
 
 SMALL = {
     "circuit-tree": ["leaves=4"],
+    "circuit-tree-fast": ["leaves=4"],
     "scheduler": ["w=4"],
     "leiserson-tree": ["leaves=4"],
     "hypercube": ["dim=2"],
@@ -32,10 +34,13 @@ SMALL = {
 }
 
 
-#: Each design's soak builds a Verilator harness of its own (tens of CPU-seconds): the default
-#: run soaks the circuit tree (the tests below reuse its harness), the others are slow points.
+#: The circuit trees, whose soaks the default run covers (the tests below reuse their harnesses).
+CIRCUIT_TREES = ["circuit-tree", "circuit-tree-fast"]
+
+#: Each design's soak builds a Verilator harness of its own (tens of CPU-seconds): the other
+#: designs are slow points.
 EVERY_SOAK = [
-    name if name == "circuit-tree" else pytest.param(name, marks=pytest.mark.slow) for name in SOAKS
+    name if name in CIRCUIT_TREES else pytest.param(name, marks=pytest.mark.slow) for name in SOAKS
 ]
 
 
@@ -68,8 +73,9 @@ def test_short_soak_passes(name, root):
     assert d["cycles_per_second"] > 0
 
 
-def test_circuit_tree_soak_covers_the_patterns_and_stalls(root):
-    design, params = _params("circuit-tree")
+@pytest.mark.parametrize("name", CIRCUIT_TREES)
+def test_circuit_tree_soak_covers_the_patterns_and_stalls(name, root):
+    design, params = _params(name)
     result = run_soak(design, params, messages=4000, seed=5, root=root, jobs=1)
     details = result.details
     # Every phase of the benches, retries after rejects, receivers that stall and reject.
@@ -82,14 +88,17 @@ def test_circuit_tree_soak_covers_the_patterns_and_stalls(root):
     }
     assert sum(details["messages_by_phase"].values()) == details["delivered"] == 4000
     assert details["rejects"] > 0 and details["backpressure_cycles"] > 0
+    if name == "circuit-tree-fast":  # stalled receivers fill their stores and turn heads away
+        assert details["receiver_rejects"] > 0
     assert result.mismatches == 0
 
 
-def test_segments_give_the_same_run_for_any_jobs(root, monkeypatch):
+@pytest.mark.parametrize("name", CIRCUIT_TREES)
+def test_segments_give_the_same_run_for_any_jobs(name, root, monkeypatch):
     # Three segments (the design reset between them), planned in this process: the workers
     # get each segment's size and seed.
-    design, params = _params("circuit-tree")
-    monkeypatch.setattr(soak_class("circuit-tree"), "SEGMENT", 1000)
+    design, params = _params(name)
+    monkeypatch.setattr(soak_class(name), "SEGMENT", 1000)
     one = run_soak(design, params, messages=2500, seed=4, root=root, jobs=1)
     two = run_soak(design, params, messages=2500, seed=4, root=root, jobs=2)
     assert one.details["segments"] == two.details["segments"] == 3
@@ -113,9 +122,10 @@ def test_mutate_model_fails_the_soak(name, root, capsys):
     assert data["first_mismatch"]["got"] != data["first_mismatch"]["expected"]
 
 
-def test_one_wrong_value_mid_run_is_found_at_its_cycle_and_port(root):
-    design, params = _params("circuit-tree")
-    cls = soak_class("circuit-tree")
+@pytest.mark.parametrize("name", CIRCUIT_TREES)
+def test_one_wrong_value_mid_run_is_found_at_its_cycle_and_port(name, root):
+    design, params = _params(name)
+    cls = soak_class(name)
     soak = cls(params, messages=600, seed=3)
     layout = soak.layout()
     from fattree.designs import build_dir, elaborate_verilog, top_name
@@ -123,7 +133,7 @@ def test_one_wrong_value_mid_run_is_found_at_its_cycle_and_port(root):
     top = top_name(design)
     where = build_dir("soak", design, params, root)  # the harness run_soak builds too
     exe = build_harness(where, top, elaborate_verilog(design, params), layout)
-    chunks = list(soak.chunks(chunk=256))
+    chunks = list(soak.chunks(chunk=128))
     assert len(chunks) > 3
     # Flip the expected rx payload of node 2 at the cycle where it first carries data.
     column = [p.name for p in layout.outputs].index("rx__2__payload")
@@ -142,6 +152,56 @@ def test_one_wrong_value_mid_run_is_found_at_its_cycle_and_port(root):
     assert totals["first"][:2] == (cycle, "rx__2__payload")
     assert totals["first"][2] == int(flat[cycle, column]) ^ 1
     assert totals["first"][3] == int(flat[cycle, column])
+
+
+def _bit0_inverted(verilog: str, top: str, port: str) -> str:
+    """``verilog`` with bit 0 of output ``port`` of ``top`` inverted: the top renamed, and a
+    wrapper of the old name that passes every other port through."""
+    ports = top_ports(verilog, top)
+    inner = re.sub(
+        rf"^module {re.escape(top)}\(", f"module {top}_rtl(", verilog, count=1, flags=re.M
+    )
+    lines = [f"module {top}({', '.join(ports)});"]
+    for name, (direction, width) in ports.items():
+        bits = f"[{width.bits - 1}:0] " if width.bits > 1 else ""
+        lines.append(f"  {direction} {bits}{name};")
+    bits = ports[port][1].bits
+    lines.append(f"  wire [{bits - 1}:0] rtl;")
+    connect = ", ".join(f".{n}({'rtl' if n == port else n})" for n in ports)
+    lines += [f"  {top}_rtl inner({connect});", f"  assign {port} = rtl ^ 1;", "endmodule"]
+    return inner + "\n".join(lines) + "\n"
+
+
+def test_a_wrong_rtl_payload_is_caught_in_every_valid_cycle_only(root, tmp_path):
+    # The fast tree's receive payload is not defined while not valid: the soak compares it in
+    # exactly the cycles it is valid, so an RTL whose node 1 payload has bit 0 inverted is
+    # caught at its first valid cycle, and once per valid cycle.
+    design, params = _params("circuit-tree-fast")
+    soak = soak_class("circuit-tree-fast")(params, messages=600, seed=3)
+    layout = soak.layout()
+    from fattree.designs import elaborate_verilog, top_name
+
+    top = top_name(design)
+    verilog = _bit0_inverted(elaborate_verilog(design, params), top, "rx__1__payload")
+    exe = build_harness(tmp_path, top, verilog, layout)
+    chunks = list(soak.chunks())
+    names = [p.name for p in layout.outputs]
+    flat = np.concatenate([c[1] for c in chunks])
+    valid = flat[:, names.index("rx__1__valid")]
+    payload = flat[:, names.index("rx__1__payload")]
+    cycle = int(np.flatnonzero(valid)[0])
+    harness = Harness(exe, layout)
+    for stimulus, expected, _q, _e in chunks:
+        harness.send(stimulus, expected)
+    totals = harness.finish()
+    assert totals["first"] == (
+        cycle,
+        "rx__1__payload",
+        int(payload[cycle]),
+        int(payload[cycle]) ^ 1,
+    )
+    assert totals["mismatches"] == int(valid.sum()) > 0
+    assert not valid.all()  # and cycles not valid, whose payload was not compared
 
 
 # -- the command line --------------------------------------------------------------------------
