@@ -83,6 +83,20 @@ SELFTESTS: Registry[SelfTest] = Registry(
             options=("pattern", "inject_cycles"),
         ),
         SelfTest(
+            design="circuit-tree-fast",
+            core="fattree.boards.circuit_fast_selftest:circuit_tree_fast_selftest",
+            summary=(
+                "the circuit tree's self-test (LFSR or pattern traffic, payload checked, the "
+                "model's delivery trace replayed cycle for cycle) with a window in flight"
+            ),
+            board_params={
+                "icebreaker": {"leaves": 8, "width": 2, "length": 8, "window": 2},
+                # The reference point of docs/noc_compare.md (docs/boards.md: its figures).
+                "ulx3s-85f": {"leaves": 16, "width": 8, "length": 2, "window": 8},
+            },
+            options=("pattern", "inject_cycles"),
+        ),
+        SelfTest(
             design="scheduler",
             core="fattree.boards.scheduler_selftest:scheduler_selftest",
             summary=(

@@ -1,8 +1,12 @@
-"""Self-test of the circuit-switched fat tree (Strumpen and Krishnamurthy): on-chip traffic,
-an independent checker, and the reference model's delivery trace replayed on silicon.
+"""Self-test of the circuit-switched fat trees (Strumpen and Krishnamurthy's, and the fast
+tree reworked from it): on-chip traffic, an independent checker, and the reference model's
+delivery trace replayed on silicon.
 
-One *run* of :class:`CircuitTreeHarness` (the harness :class:`fattree.boards.selftest.
-SelfTestCore` replays forever) goes like this:
+Both trees have the same stream ports (``tx``, ``rx`` per node, ``tx_done`` and ``tx_reject``
+pulses), so one harness, :class:`StreamTreeHarness`, tests either; :class:`CircuitTreeHarness`
+gives it the paper tree and its model, :class:`fattree.boards.circuit_fast_selftest.
+CircuitFastTreeHarness` the fast tree and its. One *run* of a harness (which :class:`fattree.
+boards.selftest.SelfTestCore` replays forever) goes like this:
 
 * **Traffic.** Every node has a source on its transmit stream. In each of the first
   ``inject_cycles`` cycles a free source draws its next message: with ``pattern="random"``
@@ -10,8 +14,8 @@ SelfTestCore` replays forever) goes like this:
   message when ``r = 0``, so destinations are uniform over the other nodes); with the
   papers' fixed patterns (``transpose``, ``bit-reversal``, ``shift``, ``hotspot``) the
   pattern's destination every time (a node mapped to itself sends nothing). A source offers
-  a message until the interface takes it (one in flight per node, as the interface allows).
-  Every receiver is always ready.
+  a message until the interface takes it (as many in flight per node as the interface
+  allows: one in the paper tree, ``window`` in the fast tree). Every receiver is always ready.
 * **Payload** (:func:`payload_fields`): source, destination, a per-source sequence number and
   a check code (Hamming-style parities of the other fields, XOR a constant so that an
   all-zero payload is wrong), in the message's ``width * length`` data bits.
@@ -20,11 +24,16 @@ SelfTestCore` replays forever) goes like this:
   of the run (a quiescent point: nothing in flight) the numbers sent, acknowledged and
   delivered must agree with each other and with the model's, and the XOR of all payloads
   sent must equal the XOR of all payloads delivered (a duplicate or a lost message shows).
-* **Replay.** :func:`expected_run` runs the cycle-exact reference model
-  (:class:`fattree.sim.models.circuit.CircuitTreeModel`) on the same seeds and the same
-  traffic (the sources' Python twin) at build time. Its delivery trace (for each cycle with
-  a delivery: the cycle, which nodes deliver, the XOR of their payloads) goes into block RAM,
-  and the checker compares the network against it cycle for cycle.
+* **Replay.** :func:`run_model` runs the cycle-exact reference model
+  (:class:`fattree.sim.models.circuit.CircuitTreeModel`, :func:`expected_run`; or the fast
+  tree's) on the same seeds and the same traffic (the sources' Python twin) at build time.
+  Its delivery trace (for each cycle with a delivery: the cycle, which nodes deliver, the XOR
+  of their payloads; a payload counts only where it is delivered) goes into block RAM, and
+  the checker compares the network against it cycle for cycle.
+* **Latency**: per node, the longest wait, with messages in flight, for the next
+  ``tx_done``; with one message in flight (the paper tree) that is each message's time from
+  being taken to its acknowledgement. (A fast tree's ``tx_done`` does not say which of the
+  ``window`` messages it is for, so per-message latency is not visible at its ports.)
 * The run lasts exactly as long as the model needs to deliver everything (plus two cycles);
   then the core resets the harness and the same run starts again, after :data:`PRIMING`
   cycles that load the replay memory's first entries. The comparisons are registered, so
@@ -68,7 +77,9 @@ __all__ = [
     "pack_payload",
     "SourcesTwin",
     "RunTrace",
+    "run_model",
     "expected_run",
+    "StreamTreeHarness",
     "CircuitTreeHarness",
     "circuit_tree_selftest",
 ]
@@ -81,16 +92,18 @@ _LFSR_STEPS = 28
 _TRAFFIC_PATH = 0x7A
 
 
-def payload_fields(leaves: int, width: int, length: int) -> dict[str, int]:
+def payload_fields(
+    leaves: int, width: int, length: int, design: str = "circuit-tree"
+) -> dict[str, int]:
     """Fields of a self-test message, low bits first: ``src``, ``dest`` (``lg n`` bits each),
     ``seq`` (half of what is left, at most 16 bits), ``check`` (the rest, at most 16 bits),
-    ``pad`` (zeros). ``ValueError`` if ``width * length < 2 lg n + 2``."""
+    ``pad`` (zeros). ``ValueError`` naming ``design`` if ``width * length < 2 lg n + 2``."""
     h = leaves.bit_length() - 1
     bits = width * length
     spare = bits - 2 * h
     if spare < 2:
         raise ValueError(
-            f"the circuit-tree self-test needs width * length >= {2 * h + 2} payload bits "
+            f"the {design} self-test needs width * length >= {2 * h + 2} payload bits "
             f"(source, destination, sequence number, check code) for {leaves} leaves, "
             f"not {bits}"
         )
@@ -206,27 +219,15 @@ class SourcesTwin:
         return taken
 
 
-def expected_run(
-    leaves,
-    width,
-    length,
-    seed,
-    retry,
-    *,
-    traffic_seed=1,
-    pattern="random",
-    inject_cycles=1000,
-    latency_bits=12,
-    limit=1_000_000,
-) -> RunTrace:
-    """Run the reference model with the sources' twin until every message is delivered and
-    acknowledged; the trace the hardware must reproduce."""
-    model = CircuitTreeModel(leaves, width, length, seed, retry)
-    sources = SourcesTwin(
-        leaves, width, length, seed=traffic_seed, pattern=pattern, inject_cycles=inject_cycles
-    )
+def run_model(model, sources: SourcesTwin, *, latency_bits=12, limit=1_000_000) -> RunTrace:
+    """Run a circuit tree's reference ``model`` (``step(valid, dest, data)`` returning the
+    cycle's outputs) with the sources' twin until every message is delivered and
+    acknowledged; the trace the hardware must reproduce. A payload is read only where it is
+    delivered (the fast tree's model leaves it undefined elsewhere)."""
+    leaves = sources.leaves
     saturate = (1 << latency_bits) - 1
-    taken_at = [None] * leaves
+    in_flight = [0] * leaves
+    since = [0] * leaves  # the cycle a node's current wait for a tx_done began
     deliveries = []
     sent = done = delivered = rejects = max_latency = 0
     cycle = 0
@@ -241,7 +242,7 @@ def expected_run(
                 mask |= 1 << n
                 xor ^= out.rx_data[n]
             if out.tx_done[n]:
-                max_latency = max(max_latency, min(saturate, cycle - taken_at[n]))
+                max_latency = max(max_latency, min(saturate, cycle - since[n]))
         if mask:
             deliveries.append((cycle, mask, xor))
         delivered += mask.bit_count()
@@ -249,76 +250,65 @@ def expected_run(
         rejects += sum(out.tx_reject)
         taken = sources.clock(out.tx_ready)
         for n in range(leaves):
-            if taken[n]:
-                taken_at[n] = cycle
+            before = in_flight[n]
+            in_flight[n] += taken[n] - out.tx_done[n]
+            if (out.tx_done[n] and in_flight[n]) or (taken[n] and not before):
+                since[n] = cycle
         sent += sum(taken)
         cycle += 1
-        if cycle >= inject_cycles and not any(sources.valid) and done == sent == delivered:
+        if cycle >= sources.inject_cycles and not any(sources.valid) and done == sent == delivered:
             break
     return RunTrace(cycle + 2, tuple(deliveries), sent, rejects, max_latency)
 
 
-class CircuitTreeHarness(ReplaysTrace, wiring.Component):
-    """Sources, a :class:`~fattree.hdl.circuit_tree.CircuitFatTree`, checker and replay
-    memory: one run of the self-test (see the module documentation).
+def expected_run(
+    leaves,
+    width,
+    length,
+    seed,
+    retry,
+    *,
+    traffic_seed=1,
+    pattern="random",
+    inject_cycles=1000,
+    latency_bits=12,
+    limit=1_000_000,
+) -> RunTrace:
+    """The paper tree's run (:func:`run_model` on
+    :class:`~fattree.sim.models.circuit.CircuitTreeModel`)."""
+    model = CircuitTreeModel(leaves, width, length, seed, retry)
+    sources = SourcesTwin(
+        leaves, width, length, seed=traffic_seed, pattern=pattern, inject_cycles=inject_cycles
+    )
+    return run_model(model, sources, latency_bits=latency_bits, limit=limit)
 
-    Parameters
-    ----------
-    leaves, width, length, seed, retry
-        The network's parameters (as :class:`~fattree.hdl.circuit_tree.CircuitFatTree`).
-    traffic_seed : int
-        Seed of the traffic LFSRs.
-    pattern : str
-        ``"random"`` or a fixed pattern of :data:`fattree.spec.traffic.PATTERNS`.
-    inject_cycles : int
-        Cycles of a run in which the sources start new messages.
-    latency_bits : int
-        Width of the latency counters (they saturate).
-    network : callable, optional
-        ``network(leaves, width, length, seed, retry)`` builds the network under test;
-        tests pass broken ones.
-    """
 
-    @validates_parameters
-    def __init__(
-        self,
-        leaves=8,
-        width=1,
-        length=16,
-        seed=1,
-        retry="immediate",
-        *,
-        traffic_seed=1,
-        pattern="random",
-        inject_cycles=1000,
-        latency_bits=12,
-        network=None,
-    ):
-        self.leaves = check_power_of_two("leaves", leaves, 2)
-        self.width = check_int_range("width", width, 1, 64)
-        self.length = check_int_range("length", length, 1, 64)
-        self.seed = check_int_range("seed", seed, 0)
-        self.retry = check_retry(retry)
+class StreamTreeHarness(ReplaysTrace, wiring.Component):
+    """Sources, a circuit tree with stream ports, checker and replay memory: one run of the
+    self-test (see the module documentation). A subclass checks the tree's parameters, sets
+    ``leaves``, ``width``, ``length`` and ``seed`` and calls :meth:`_setup`."""
+
+    #: The design's name, for messages.
+    design = "circuit-tree"
+
+    def _setup(self, network, model, *, window, traffic_seed, pattern, inject_cycles, latency_bits):
+        """``network()`` builds the tree under test, ``model`` is its reference model (a new
+        one), ``window`` the messages a node may have in flight."""
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
         self.pattern = check_pattern(pattern)
         self.inject_cycles = check_int_range("inject_cycles", inject_cycles, 1, 1 << 20)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
-        self.fields = payload_fields(leaves, width, length)
-        self.network = network or CircuitFatTree
-        self.trace = expected_run(
-            leaves,
-            width,
-            length,
-            seed,
-            self.retry,
-            traffic_seed=traffic_seed,
-            pattern=pattern,
-            inject_cycles=inject_cycles,
-            latency_bits=latency_bits,
+        leaves, width, length = self.leaves, self.width, self.length
+        self.fields = payload_fields(leaves, width, length, self.design)
+        self._network = network
+        self._window = window
+        sources = SourcesTwin(
+            leaves, width, length, seed=traffic_seed, pattern=pattern, inject_cycles=inject_cycles
         )
+        self.trace = run_model(model, sources, latency_bits=latency_bits)
         self._size_replay(leaves, width * length)
         count_bits = max(leaves, 3).bit_length()
-        super().__init__(harness_signature(count_bits, latency_bits))
+        wiring.Component.__init__(self, harness_signature(count_bits, latency_bits))
 
     def describe(self) -> dict:
         """The run the board replays, from the model: for reports."""
@@ -342,7 +332,7 @@ class CircuitTreeHarness(ReplaysTrace, wiring.Component):
         # The first PRIMING cycles after a reset load the replay memory's first entries; the
         # network, the sources and the run's cycle counter start after them (run cycle 0).
         start = start_after_priming(m, self.cycle_bits)
-        net = self.network(n, self.width, self.length, self.seed, self.retry)
+        net = self._network()
         start.live.submodules.net = net
         taken, sent_xor = self._sources(m, start, net)
         delivered, bad, got_xor = self._checker(m, net)
@@ -460,32 +450,96 @@ class CircuitTreeHarness(ReplaysTrace, wiring.Component):
         return delivered, bad, got_xor
 
     def _latency(self, m, net, taken):
-        """The run's largest latency: cycles from a message being taken to its
-        acknowledgement.
+        """The run's largest latency: per node, the longest wait, with messages in flight,
+        for the next ``tx_done`` (with one in flight: from being taken to the
+        acknowledgement).
 
-        Each node counts while its message is in flight; the run's maximum steps up by one
-        whenever a counter that is about to step equals it (counters step by one, so the
-        maximum never has to jump), which needs only an equality test per node."""
+        Each node counts its messages in flight and, while there are any, the cycles since
+        its wait began (a message taken with none in flight, or a ``tx_done`` with more left);
+        the run's maximum steps up by one whenever a counter that is about to step equals it
+        (counters step by one, so the maximum never has to jump), which needs only an
+        equality test per node."""
         lat_max = Signal(self.latency_bits)
         saturate = (1 << self.latency_bits) - 1
         bumps = []
         for p in range(self.leaves):
-            waiting = Signal(name=f"lat{p}_waiting")
+            in_flight = Signal(range(self._window + 1), name=f"lat{p}_in_flight")
+            left = Signal(range(self._window + 1), name=f"lat{p}_left")
+            restart = Signal(name=f"lat{p}_restart")
             count = Signal(self.latency_bits, name=f"lat{p}_count")
             done = net.tx_done[p]
-            with m.If(taken[p]):
-                m.d.sync += [waiting.eq(1), count.eq(1)]
-            with m.Elif(done):
-                m.d.sync += waiting.eq(0)
-            with m.Elif(waiting & (count != saturate)):
+            waiting = in_flight != 0
+            m.d.comb += [
+                left.eq(in_flight + taken[p] - done),
+                restart.eq((taken[p] & ~waiting) | (done & (left != 0))),
+            ]
+            m.d.sync += in_flight.eq(left)
+            with m.If(restart):
+                m.d.sync += count.eq(1)
+            with m.Elif(waiting & ~done & (count != saturate)):
                 m.d.sync += count.eq(count + 1)
             bumps.append(
-                (taken[p] & (lat_max == 0))
-                | (waiting & ~done & ~taken[p] & (count == lat_max) & (count != saturate))
+                (restart & (lat_max == 0))
+                | (waiting & ~done & (count == lat_max) & (count != saturate))
             )
         with m.If(Cat(*bumps).any()):
             m.d.sync += lat_max.eq(lat_max + 1)
         return lat_max
+
+
+class CircuitTreeHarness(StreamTreeHarness):
+    """The self-test run of the paper tree: sources, a
+    :class:`~fattree.hdl.circuit_tree.CircuitFatTree`, checker and replay memory of
+    :class:`~fattree.sim.models.circuit.CircuitTreeModel`'s trace.
+
+    Parameters
+    ----------
+    leaves, width, length, seed, retry
+        The network's parameters (as :class:`~fattree.hdl.circuit_tree.CircuitFatTree`).
+    traffic_seed : int
+        Seed of the traffic LFSRs.
+    pattern : str
+        ``"random"`` or a fixed pattern of :data:`fattree.spec.traffic.PATTERNS`.
+    inject_cycles : int
+        Cycles of a run in which the sources start new messages.
+    latency_bits : int
+        Width of the latency counters (they saturate).
+    network : callable, optional
+        ``network(leaves, width, length, seed, retry)`` builds the network under test;
+        tests pass broken ones.
+    """
+
+    @validates_parameters
+    def __init__(
+        self,
+        leaves=8,
+        width=1,
+        length=16,
+        seed=1,
+        retry="immediate",
+        *,
+        traffic_seed=1,
+        pattern="random",
+        inject_cycles=1000,
+        latency_bits=12,
+        network=None,
+    ):
+        self.leaves = check_power_of_two("leaves", leaves, 2)
+        self.width = check_int_range("width", width, 1, 64)
+        self.length = check_int_range("length", length, 1, 64)
+        self.seed = check_int_range("seed", seed, 0)
+        self.retry = check_retry(retry)
+        self.network = network or CircuitFatTree
+        self._setup(
+            lambda: self.network(leaves, width, length, seed, self.retry),
+            # One message in flight per node: the interface takes the next after its fate.
+            CircuitTreeModel(leaves, width, length, seed, self.retry),
+            window=1,
+            traffic_seed=traffic_seed,
+            pattern=pattern,
+            inject_cycles=inject_cycles,
+            latency_bits=latency_bits,
+        )
 
 
 def circuit_tree_selftest(
