@@ -251,6 +251,7 @@ DESIGNS: Registry[Design] = Registry(
             definitions=("fattree.spec.circuit_fast", "fattree.spec.topology"),
             model="fattree.sim.models.circuit_fast:CircuitFastTreeModel",
             check="fattree.sim.checks.circuit_tree:CircuitTreeCheck",
+            selftest="fattree.boards.circuit_fast_selftest:circuit_tree_fast_selftest",
             soak="fattree.sim.soak.circuit_tree_fast:CircuitTreeFastSoak",
             mutant_point={"leaves": 4, "width": 2, "length": 2, "window": 2},
             docs="docs/circuit_tree_fast.md",
