@@ -44,12 +44,27 @@ def pty_port():
     os.close(slave)
 
 
-def feed(fd, data, chunk=7):
-    """Write in small pieces, as bytes trickle in from a UART, starting a little later:
-    opening the port discards what is waiting (pyserial flushes the input)."""
+def opened(path: str) -> int:
+    """How many of this process's file descriptors are open on ``path``."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == path
+        except OSError:
+            pass
+    return count
+
+
+def feed(fd, data, port, chunk=7):
+    """Write in small pieces, as bytes trickle in from a UART, once the monitor (run in this
+    process) has opened ``port`` and flushed it: opening the port discards what is waiting
+    (pyserial flushes the input), so bytes written earlier would be lost on a slow machine."""
 
     def writer():
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while opened(port) < 2 and time.monotonic() < deadline:  # the fixture holds one
+            time.sleep(0.02)
+        time.sleep(0.3)
         for k in range(0, len(data), chunk):
             os.write(fd, data[k : k + chunk])
 
@@ -69,7 +84,7 @@ def test_monitor_reads_simulated_board(capsys, pty_port, board_bytes):
     data, lines = board_bytes[None]
     assert len(lines) >= 3
     # The monitor may start in the middle of a line: that piece is skipped.
-    thread = feed(master, b"ked 0000 errors 0000\r\n" + data)
+    thread = feed(master, b"ked 0000 errors 0000\r\n" + data, port)
     code, out, err = run_cli(capsys, "monitor", "--port", port, "--lines", "3", "--json")
     thread.join()
     assert code == 0, err
@@ -86,7 +101,7 @@ def test_monitor_table_and_fail_on_error(capsys, pty_port, board_bytes):
     master, port = pty_port
     data, lines = board_bytes[7]
     first_bad = next(k for k, line in enumerate(lines) if line["errors"])
-    thread = feed(master, data)
+    thread = feed(master, data, port)
     code, out, err = run_cli(capsys, "monitor", "--port", port, "--fail-on-error")
     thread.join()
     assert code == 1
