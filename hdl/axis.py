@@ -180,13 +180,14 @@ class CircuitTreeFastAxis(CircuitTreeAxis):
 
     Parameters
     ----------
-    leaves, width, length, seed, window
+    leaves, width, length, seed, window, faults
         As :class:`CircuitFastTree` (checked there, with the same messages).
     """
 
     @validates_parameters
-    def __init__(self, leaves=16, width=8, length=2, seed=1, window=8):
-        self._wrap(CircuitFastTree(leaves, width, length, seed, window), leaves, width, length)
+    def __init__(self, leaves=16, width=8, length=2, seed=1, window=8, faults=""):
+        tree = CircuitFastTree(leaves, width, length, seed, window, faults)
+        self._wrap(tree, leaves, width, length)
 
 
 class StreamAxis(wiring.Component):

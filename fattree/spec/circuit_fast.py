@@ -90,16 +90,36 @@ Reset clears every register (synchronous, whole network); the LFSRs restart from
 Exactly once: a delivered message's head was accepted, so its fate is 1 and its slot is
 freed; a dropped head was never delivered, so its fate is 0 and it is sent again. A message
 lost to a faulty link is not acknowledged either: it is sent again, never counted delivered.
+
+**Faults** (``faults``, :mod:`fattree.spec.faults` with the wires :data:`FAULT_WIRES`: the
+paper tree's places and kinds) change what a faulty link direction's receiver reads on its
+forward wires and its sender reads on ``ack``; the routers and interfaces follow the rules
+above on what they read. A link that reads ``valid`` 0 carries no word (its ``head`` is read
+only with ``valid``), so a head sent into it is lost: nobody owns the cycles of its fate,
+and a sender reads 0 in a cycle nobody owns. A **dead** link reads ``valid`` 0 and ``ack``
+0. A link with ``valid`` stuck at 1 reads a word in every cycle: when its sender sends none,
+a body word of zeros (``dest`` and ``data`` read as their stuck bits say), which extends the
+hold of the input it enters (rule 1) and goes nowhere on an input that holds nothing. Stuck
+``destK`` and ``dataK`` bits corrupt every word: a head with a wrong ``dest`` is routed by
+it, and may be delivered, and acknowledged, at another node. ``ack`` stuck at 0 makes every
+head sent on the link read as dropped (a delivered message is sent again, and delivered
+again); ``ack`` stuck at 1 makes it read as accepted, in the cycle its fate is due (the
+only cycles the rules read): a head dropped or lost beyond that link is acknowledged and
+never sent again.
 """
 
 from __future__ import annotations
 
 from ..params import Contract, Param
+from .faults import canonical_faults
+from .topology import Link
 
 __all__ = [
     "CIRCUIT_TREE_FAST",
+    "FAULT_WIRES",
     "link_fields",
     "mirror_delay",
+    "link_delay",
     "fate_delay",
     "turn_pad",
     "subtree",
@@ -130,6 +150,17 @@ def mirror_delay(h: int, direction: str, level: int) -> int:
     raise ValueError(f"direction must be {UP!r} or {DOWN!r}, not {direction!r}")
 
 
+def link_delay(h: int, link: Link) -> int:
+    """``f(l)`` of a link named as :class:`fattree.spec.topology.Link` names it (``up``:
+    from ``SW(level, .)`` up into ``level + 1``; ``down``: the other direction; ``inject``,
+    ``eject``: a node's cables)."""
+    if link.direction == "inject":
+        return mirror_delay(h, UP, 0)
+    if link.direction == "eject":
+        return mirror_delay(h, DOWN, 0)
+    return mirror_delay(h, UP if link.direction == "up" else DOWN, link.level + 1)
+
+
 def fate_delay(h: int) -> int:
     """``F``: cycles from a head on the inject link to its fate on that link's ``ack``."""
     return mirror_delay(h, UP, 0)
@@ -148,6 +179,16 @@ def subtree(level: int, switch: int) -> int:
     return switch >> level
 
 
+#: The wires a stuck-at fault may name on a link (:mod:`fattree.spec.faults`): forward
+#: ``valid``, ``destK``, ``dataK``, backward ``ack``. ``head`` is not offered: a message is
+#: framed by it, and a stuck ``head`` makes every word a message of its own.
+FAULT_WIRES = ("valid", "dest", "data", "ack")
+
+
+def _canonical_faults(text: str) -> str:
+    return canonical_faults(text, FAULT_WIRES)
+
+
 #: The fast circuit tree's parameters: the design table's, and what ``CircuitFastTree`` and
 #: ``CircuitFastTreeModel`` check.
 CIRCUIT_TREE_FAST = Contract(
@@ -164,6 +205,15 @@ CIRCUIT_TREE_FAST = Contract(
             lo=1,
             hi=16,
             power_of_two=True,
+        ),
+        # Checked against the network it is in (fattree.spec.faults.check_faults).
+        Param(
+            "faults",
+            "",
+            "dead links/routers, stuck wires: up:L.T.P,down:L.T.P,inject:N,eject:N,"
+            "router:L.T, a link with /WIRE=0|1, WIRE valid, destK, dataK or ack "
+            "(docs/circuit_tree_fast.md, Faults)",
+            text=_canonical_faults,
         ),
     ),
 )

@@ -1,10 +1,15 @@
-"""Faults of the circuit-switched fat tree: dead links, dead routers, stuck-at wires.
+"""Faults of the circuit-switched fat trees: dead links, dead routers, stuck-at wires.
 
 A fault list is a parameter of the network (``CircuitFatTree(faults=...)``,
 ``CircuitTreeModel(faults=...)``, ``--param faults=...``), not an edit of the code. The
 hardware and the model both read it through :func:`link_faults`: per link direction, what
 its receiver reads on the forward wires (``valid``, ``data``) and its sender reads on the
 backward wires (``reject``, ``ack``).
+
+The fast circuit tree (``circuit-tree-fast``, :mod:`fattree.spec.circuit_fast`) takes the same
+places and kinds on its own wires (its ``FAULT_WIRES``: forward ``valid``, ``destK``,
+``dataK``, backward ``ack``; no ``reject``): the functions below take the network's
+``wires``, :data:`WIRES` (the paper tree's) by default.
 
 Links are named as :class:`fattree.spec.topology.Link` names them, with ``w = 2``:
 
@@ -22,7 +27,8 @@ Kinds:
   so a message sent into it is neither acknowledged nor rejected.
 * **stuck0** / **stuck1** (``/WIRE=0`` or ``/WIRE=1`` after the link, e.g.
   ``down:0.2.1/data0=1``): one wire reads the constant. ``WIRE`` is ``valid``, ``dataK``
-  (bit ``K`` of the data, ``0 .. width - 1``), ``reject`` or ``ack``.
+  (bit ``K`` of the data, ``0 .. width - 1``), ``reject`` or ``ack``; on the fast tree's
+  links also ``destK`` (bit ``K`` of ``dest``, ``0 .. lg leaves - 1``), and no ``reject``.
 
 A list is comma-separated (``up:1.3.0,down:2.0.1,router:1.2``); ``none`` or the empty text
 is no fault. Where two faults touch one wire, the later one wins (a dead router with
@@ -82,7 +88,7 @@ class Fault:
             text = f"{self.where}:{self.switch}"
         if self.kind == "dead":
             return text
-        wire = f"data{self.bit}" if self.wire == "data" else self.wire
+        wire = f"{self.wire}{self.bit}" if self.wire in ("data", "dest") else self.wire
         return f"{text}/{wire}={self.kind[-1]}"
 
     def links(self, leaves: int) -> list[Link]:
@@ -108,15 +114,17 @@ class Fault:
 
 @dataclass(frozen=True)
 class LinkFault:
-    """What one faulty link direction's wires read: the receiver's ``valid`` and ``data``,
-    the sender's ``reject`` and ``ack``. ``None`` is the healthy wire; data reads
-    ``(data & data_and) | data_or``."""
+    """What one faulty link direction's wires read: the receiver's ``valid`` and ``data``
+    (and on the fast tree ``dest``), the sender's ``reject`` and ``ack``. ``None`` is the
+    healthy wire; data reads ``(data & data_and) | data_or``, dest likewise."""
 
     valid: int | None = None
     data_and: int = -1
     data_or: int = 0
     reject: int | None = None
     ack: int | None = None
+    dest_and: int = -1
+    dest_or: int = 0
 
     def forward(self, valid: int, data: int) -> tuple[int, int]:
         """The receiver's ``(valid, data)`` when the sender drives ``valid``, ``data``."""
@@ -130,14 +138,20 @@ class LinkFault:
 
 
 _LINK = re.compile(r"^(up|down):(\d+)\.(\d+)\.(\d+)$|^(inject|eject):(\d+)$|^router:(\d+)\.(\d+)$")
-_WIRE = re.compile(r"^(valid|reject|ack|data(\d+))=([01])$")
+_WIRE = re.compile(r"^(valid|reject|ack|(data|dest)(\d+))=([01])$")
 _FORMS = "up:L.T.P, down:L.T.P, inject:N, eject:N or router:L.T, optionally /WIRE=0|1"
 
 
-def parse_faults(text: str) -> tuple[Fault, ...]:
+def _wire_forms(wires) -> str:
+    """``/valid=V, /dataK=V, /reject=V or /ack=V`` for ``wires``."""
+    forms = [f"/{w}K=V" if w in ("data", "dest") else f"/{w}=V" for w in wires]
+    return ", ".join(forms[:-1]) + f" or {forms[-1]}"
+
+
+def parse_faults(text: str, wires: tuple[str, ...] = WIRES) -> tuple[Fault, ...]:
     """``"up:1.3.0,down:0.2.1/data0=1"`` -> the :class:`Fault` s (syntax only; check the
-    numbers against a network with :func:`check_faults`). ``ValueError`` in one line naming
-    the bad fault."""
+    numbers against a network with :func:`check_faults`), for links whose stuck wires are
+    ``wires``. ``ValueError`` in one line naming the bad fault."""
     if not isinstance(text, str):
         raise TypeError(f"faults must be a string, not {text!r}")
     text = text.strip()
@@ -159,15 +173,20 @@ def parse_faults(text: str) -> tuple[Fault, ...]:
             fault = Fault("router", int(g[6]), int(g[7]))
         if wire or "/" in item:
             w = _WIRE.match(wire)
+            forms = _wire_forms(wires)
             if not w or fault.where == "router":
                 raise ValueError(
-                    f"fault {item!r}: a stuck wire is /valid=V, /dataK=V, /reject=V or /ack=V "
-                    "(V 0 or 1) on a link, not on a router"
+                    f"fault {item!r}: a stuck wire is {forms} (V 0 or 1) on a link, not on a router"
                 )
-            name = "data" if w.group(2) is not None else w.group(1)
-            bit = int(w.group(2)) if w.group(2) is not None else 0
+            name = w.group(2) or w.group(1)
+            if name not in wires:
+                raise ValueError(
+                    f"fault {item!r}: these links have no {name} wire (a stuck wire is {forms}, "
+                    "V 0 or 1)"
+                )
+            bit = int(w.group(3)) if w.group(3) is not None else 0
             fault = Fault(
-                fault.where, fault.level, fault.switch, fault.port, f"stuck{w.group(3)}", name, bit
+                fault.where, fault.level, fault.switch, fault.port, f"stuck{w.group(4)}", name, bit
             )
         faults.append(fault)
     return tuple(faults)
@@ -178,20 +197,20 @@ def format_faults(faults: Iterable[Fault]) -> str:
     return ",".join(str(f) for f in faults)
 
 
-def canonical_faults(text: str) -> str:
+def canonical_faults(text: str, wires: tuple[str, ...] = WIRES) -> str:
     """A ``--param faults=TEXT`` value in its one written form (``none`` -> ``""``); blank
     text is refused, so a lost value is not taken for "no fault"."""
     if not text.strip():
         raise ValueError("a fault list is comma-separated faults, or none; not blank")
-    return format_faults(parse_faults(text))
+    return format_faults(parse_faults(text, wires))
 
 
-def check_faults(faults, leaves: int, width: int) -> tuple[Fault, ...]:
+def check_faults(faults, leaves: int, width: int, wires: tuple[str, ...] = WIRES):
     """A fault list (text, or :class:`Fault` s) checked against a network of ``leaves``
-    nodes and ``width`` data wires; ``ValueError`` in one line for a fault that names no
-    link of it."""
+    nodes and ``width`` data wires whose links' stuck wires are ``wires``; ``ValueError`` in
+    one line for a fault that names no link or wire of it."""
     if isinstance(faults, str):
-        faults = parse_faults(faults)
+        faults = parse_faults(faults, wires)
     faults = tuple(faults)
     h = leaves.bit_length() - 1
     for f in faults:
@@ -209,10 +228,12 @@ def check_faults(faults, leaves: int, width: int) -> tuple[Fault, ...]:
         else:
             bad = _range("level", f.level, h) or _range("router", f.switch, leaves // 2)
         if f.kind != "dead":
-            if f.wire not in WIRES:
-                bad = bad or f"wire must be one of {', '.join(WIRES)}, not {f.wire!r}"
+            if f.wire not in wires:
+                bad = bad or f"wire must be one of {', '.join(wires)}, not {f.wire!r}"
             elif f.wire == "data":
                 bad = bad or _range("data bit", f.bit, width)
+            elif f.wire == "dest":
+                bad = bad or _range("dest bit", f.bit, h)
         if bad:
             raise ValueError(f"fault {str(f)!r}: {bad} ({leaves} leaves, width {width})")
     return faults
@@ -224,24 +245,29 @@ def _range(name: str, value: int, count: int) -> str:
     return ""
 
 
-def link_faults(faults, leaves: int, width: int) -> dict[Link, LinkFault]:
+def link_faults(faults, leaves: int, width: int, wires: tuple[str, ...] = WIRES):
     """Per faulty link direction, what its wires read (:class:`LinkFault`); healthy links
-    are absent, so no fault gives ``{}``."""
-    faults = check_faults(faults, leaves, width)
-    wires: dict[Link, dict] = {}
-    full = (1 << width) - 1
+    are absent, so no fault gives ``{}``. ``wires`` as :func:`check_faults`."""
+    faults = check_faults(faults, leaves, width, wires)
+    found: dict[Link, dict] = {}
+    # The wires with bits: data, and dest where the links have it.
+    full = {"data": (1 << width) - 1}
+    if "dest" in wires:
+        full["dest"] = leaves - 1
     for f in faults:
         for link in f.links(leaves):
-            w = wires.setdefault(link, {"data_and": full})
+            w = found.setdefault(link, {f"{name}_and": mask for name, mask in full.items()})
             if f.kind == "dead":
-                w.update(valid=0, data_and=0, data_or=0, reject=0, ack=0)
-            elif f.wire == "data":
+                w.update(valid=0, reject=0, ack=0)
+                w.update({f"{name}_{op}": 0 for name in full for op in ("and", "or")})
+            elif f.wire in full:
                 value = int(f.kind == "stuck1") << f.bit
-                w["data_and"] = w["data_and"] & ~(1 << f.bit) & full
-                w["data_or"] = (w.get("data_or", 0) & ~(1 << f.bit)) | value
+                keep, force = f"{f.wire}_and", f"{f.wire}_or"
+                w[keep] = w[keep] & ~(1 << f.bit) & full[f.wire]
+                w[force] = (w.get(force, 0) & ~(1 << f.bit)) | value
             else:
                 w[f.wire] = int(f.kind == "stuck1")
-    return {link: LinkFault(**w) for link, w in wires.items()}
+    return {link: LinkFault(**w) for link, w in found.items()}
 
 
 def tree_links(leaves: int) -> list[Link]:

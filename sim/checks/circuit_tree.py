@@ -65,7 +65,7 @@ MODELS = {
         p["leaves"], p["width"], p["length"], p["seed"], p["retry"], p.get("faults", "")
     ),
     "circuit-tree-fast": lambda p: CircuitFastTreeModel(
-        p["leaves"], p["width"], p["length"], p["seed"], p["window"]
+        p["leaves"], p["width"], p["length"], p["seed"], p["window"], p.get("faults", "")
     ),
 }
 #: With faults, cycles without a delivery after which a phase gives up on the rest.

@@ -6,8 +6,8 @@ by name. The experiment keeps its traffic, its counts and its comparison with th
 calls these functions when asked for the RTL (importing them loads no Amaranth; building a
 design does).
 
-* :func:`circuit_tree_bench`: a cocotb module on ``circuit-tree`` through the runner (the
-  fault bench :mod:`fattree.sim.benches.circuit_faults`, the load bench
+* :func:`circuit_tree_bench`: a cocotb module on ``circuit-tree`` (or ``circuit-tree-fast``)
+  through the runner (the fault bench :mod:`fattree.sim.benches.circuit_faults`, the load bench
   :mod:`fattree.sim.benches.circuit_tree_load`);
 * :func:`rn1_network_run`: an RN1 network (``rn1-bidelta``, or one stage of
   ``rn1-fat-tree-network``) in amaranth.sim, cycle by cycle under the caller's traffic;
@@ -33,15 +33,17 @@ def circuit_tree_bench(
     seed: int,
     bench: dict,
     root: Path | None = None,
+    design: str = "circuit-tree",
 ):
-    """Run the cocotb module ``bench_module`` (a name) on the generated Verilog of
-    ``circuit-tree`` with ``params``; the runner's :class:`~fattree.sim.cocotb_runner.BenchResult`.
+    """Run the cocotb module ``bench_module`` (a name) on the generated Verilog of ``design``
+    (a circuit tree) with ``params``; the runner's
+    :class:`~fattree.sim.cocotb_runner.BenchResult`.
     """
     from ...designs import get_design
     from ..cocotb_runner import run_bench
 
     return run_bench(
-        get_design("circuit-tree"),
+        get_design(design),
         params,
         simulator,
         seed=seed,

@@ -1,4 +1,4 @@
-"""Faults in the circuit-switched tree: delivered fraction and delivery time against the
+"""Faults in the circuit-switched trees: delivered fraction and delivery time against the
 number of dead links or routers and where they sit.
 
 ``faults``: every node sends ``--messages`` messages to random other nodes (its queue, in
@@ -19,10 +19,18 @@ counted **timed out**, and the rest of its sender's queue, which that interface 
 **never sent**; both are undelivered. ``to_cut_off`` counts the messages addressed to a node
 whose eject link is dead (by an ``eject`` fault or a dead leaf router): no route reaches it.
 
+``--network circuit-tree-fast`` runs the same on the fast circuit tree
+(:class:`fattree.sim.models.circuit_fast.CircuitFastTreeModel`, ``--window`` messages in
+flight per node; it has no retry strategy: an attempt not acknowledged is sent again after
+its fate delay), with one more place, ``ack1``: the ``ack`` wire of random link directions
+stuck at 1. Its bookkeeping (:class:`~fattree.sim.models.circuit_fault_run.FastFaultRun`)
+adds ``acknowledged`` (``tx_done`` pulses, one per message), ``false_ack`` (acknowledged but
+never delivered: lost, and never sent again) and ``resent`` (attempts not acknowledged).
+
 ``--rtl`` repeats one small point per place (``--rtl-leaves``, one fault) on the generated
 Verilog (cocotb, :mod:`fattree.sim.benches.circuit_faults`), in lock step with the model,
-and puts its figures beside the model's. Results and discussion: docs/circuit_tree.md,
-"Faults".
+and puts its figures beside the model's. Results and discussion: docs/circuit_tree.md and
+docs/circuit_tree_fast.md, "Faults".
 """
 
 from __future__ import annotations
@@ -31,15 +39,19 @@ import argparse
 import random
 from pathlib import Path
 
-from ...spec.faults import Fault, format_faults
+from ...spec.faults import Fault, format_faults, tree_links
 from ...spec.topology import FatTree
 from ..models.circuit import CircuitTreeModel
-from ..models.circuit_fault_run import FaultRun, fault_queues
+from ..models.circuit_fast import CircuitFastTreeModel
+from ..models.circuit_fault_run import FastFaultRun, FaultRun, fault_queues
 from . import Experiment, Result, counted
 
-__all__ = ["PLACES", "draw_faults", "run_point", "EXPERIMENTS"]
+__all__ = ["PLACES", "FAST_PLACES", "NETWORKS", "draw_faults", "run_point", "EXPERIMENTS"]
 
 PLACES = ("up", "down", "eject", "router")
+#: The fast tree's places: also ``ack1``, an ``ack`` wire stuck at 1 on any link direction.
+FAST_PLACES = (*PLACES, "ack1")
+NETWORKS = ("circuit-tree", "circuit-tree-fast")
 RETRIES = ("immediate", "round", "backoff")
 #: Data bits of the experiment's messages: each message's data is its number (unique).
 WIDTH, LENGTH = 8, 2
@@ -52,6 +64,8 @@ def draw_faults(place: str, count: int, leaves: int, rng: random.Random) -> tupl
         pool = [Fault(place, lk.level, lk.switch, lk.port) for lk in tree.up_links()]
     elif place == "eject":
         pool = [Fault("eject", 0, n) for n in range(leaves)]
+    elif place == "ack1":
+        pool = [_stuck_ack(lk) for lk in tree_links(leaves)]
     else:
         pool = [Fault("router", lv, t) for lv in range(tree.levels) for t in range(leaves // 2)]
     if count > len(pool):
@@ -59,6 +73,13 @@ def draw_faults(place: str, count: int, leaves: int, rng: random.Random) -> tupl
             f"--faults: a {leaves}-leaf tree has {len(pool)} {place} places, not {count}"
         )
     return tuple(rng.sample(pool, count))
+
+
+def _stuck_ack(link) -> Fault:
+    """``ack`` stuck at 1 on a link direction (:class:`fattree.spec.topology.Link`)."""
+    if link.direction in ("inject", "eject"):
+        return Fault(link.direction, 0, 2 * link.switch + link.port, 0, "stuck1", "ack")
+    return Fault(link.direction, link.level, link.switch, link.port, "stuck1", "ack")
 
 
 def cut_off(faults, leaves: int) -> set[int]:
@@ -72,14 +93,19 @@ def cut_off(faults, leaves: int) -> set[int]:
     return nodes
 
 
-def run_point(leaves, retry, faults, queues, limit, seed=1) -> dict:
-    """One run on the model; its :meth:`FaultRun.figures`."""
-    model = CircuitTreeModel(leaves, WIDTH, LENGTH, seed, retry, faults)
-    run = FaultRun(queues, limit)
+def run_point(leaves, retry, faults, queues, limit, seed=1, *, window=None) -> dict:
+    """One run on the model; its :meth:`FaultRun.figures`. With ``window`` the fast circuit
+    tree's model (``retry`` is then not used) and :class:`FastFaultRun`."""
+    if window is None:
+        model = CircuitTreeModel(leaves, WIDTH, LENGTH, seed, retry, faults)
+        run = FaultRun(queues, limit)
+    else:
+        model = CircuitFastTreeModel(leaves, WIDTH, LENGTH, seed, window, faults)
+        run = FastFaultRun(queues, limit)
     while not run.finished:
         valid, dest, data = run.inputs()
         out = model.step(valid, dest, data)
-        run.observe(valid, out.tx_ready, out.rx_valid, out.rx_data)
+        run.observe(valid, out.tx_ready, out.rx_valid, out.rx_data, out.tx_done, out.tx_reject)
     return run.figures()
 
 
@@ -87,6 +113,11 @@ def run_point(leaves, retry, faults, queues, limit, seed=1) -> dict:
 
 
 def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--network",
+        default=NETWORKS[0],
+        help=f"{' or '.join(NETWORKS)} (default {NETWORKS[0]})",
+    )
     p.add_argument(
         "--leaves",
         default="64,256",
@@ -97,12 +128,20 @@ def _args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--places",
-        default=",".join(PLACES),
-        help=f"comma list of {', '.join(PLACES)} (default all)",
+        default=None,
+        help=f"comma list of {', '.join(PLACES)} (circuit-tree-fast: also ack1, an ack wire "
+        "stuck at 1) (default all)",
     )
     p.add_argument("--messages", default="2", help="messages per node (default 2)")
     p.add_argument(
-        "--retry", default="backoff", help="immediate, round or backoff (default backoff)"
+        "--retry",
+        default=None,
+        help="circuit-tree: immediate, round or backoff (default backoff)",
+    )
+    p.add_argument(
+        "--window",
+        default=None,
+        help="circuit-tree-fast: messages in flight per node, 1, 2, 4, 8 or 16 (default 8)",
     )
     p.add_argument(
         "--limit", default="1500", help="cycles a taken message may take to arrive (default 1500)"
@@ -130,28 +169,53 @@ def _ints(name: str, text: str, lo: int, hi: int) -> list[int]:
     return list(dict.fromkeys(values))
 
 
+def _network(args) -> tuple[str, str | None, int | None, tuple[str, ...]]:
+    """The network and its own options: ``(network, retry, window, places)``."""
+    if args.network not in NETWORKS:
+        raise ValueError(f"--network must be one of {', '.join(NETWORKS)}, not {args.network!r}")
+    if args.network == "circuit-tree":
+        if args.window is not None:
+            raise ValueError("--window is for circuit-tree-fast (circuit-tree has one message)")
+        retry = "backoff" if args.retry is None else args.retry
+        if retry not in RETRIES:
+            raise ValueError(f"--retry must be one of {', '.join(RETRIES)}, not {retry!r}")
+        return args.network, retry, None, PLACES
+    if args.retry is not None:
+        raise ValueError(
+            "--retry is for circuit-tree (circuit-tree-fast sends an attempt again when its "
+            "fate delay passes without an acknowledgement)"
+        )
+    window = 8 if args.window is None else _ints("window", args.window, 1, 16)[0]
+    if window & (window - 1):
+        raise ValueError(f"--window must be a power of two, not {window}")
+    return args.network, None, window, FAST_PLACES
+
+
 def options(args) -> dict:
     """The checked options (ValueError with a one-line message for a bad one)."""
+    network, retry, window, known = _network(args)
     leaves = _ints("leaves", args.leaves, 4, 1024)
     rtl_leaves = _ints("rtl-leaves", args.rtl_leaves, 4, 32)
     for name, values in (("leaves", leaves), ("rtl-leaves", rtl_leaves)):
         odd = [v for v in values if v & (v - 1)]
         if odd:
             raise ValueError(f"--{name} must be powers of two, not {odd[0]}")
-    places = [v.strip() for v in args.places.split(",")]
-    bad = [v for v in places if v not in PLACES]
+    if network == "circuit-tree-fast" and max(leaves) > 256:
+        raise ValueError(f"--leaves: circuit-tree-fast is built for 4..256, not {max(leaves)}")
+    places = [v.strip() for v in (args.places or ",".join(known)).split(",")]
+    bad = [v for v in places if v not in known]
     if bad:
-        raise ValueError(f"--places wants a comma list of {', '.join(PLACES)}, not {bad[0]!r}")
-    if args.retry not in RETRIES:
-        raise ValueError(f"--retry must be one of {', '.join(RETRIES)}, not {args.retry!r}")
+        raise ValueError(f"--places wants a comma list of {', '.join(known)}, not {bad[0]!r}")
     if args.simulator not in ("verilator", "icarus"):
         raise ValueError(f"--simulator must be verilator or icarus, not {args.simulator!r}")
     return {
+        "network": network,
         "leaves": leaves,
         "faults": _ints("faults", args.faults, 0, 4096),
         "places": list(dict.fromkeys(places)),
         "messages": _ints("messages", args.messages, 1, 64)[0],
-        "retry": args.retry,
+        "retry": retry,
+        "window": window,
         "limit": _ints("limit", args.limit, 1, 10**7)[0],
         "trials": _ints("trials", args.trials, 1, 100)[0],
         "seed": _ints("seed", args.seed, 1, (1 << 16) - 1)[0],
@@ -178,16 +242,49 @@ COLUMNS = [
 ]
 
 
+#: The fast tree's columns: its acknowledgements beside its deliveries.
+FAST_COLUMNS = [*COLUMNS[:11], "acknowledged", "false_ack", "resent", "mean", "p99"]
+#: The figures a point sums over its fault draws, per network.
+SUMMED = ("messages", "delivered", "timed_out", "never_sent")
+FAST_SUMMED = (*SUMMED, "acknowledged", "false_ack", "resent")
+
+
+def _fast(opts) -> bool:
+    return opts["network"] == "circuit-tree-fast"
+
+
+def _row(opts, leaves, place, count, source, fig, cut) -> list:
+    """A row of the table from a run's figures (or a point's sums)."""
+    values = {
+        **fig,
+        "leaves": leaves,
+        "place": place,
+        "faults": count,
+        "source": source,
+        "to_cut_off": cut,
+        "fraction": fig["delivered"] / fig["messages"],
+        "of_sent": fig["delivered"] / (fig["messages"] - fig["never_sent"]),
+    }
+    return [values[c] for c in (FAST_COLUMNS if _fast(opts) else COLUMNS)]
+
+
+def _model_run(opts, leaves, faults, queues) -> dict:
+    window = opts["window"] if _fast(opts) else None
+    return run_point(
+        leaves, opts["retry"], faults, queues, opts["limit"], opts["seed"], window=window
+    )
+
+
 def _point(opts, leaves, place, count, progress) -> list:
     """The model's row of one point: ``trials`` fault draws, figures summed (times pooled)."""
-    sums = dict.fromkeys(("messages", "delivered", "timed_out", "never_sent"), 0)
+    sums = dict.fromkeys(FAST_SUMMED if _fast(opts) else SUMMED, 0)
     times_mean, n_times, p99s, cut = 0.0, 0, [], 0
     for trial in range(opts["trials"]):
         rng = random.Random(f"{opts['seed']}/{leaves}/{place}/{count}/{trial}")
         faults = draw_faults(place, count, leaves, rng)
         queues = fault_queues(leaves, opts["messages"], rng)
         progress(f"faults: {leaves} leaves, {count} {place}, trial {trial + 1}")
-        fig = run_point(leaves, opts["retry"], faults, queues, opts["limit"], opts["seed"])
+        fig = _model_run(opts, leaves, faults, queues)
         for key in sums:
             sums[key] += fig[key]
         dead = cut_off(faults, leaves)
@@ -196,21 +293,9 @@ def _point(opts, leaves, place, count, progress) -> list:
             times_mean += fig["mean"] * fig["delivered"]
             n_times += fig["delivered"]
             p99s.append(fig["p99"])
-    return [
-        leaves,
-        place,
-        count,
-        "model",
-        sums["messages"],
-        cut,
-        sums["delivered"],
-        sums["delivered"] / sums["messages"],
-        sums["delivered"] / (sums["messages"] - sums["never_sent"]),
-        sums["timed_out"],
-        sums["never_sent"],
-        times_mean / n_times if n_times else None,
-        max(p99s) if p99s else None,
-    ]
+    sums["mean"] = times_mean / n_times if n_times else None
+    sums["p99"] = max(p99s) if p99s else None
+    return _row(opts, leaves, place, count, "model", sums, cut)
 
 
 def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
@@ -223,14 +308,12 @@ def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
     faults = draw_faults(place, 1, leaves, rng)
     traffic_seed = rng.getrandbits(32)
     queues = fault_queues(leaves, opts["messages"], random.Random(traffic_seed))
-    params = {
-        "leaves": leaves,
-        "width": WIDTH,
-        "length": LENGTH,
-        "seed": opts["seed"],
-        "retry": opts["retry"],
-        "faults": format_faults(faults),
-    }
+    params = {"leaves": leaves, "width": WIDTH, "length": LENGTH, "seed": opts["seed"]}
+    if _fast(opts):
+        params["window"] = opts["window"]
+    else:
+        params["retry"] = opts["retry"]
+    params["faults"] = format_faults(faults)
     progress(f"faults: RTL ({opts['simulator']}), {leaves} leaves, {params['faults']}")
     result = circuit_tree_bench(
         "fattree.sim.benches.circuit_faults",
@@ -239,31 +322,15 @@ def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
         seed=opts["seed"],
         bench={"messages": opts["messages"], "limit": opts["limit"], "traffic": traffic_seed},
         root=root,
+        design=opts["network"],
     )
     got = result.summary.get("figures")
     if not result.passed or got is None:
         raise RuntimeError(f"the fault bench failed ({params['faults']}); see {result.log}")
-    model = run_point(leaves, opts["retry"], faults, queues, opts["limit"], opts["seed"])
+    model = _model_run(opts, leaves, faults, queues)
     dead = cut_off(faults, leaves)
     cut = sum(1 for q in queues for dest, _ in q if dest in dead)
-
-    def row(source, fig):
-        return [
-            leaves,
-            f"{place} ({params['faults']})",
-            1,
-            source,
-            fig["messages"],
-            cut,
-            fig["delivered"],
-            fig["delivered"] / fig["messages"],
-            fig["delivered"] / (fig["messages"] - fig["never_sent"]),
-            fig["timed_out"],
-            fig["never_sent"],
-            fig["mean"],
-            fig["p99"],
-        ]
-
+    name = f"{place} ({params['faults']})"
     speed = {
         "faults": params["faults"],
         "cycles": got["cycles"],
@@ -271,7 +338,11 @@ def rtl_point(opts, place, progress, root=None) -> tuple[list, list, dict]:
         "build_seconds": result.build_seconds,
         "test_seconds": result.test_seconds,
     }
-    return row("rtl", got), row("model", model), speed
+    return (
+        _row(opts, leaves, name, 1, "rtl", got, cut),
+        _row(opts, leaves, name, 1, "model", model, cut),
+        speed,
+    )
 
 
 def _run(args, progress) -> Result:
@@ -294,8 +365,11 @@ def _run(args, progress) -> Result:
             rtl.append(speed)
             if rtl_row[4:] != model_row[4:]:
                 differ.append(place)
+    how = f"retry {opts['retry']}"
+    if _fast(opts):
+        how = f"circuit-tree-fast, window {opts['window']}"
     notes = [
-        f"random traffic, {opts['messages']} messages per node, retry {opts['retry']}; "
+        f"random traffic, {opts['messages']} messages per node, {how}; "
         f"{opts['trials']} fault draws per point, counts summed; times in cycles from "
         "transmit handshake to receive handshake (mean over the delivered, p99: the worst "
         "draw's); a message not delivered within "
@@ -303,6 +377,12 @@ def _run(args, progress) -> Result:
         "to_cut_off: messages addressed to a node whose eject link is dead (no route); "
         "fraction: delivered / messages; of_sent: delivered / (messages - never_sent)",
     ]
+    if _fast(opts):
+        notes.append(
+            "acknowledged: tx_done pulses (one per message); false_ack: acknowledged, never "
+            "delivered (per sender, acknowledged - delivered): lost and never sent again; "
+            "resent: attempts not acknowledged (tx_reject), each sent again"
+        )
     if opts["rtl"]:
         notes.append(
             "RTL (cocotb, in lock step with the model) and model figures are equal"
@@ -312,7 +392,7 @@ def _run(args, progress) -> Result:
     return Result(
         "faults",
         opts,
-        COLUMNS,
+        FAST_COLUMNS if _fast(opts) else COLUMNS,
         rows,
         notes,
         extra={"rtl_equals_model": None if not opts["rtl"] else not differ, "rtl": rtl},
@@ -330,29 +410,29 @@ def _plot(result: Result, path: str) -> None:
     rows = [
         r
         for r in result.rows
-        if r[col["source"]] == "model" and r[col["place"]] in (*PLACES, "none")
+        if r[col["source"]] == "model" and r[col["place"]] in (*FAST_PLACES, "none")
     ]
     sizes = list(dict.fromkeys(r[col["leaves"]] for r in rows))
-    places = [p for p in PLACES if any(r[col["place"]] == p for r in rows)]
+    places = [p for p in FAST_PLACES if any(r[col["place"]] == p for r in rows)]
     fig, axes = plt.subplots(2, len(sizes), figsize=(4.2 * len(sizes), 6.4), squeeze=False)
     for j, leaves in enumerate(sizes):
         top, bottom = axes[0][j], axes[1][j]
         base = [r for r in rows if r[col["leaves"]] == leaves and r[col["faults"]] == 0]
         for k, place in enumerate(places):
-            color = f"C{k}"
+            color, what = f"C{k}", "ack stuck at 1" if place == "ack1" else f"dead {place}"
             pts = base + [
                 r for r in rows if r[col["leaves"]] == leaves and r[col["place"]] == place
             ]
             pts.sort(key=lambda r: r[col["faults"]])
             x = [r[col["faults"]] for r in pts]
             frac = [r[col["fraction"]] for r in pts]
-            top.plot(x, frac, "o-", color=color, ms=4, label=f"dead {place}")
+            top.plot(x, frac, "o-", color=color, ms=4, label=f"{what}")
             sent = [r[col["of_sent"]] for r in pts]
-            top.plot(x, sent, "x:", color=color, ms=4, label=f"dead {place}, of sent")
+            top.plot(x, sent, "x:", color=color, ms=4, label=f"{what}, of sent")
             y = [r[col["mean"]] for r in pts]
-            bottom.plot(x, y, "o-", color=color, ms=4, label=f"dead {place}, mean")
+            bottom.plot(x, y, "o-", color=color, ms=4, label=f"{what}, mean")
             y = [r[col["p99"]] for r in pts]
-            bottom.plot(x, y, "x:", color=color, ms=4, label=f"dead {place}, p99")
+            bottom.plot(x, y, "x:", color=color, ms=4, label=f"{what}, p99")
         top.set_title(f"{leaves} leaves")
         top.set_ylabel("delivered fraction")
         bottom.set_ylabel("delivery time (cycles)")
@@ -367,9 +447,12 @@ def _plot(result: Result, path: str) -> None:
     axes[0][0].legend(fontsize=6, ncol=2)
     axes[1][0].legend(fontsize=6, ncol=2)
     p = result.params
+    what, how = "dead links and routers", f"retry {p['retry']}"
+    if p.get("network") == "circuit-tree-fast":
+        what, how = "dead links and routers, stuck acks", f"circuit-tree-fast, window {p['window']}"
     fig.suptitle(
-        f"dead links and routers: {p['messages']} random messages per node, "
-        f"retry {p['retry']}, limit {p['limit']} cycles (model)",
+        f"{what}: {p['messages']} random messages per node, "
+        f"{how}, limit {p['limit']} cycles (model)",
         fontsize=9,
     )
     fig.tight_layout()
@@ -380,7 +463,8 @@ def _plot(result: Result, path: str) -> None:
 EXPERIMENTS = [
     Experiment(
         "faults",
-        "circuit tree: delivered fraction and delivery time against dead links and routers",
+        "circuit trees: delivered fraction and delivery time against dead links and routers "
+        "(--network circuit-tree-fast: also stuck acknowledgements)",
         _args,
         _run,
         _plot,

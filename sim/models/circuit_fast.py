@@ -16,6 +16,12 @@ inputs of one cycle in, the outputs visible in that cycle (before the clock edge
 clock. ``rx_data`` is None (not defined) in a cycle ``rx_valid`` is 0. An attempt sends the
 message its slot held when it was picked, to its last word, even if its fate frees the slot
 (``length`` above ``F``) and a new message is stored there before that word leaves.
+
+Faults (``faults``, the spec's "Faults"): every link direction's value is what its receiver
+reads, the sender's word changed as the fault says; a sender reads a stuck or dead ``ack``
+in every cycle, and 0 in a cycle nobody owns (a head lost on a link that carries nothing has
+no owner downstream). Without faults a cycle without an owner where a fate is due is a broken
+model (:class:`AckCollision`); with them it reads 0.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from ...spec.circuit import lfsr_mask, router_seed
 from ...spec.circuit_fast import (
     CIRCUIT_TREE_FAST,
     DOWN,
+    FAULT_WIRES,
     UP,
     fate_delay,
     mirror_delay,
     subtree,
 )
-from ...spec.topology import FatTree
+from ...spec.faults import check_faults, link_faults
+from ...spec.topology import FatTree, Link
 from .circuit import TreeOutputs, _shared_states
 
 __all__ = [
@@ -54,12 +62,16 @@ class Acks:
 
     ``owned[link]`` maps each cycle a head owns on that link's ``ack`` to its value, ``None``
     until known; a mirror due at cycle ``c`` copies the value of its output link at ``c`` to
-    its input link's owned cycle. A cycle nobody owns reads 0.
+    its input link's owned cycle. A cycle nobody owns reads 0. ``stuck[link]`` is what a
+    faulty link's sender reads in every cycle; ``strict`` (no faults): a mirror or a fate
+    that finds no owner is a broken model.
     """
 
-    def __init__(self, links: int):
+    def __init__(self, links: int, stuck: dict[int, int] | None = None, strict: bool = True):
         self.owned: list[dict[int, int | None]] = [{} for _ in range(links)]
         self.mirrors: dict[int, list[tuple[int, int, int]]] = {}
+        self.stuck = stuck or {}
+        self.strict = strict
 
     def own(self, link: int, cycle: int, value: int | None = None) -> None:
         owned = self.owned[link]
@@ -75,14 +87,18 @@ class Acks:
     def resolve(self, cycle: int) -> None:
         """The mirrors due at ``cycle`` (every value at ``cycle`` is known by then)."""
         for out_link, in_link, at in self.mirrors.pop(cycle, ()):
-            value = self.owned[out_link].pop(cycle, None)
+            value = self.take(out_link, cycle)
             if value is None:
-                raise AckCollision(f"link {out_link} has no fate in cycle {cycle}")
+                if self.strict:
+                    raise AckCollision(f"link {out_link} has no fate in cycle {cycle}")
+                value = 0  # lost on a link that carries nothing: nobody owns it
             self.owned[in_link][at] = value
 
     def take(self, link: int, cycle: int) -> int | None:
-        """The value on ``link`` at ``cycle`` for its reader; ``None`` if nobody owns it."""
-        return self.owned[link].pop(cycle, None)
+        """The value on ``link`` at ``cycle`` for its reader (its sender); ``None`` if nobody
+        owns it and the link is not stuck."""
+        value = self.owned[link].pop(cycle, None)
+        return self.stuck.get(link, value)
 
 
 class RouterFastModel:
@@ -103,6 +119,10 @@ class RouterFastModel:
         self.f_in = [mirror_delay(h, UP, level)] * 2 + [down_in] * 2
         self.f_out = [mirror_delay(h, DOWN, level)] * 2 + [up_out] * 2
         self.reset()
+
+    #: With faults a body word may enter an input that holds nothing (a link whose valid is
+    #: stuck at 1): it goes nowhere. Without, that is a broken model.
+    lenient = False
 
     def reset(self) -> None:
         self.hold: list[int | None] = [None] * 4
@@ -131,6 +151,8 @@ class RouterFastModel:
             elif not dead[i]:
                 o = hold[i]
                 if o is None:
+                    if self.lenient:
+                        continue
                     raise AssertionError(f"SW({self.level}, {self.switch}): body word unheld")
                 busy[o] = True
                 nxt[outs[o]] = (0, v[1], v[2])
@@ -205,8 +227,9 @@ class InterfaceFastModel:
         # Fate of the attempt whose head was on the inject link F cycles ago.
         ack = acks.take(self.inject, cycle)
         slot = self.flight.pop(cycle - self.fate, None)
-        if (ack is None) != (slot is None):
+        if acks.strict and (ack is None) != (slot is None):
             raise AckCollision(f"node {self.node}: fate {ack} for slot {slot} at {cycle}")
+        ack = ack or 0  # with faults: a head lost on its way has no owner; a stuck ack is read
         self.tx_done = self.tx_reject = 0
         # Send: the next READY slot after the last picked, else this cycle's handshake.
         store = state.index(FREE) if tx_valid and tx_ready else None
@@ -278,44 +301,52 @@ class InterfaceFastModel:
 
 class CircuitFastTreeModel:
     """The whole fast circuit tree, cycle by cycle: ``leaves`` nodes, messages of ``length``
-    words of ``width`` bits, routers' LFSRs from ``seed``, ``window`` messages per node."""
+    words of ``width`` bits, routers' LFSRs from ``seed``, ``window`` messages per node,
+    dead links and routers and stuck wires ``faults`` (:mod:`fattree.spec.faults`)."""
 
-    def __init__(self, leaves=16, width=8, length=2, seed=1, window=8):
+    def __init__(self, leaves=16, width=8, length=2, seed=1, window=8, faults=""):
         self.leaves = CIRCUIT_TREE_FAST.check("leaves", leaves, model=True)
         self.width = CIRCUIT_TREE_FAST.check("width", width, model=True)
         self.length = CIRCUIT_TREE_FAST.check("length", length, model=True)
         self.seed = CIRCUIT_TREE_FAST.check("seed", seed, model=True)
         self.window = CIRCUIT_TREE_FAST.check("window", window, model=True)
+        #: Dead links and routers, stuck-at wires.
+        self.faults = check_faults(faults, leaves, width, FAULT_WIRES)
         self.h = h = leaves.bit_length() - 1
         tree = FatTree(h, 2)
         self.routers = {
             (lv, t): RouterFastModel(lv, t, h, seed) for lv in range(h) for t in range(leaves // 2)
         }
         self.nis = [InterfaceFastModel(n, h, width, length, window) for n in range(leaves)]
-        links = 0
+        index: dict[Link, int] = {}
 
-        def link() -> int:
-            nonlocal links
-            links += 1
-            return links - 1
+        def link(*name) -> int:
+            index[Link(*name)] = len(index)
+            return len(index) - 1
 
         # Node n on down port p of SW(0, t), (t, p) = divmod(n, 2); up port u of SW(r, t) to
         # the parent's down port that up_neighbour names (as hdl/circuit_tree.py wires it).
         for n, ni in enumerate(self.nis):
             t, p = tree.node_switch(n)
             router = self.routers[0, t]
-            ni.inject = router.inputs[p] = link()
-            ni.eject = router.outputs[p] = link()
+            ni.inject = router.inputs[p] = link("inject", 0, t, p)
+            ni.eject = router.outputs[p] = link("eject", 0, t, p)
         for lv in tree.link_levels():
             for t in range(leaves // 2):
                 child = self.routers[lv, t]
                 for u in (0, 1):
                     _, parent, down = tree.up_neighbour(lv, t, u)
                     parent_router = self.routers[lv + 1, parent]
-                    child.outputs[C + u] = parent_router.inputs[down] = link()
-                    parent_router.outputs[down] = child.inputs[C + u] = link()
-        self.links = links
+                    child.outputs[C + u] = parent_router.inputs[down] = link("up", lv, t, u)
+                    parent_router.outputs[down] = child.inputs[C + u] = link("down", lv, t, u)
+        self.links = len(index)
+        faulty = link_faults(self.faults, leaves, width, FAULT_WIRES)
+        #: Per faulty link: its index and what its wires read.
+        self._faulty = [(index[lk], fault) for lk, fault in faulty.items()]
+        self._stuck_acks = {i: f.ack for i, f in self._faulty if f.ack is not None}
         self._router_list = list(self.routers.values())
+        for router in self._router_list:
+            router.lenient = bool(self.faults)
         self.reset()
 
     def reset(self) -> None:
@@ -325,8 +356,23 @@ class CircuitFastTreeModel:
         for ni in self.nis:
             ni.reset()
         self.fwd: list = [None] * self.links  # per link (head, dest, data) or None
-        self.ack_wires = Acks(self.links)
+        self._apply_faults(self.fwd)
+        self.ack_wires = Acks(self.links, self._stuck_acks, strict=not self.faults)
         self.cycle = 0
+
+    def _apply_faults(self, words: list) -> None:
+        """The words the faulty links' receivers read, in place of what was sent: a link
+        that reads ``valid`` 0 carries no word, one that reads it stuck at 1 a word of zeros
+        when nothing was sent; ``dest`` and ``data`` as their stuck bits say."""
+        for i, fault in self._faulty:
+            word = words[i]
+            valid = word is not None if fault.valid is None else fault.valid
+            if not valid:
+                words[i] = None
+                continue
+            head, dest, data = word if word is not None else (0, 0, 0)
+            dest = (dest & fault.dest_and) | fault.dest_or
+            words[i] = (head, dest, (data & fault.data_and) | fault.data_or)
 
     @property
     def unacknowledged(self) -> list[int]:
@@ -360,6 +406,8 @@ class CircuitFastTreeModel:
             ni.step(cycle, v, d & dmask, x & xmask, r, fwd, nxt, acks)
             for ni, v, d, x, r in zip(self.nis, tx_valid, tx_dest, tx_data, rx_ready, strict=True)
         ]
+        if self._faulty:
+            self._apply_faults(nxt)
         self.fwd = nxt
         self.cycle += 1
         return TreeOutputs(*(list(column) for column in zip(*outs, strict=True)))

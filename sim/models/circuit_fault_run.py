@@ -1,4 +1,4 @@
-"""A fault run on the circuit tree's stream ports: the traffic every node sends and the
+"""A fault run on the circuit trees' stream ports: the traffic every node sends and the
 bookkeeping of what arrives, whoever computes the outputs (the model in the fault experiment,
 :mod:`fattree.sim.experiments.faults`; the RTL in its bench,
 :mod:`fattree.sim.benches.circuit_faults`).
@@ -7,13 +7,20 @@ The protocol has no time-out: a message into a dead link is neither acknowledged
 rejected, and one to a node that cannot be reached is rejected for ever, so a message not
 delivered within ``limit`` cycles of being taken is counted **timed out**, and the rest of its
 sender's queue, which that interface never takes, **never sent**.
+
+:class:`FastFaultRun` is the fast circuit tree's (``circuit-tree-fast``): its nodes keep a
+window of messages in flight and send each again until it is acknowledged, so it also counts
+the acknowledgements (``tx_done``) against the deliveries: a stuck ``ack`` can acknowledge a
+message that was lost.
 """
 
 from __future__ import annotations
 
 import random
 
-__all__ = ["FaultRun", "fault_queues"]
+from ...spec.circuit_fast import fate_delay
+
+__all__ = ["FaultRun", "FastFaultRun", "RUNS", "fault_queues"]
 
 
 def fault_queues(leaves: int, messages: int, rng: random.Random) -> list[list[tuple[int, int]]]:
@@ -54,8 +61,9 @@ class FaultRun:
                 dest[n], data[n] = queue[self.next[n]]
         return valid, dest, data
 
-    def observe(self, valid, tx_ready, rx_valid, rx_data) -> None:
-        """This cycle's outputs (every receiver is always ready), for the inputs ``valid``."""
+    def observe(self, valid, tx_ready, rx_valid, rx_data, tx_done=None, tx_reject=None) -> None:
+        """This cycle's outputs (every receiver is always ready), for the inputs ``valid``
+        (``tx_done`` and ``tx_reject`` are read by :class:`FastFaultRun`)."""
         for n in range(self.leaves):
             if valid[n] and tx_ready[n]:
                 self.taken[self.queues[n][self.next[n]][1]] = self.cycle
@@ -92,3 +100,78 @@ class FaultRun:
             "p99": times[min(len(times) - 1, (99 * len(times)) // 100)] if times else None,
             "cycles": self.cycle,
         }
+
+
+class FastFaultRun(FaultRun):
+    """The fault run of the fast circuit tree. A message counts as delivered when it reaches
+    its destination (elsewhere, or with a number no message has, it is **misdelivered**).
+    Per sender, the acknowledgements (``tx_done`` pulses: one per message, whose slot they
+    free) beyond its delivered messages are **falsely acknowledged**: lost, and never sent
+    again. Without a stuck-at-0 ``ack`` every delivered message is acknowledged, so this is
+    exact. ``resent`` counts the attempts not acknowledged (``tx_reject``).
+
+    The run ends when every message taken is delivered or older than ``limit`` and no
+    message was taken, delivered or acknowledged for ``F + 2`` cycles: a delivered
+    message's acknowledgement is back within ``F + 1`` cycles of its delivery."""
+
+    def __init__(self, queues, limit: int):
+        super().__init__(queues, limit)
+        self.quiet = fate_delay(self.leaves.bit_length() - 1) + 2
+        self.dest = {number: dest for queue in queues for dest, number in queue}
+        self.source = {number: n for n, queue in enumerate(queues) for _, number in queue}
+        self.acknowledged = [0] * self.leaves
+        self.sent_delivered = [0] * self.leaves  # per sender, its messages delivered
+        self.resent = self.misdelivered = self.duplicates = 0
+        self.event = 0  # the last cycle a message was taken, delivered or acknowledged
+
+    def observe(self, valid, tx_ready, rx_valid, rx_data, tx_done=None, tx_reject=None) -> None:
+        for n in range(self.leaves):
+            if valid[n] and tx_ready[n]:
+                self.taken[self.queues[n][self.next[n]][1]] = self.cycle
+                self.next[n] += 1
+                self.event = self.cycle
+            if tx_done[n]:
+                self.acknowledged[n] += 1
+                self.event = self.cycle
+            self.resent += tx_reject[n]
+            if rx_valid[n]:
+                self._received(n, rx_data[n])
+        self.cycle += 1
+
+    def _received(self, node: int, number: int) -> None:
+        if number not in self.taken or self.dest[number] != node:
+            self.misdelivered += 1
+        elif number in self.delivered:
+            self.duplicates += 1
+        else:
+            self.delivered.add(number)
+            self.sent_delivered[self.source[number]] += 1
+            self.times.append(self.cycle - self.taken[number])
+            self.event = self.cycle
+
+    @property
+    def finished(self) -> bool:
+        if self.cycle - self.event <= self.quiet:
+            return False
+        return all(
+            number in self.delivered or self.cycle - taken > self.limit
+            for number, taken in self.taken.items()
+        )
+
+    def figures(self) -> dict:
+        false = sum(
+            max(0, acked - got)
+            for acked, got in zip(self.acknowledged, self.sent_delivered, strict=True)
+        )
+        return {
+            **super().figures(),
+            "acknowledged": sum(self.acknowledged),
+            "false_ack": false,
+            "resent": self.resent,
+            "misdelivered": self.misdelivered,
+            "duplicates": self.duplicates,
+        }
+
+
+#: The fault run of each circuit tree, by design name.
+RUNS = {"circuit-tree": FaultRun, "circuit-tree-fast": FastFaultRun}
