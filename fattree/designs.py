@@ -248,7 +248,11 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.hdl.axis:CircuitTreeFastAxis", "fattree.sim.benches.circuit_tree_axis"
             ),
             bench_params=(backpressure(30),),
-            definitions=("fattree.spec.circuit_fast", "fattree.spec.topology"),
+            definitions=(
+                "fattree.spec.circuit_fast",
+                "fattree.spec.topology",
+                "fattree.spec.faults",
+            ),
             model="fattree.sim.models.circuit_fast:CircuitFastTreeModel",
             check="fattree.sim.checks.circuit_tree:CircuitTreeCheck",
             selftest="fattree.boards.circuit_fast_selftest:circuit_tree_fast_selftest",
