@@ -257,7 +257,11 @@ DESIGNS: Registry[Design] = Registry(
             check="fattree.sim.checks.circuit_tree:CircuitTreeCheck",
             selftest="fattree.boards.circuit_fast_selftest:circuit_tree_fast_selftest",
             soak="fattree.sim.soak.circuit_tree_fast:CircuitTreeFastSoak",
-            mutant_point={"leaves": 4, "width": 2, "length": 2, "window": 2},
+            proofs=(
+                "fattree.proofs.circuit_fast_tree:harness",
+                "fattree.proofs.circuit_fast_router:harness",
+            ),
+            mutant_point={"leaves": 4, "width": 2, "length": 2, "window": 8},
             docs="docs/circuit_tree_fast.md",
         ),
         Design(

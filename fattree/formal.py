@@ -36,10 +36,16 @@ def run_sby(
     depth: int = 20,
     timeout: int = 600,
     engine: str = "smtbmc z3",
+    multiclock: bool = True,
+    passes: tuple[str, ...] = (),
 ) -> FormalResult:
     """Run sby on ``check``; ``mode`` is ``prove`` (k-induction with ``smtbmc``, or IC3 with
     ``engine="abc pdr"``) or ``bmc`` (``smtbmc z3``, or ``abc bmc3``: much faster on larger
-    designs)."""
+    designs). ``multiclock`` on, the clock is a free input and a cycle takes two solver steps
+    or more; off, every step is one edge of the one clock, so ``depth`` counts cycles (and
+    k-induction spans ``depth`` cycles: the solver cannot stall the clock). ``passes``: Yosys
+    commands run after ``prep`` (``memory_map``: memories as flip-flops, which the solver
+    takes much faster than arrays)."""
     if mode not in ("prove", "bmc"):
         raise ValueError(f"mode must be 'prove' or 'bmc', not {mode!r}")
     toolchain.require("sby", engine.split()[-1] if engine.startswith("smtbmc") else "sby")
@@ -54,7 +60,7 @@ def run_sby(
             [options]
             mode {mode}
             depth {depth}
-            multiclock on
+            multiclock {"on" if multiclock else "off"}
 
             [engines]
             {engine}
@@ -62,6 +68,7 @@ def run_sby(
             [script]
             read_rtlil {name}.il
             prep -top top
+            {"; ".join(passes)}
 
             [files]
             {name}.il

@@ -61,6 +61,13 @@ class Proof:
     induction: bool = True
     #: Seconds one sby run may take.
     timeout: int = 1800
+    #: sby's multiclock model (the clock a free input, two solver steps or more per cycle).
+    #: False: one step per cycle of the one clock, so the depths count cycles and induction
+    #: spans that many (with the clock free the solver can stall it, and only properties
+    #: inductive over one cycle close).
+    multiclock: bool = True
+    #: Yosys commands after ``prep`` (see :func:`fattree.formal.run_sby`).
+    passes: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)
 
     def build(self, params: dict, broken: bool):
@@ -170,6 +177,97 @@ PROOFS: Registry[Proof] = Registry(
             params={"leaves": 4, "retry": "immediate", "drain": 24},
             bmc_depth=20,
             induction=False,
+        ),
+        Proof(
+            design="circuit-tree-fast",
+            harness="fattree.proofs.circuit_fast_tree:harness",
+            summary="the whole fast tree (4 nodes, 2 words of 2 bits, window 1) with receive "
+            "backpressure: any traffic, any stall pattern; messages tagged with source and "
+            "sequence number",
+            properties=(
+                Property(
+                    "right_destination",
+                    "every message presented in a receive stream was addressed to that node, "
+                    "with every word it was sent with, and stays unchanged until taken",
+                ),
+                Property(
+                    "delivered_once",
+                    "every message presented was taken from its source and not presented "
+                    "before: nothing unsent, no duplicate",
+                ),
+                Property(
+                    "acked_iff_delivered",
+                    "per source, tx_done pulses never outnumber deliveries and match every "
+                    "delivery within F cycles; a slot is free exactly when fewer than window "
+                    "messages are undelivered or unacknowledged",
+                ),
+                Property(
+                    "drains",
+                    "no deadlock: `drain` cycles after the traffic stops (no new offer, every "
+                    "receiver ready), every message taken is delivered and acknowledged and "
+                    "no offer waits (the traffic stopping in any of the first 4 cycles, by "
+                    "when every source can have a full window taken and one more offered: "
+                    "the bound covers messages to one node sent one after the other)",
+                    bmc_depth=lambda params: params["drain"] + 4,
+                ),
+            ),
+            params={"leaves": 4, "width": 2, "length": 2, "window": 1, "drain": 80},
+            bmc_depth=24,
+            induction=False,
+            multiclock=False,
+            # The interfaces' slot memories as flip-flops: 7 times faster than arrays.
+            passes=("flatten", "memory_map", "opt -fast"),
+        ),
+        Proof(
+            design="circuit-fast-router",
+            harness="fattree.proofs.circuit_fast_router:harness",
+            summary="one router of the fast circuit tree (4 leaves, level 0, 2-bit words): "
+            "any words on well-formed links, any acknowledgements a receiver could give, any "
+            "random bit",
+            properties=(
+                Property(
+                    "circuits",
+                    "at most one input owns each output, and each input at most one output "
+                    "(a head is never sent to two outputs)",
+                ),
+                Property(
+                    "words_follow_circuits",
+                    "a word leaves an output only through a grant to a head or a circuit held "
+                    "by a body word of that input one cycle before; a held circuit carries the "
+                    "next body word; a dropped message's body words go nowhere",
+                    ("circuits",),
+                ),
+                Property(
+                    "owner_word",
+                    "an output's word (valid, head, dest, data) is its owner's input word of "
+                    "the previous cycle; all zeros when nothing goes out",
+                    ("circuits",),
+                ),
+                Property(
+                    "up_never_fails",
+                    "below the top, a head on a or b that does not turn is granted up port c "
+                    "if x XOR e is 0, else d, the other one if that one is busy; nothing else "
+                    "goes up",
+                    ("circuits",),
+                ),
+                Property(
+                    "down_grants",
+                    "a free down port goes to the first head that wants it (a, b, then c and d "
+                    "in the order x picks); every other head that wants it, and every head "
+                    "that wants a busy one, is dropped",
+                    ("circuits",),
+                ),
+                Property(
+                    "ack_mirror",
+                    "ack on input i at tau + f(i) is the ack on the output granted to its head "
+                    "at tau, seen at tau + 1 + f(o); 0 for a dropped head and at every cycle "
+                    "no head owns",
+                    ("circuits",),
+                ),
+            ),
+            params={"leaves": 4, "width": 2, "level": 0, "switch": 0},
+            depth=12,
+            multiclock=False,
         ),
         Proof(
             design="concentrator",
@@ -409,6 +507,8 @@ def _run_sby(proof: Proof, prop: Property, params, broken, where: Path, mode: st
         depth=depth,
         engine=ENGINE,
         timeout=proof.timeout,
+        multiclock=proof.multiclock,
+        passes=proof.passes,
     )
 
 

@@ -5,8 +5,10 @@
 
 Phases of traffic run one after the other on the same network: random (``frames`` messages
 in all), transpose, bit reversal, a random cyclic shift, and a hot spot (every node sends two
-messages to node 0). :class:`fattree.sim.checks.circuit_tree.CircuitTreeCheck` runs two
-checks side by side:
+messages to node 0). For the fast tree (:data:`fattree.sim.checks.circuit_tree.TRAFFIC`) a
+random message may go to its sender's own node, and each sender pauses in 20 % of the cycles
+it has a message to offer, so that the nodes do not send in step.
+:class:`fattree.sim.checks.circuit_tree.CircuitTreeCheck` runs two checks side by side:
 
 * cycle by cycle, every output of every node (``tx_ready``, ``tx_done``, ``tx_reject``,
   ``rx_valid``, ``rx_data``) against the design's cycle-exact model;
@@ -31,7 +33,13 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.checks.circuit_tree import CHECKS, MODELS, CircuitTreeCheck, bench_phases
+from fattree.sim.checks.circuit_tree import (
+    CHECKS,
+    MODELS,
+    TRAFFIC,
+    CircuitTreeCheck,
+    bench_phases,
+)
 from fattree.sim.cocotb_runner import (
     MessagePorts,
     bench_config,
@@ -68,6 +76,7 @@ async def traffic_phases(dut):
     model = MODELS[config["design"]](p)
     ports = Ports(dut, leaves, width, length)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
+    extra = TRAFFIC[config["design"]]
     check = CircuitTreeCheck(
         model,
         scoreboard,
@@ -76,6 +85,7 @@ async def traffic_phases(dut):
         lambda: FallingEdge(dut.clk),
         stall=backpressure / 100,
         rng=random.Random(rng.getrandbits(32)),
+        gaps=extra["gaps"],
     )
 
     ports.drive([0] * leaves, [0] * leaves, [0] * leaves, [1] * leaves)
@@ -83,7 +93,7 @@ async def traffic_phases(dut):
     # rising edge is the first one without reset (the LFSRs advance on it).
     await clock_and_reset(dut)
 
-    phases = bench_phases(leaves, width, length, rng, frames)
+    phases = bench_phases(leaves, width, length, rng, frames, own=extra["own"])
     counts = {}
     started = time.perf_counter()
     for name, queues in phases:

@@ -68,6 +68,16 @@ MODELS = {
         p["leaves"], p["width"], p["length"], p["seed"], p["window"], p.get("faults", "")
     ),
 }
+#: What each circuit tree's bench adds to the shared traffic: ``own``, the random phase may
+#: send a message to its sender's own node (:func:`bench_phases`; the fast tree turns it back
+#: at the leaf router, the paper's protocol has no such message), and ``gaps``, how often a
+#: sender pauses (:class:`CircuitTreeCheck`). The fast tree needs the pauses: its fates come
+#: back after fixed delays, so nodes that start together send their heads in step for ever,
+#: and a head would never meet a port held by another message's words, down or up.
+TRAFFIC = {
+    "circuit-tree": {"own": False, "gaps": 0.0},
+    "circuit-tree-fast": {"own": True, "gaps": 0.2},
+}
 #: With faults, cycles without a delivery after which a phase gives up on the rest.
 FAULT_PATIENCE = 5000
 
@@ -77,7 +87,9 @@ class CircuitTreeCheck(LockstepCheck):
 
     ``read()`` gives the per-node output lists in :data:`OUTPUTS` order, ``drive(valid, dest,
     data, ready)`` sets the per-node inputs (:data:`INPUTS` order), ``tick()`` waits one
-    cycle. ``stall``: probability that a receiver is not ready in a cycle (0: always ready).
+    cycle. ``stall``: probability that a receiver is not ready in a cycle (0: always ready);
+    ``gaps``: probability that a sender with a message to send holds ``tx_valid`` low in a
+    cycle (0: never), so that the nodes do not send in step.
     :attr:`cycle` counts the cycles run, over every phase; :attr:`backpressure_cycles` the
     node-cycles in which a receiver held a message while not ready.
     """
@@ -86,6 +98,18 @@ class CircuitTreeCheck(LockstepCheck):
     undelivered = 0
     #: With faults: cycles without a delivery after which a phase ends.
     patience = FAULT_PATIENCE
+
+    def __init__(self, *args, gaps: float = 0.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not 0 <= gaps < 1:
+            raise ValueError(f"gaps must be at least 0 and below 1, not {gaps!r}")
+        self.gaps = gaps
+
+    def _offered(self, valid: list[int]) -> list[int]:
+        """This cycle's ``tx_valid``: each sender paused with the probability ``gaps``."""
+        if not self.gaps:
+            return valid
+        return [int(v and self.rng.random() >= self.gaps) for v in valid]
 
     def _ready(self) -> list[int]:
         return self.receivers_ready(self.model.leaves)
@@ -118,6 +142,7 @@ class CircuitTreeCheck(LockstepCheck):
                 break
             seen = self.read()
             valid, dest, data = driver.inputs()
+            valid = self._offered(valid)
             ready = self._ready()
             self.drive(valid, dest, data, ready)
             want = self.model.step(valid, dest, data, ready)
@@ -127,7 +152,7 @@ class CircuitTreeCheck(LockstepCheck):
                 got = [d if w is not None else None for d, w in pairs]
                 seen = [*seen[:4], got]
             sb.compare("cycle_mismatches", f"cycle {self.cycle}", seen, expected, OUTPUTS)
-            driver.taken(seen[0])
+            driver.taken([r & v for r, v in zip(seen[0], valid, strict=True)])
             before = done + len(received)
             done += sum(seen[1])
             received += [(n, seen[4][n]) for n in range(leaves) if seen[3][n] and ready[n]]
@@ -158,14 +183,31 @@ class CircuitTreeCheck(LockstepCheck):
         return total
 
 
-def bench_phases(leaves: int, width: int, length: int, rng, frames: int):
+def bench_phases(leaves: int, width: int, length: int, rng, frames: int, *, own: bool = False):
     """The benches' traffic, phase by phase as ``(name, queues)``: ``frames`` random messages
-    in all, transpose, bit reversal, a random cyclic shift, and a hot spot (two each)."""
+    in all (to other nodes), transpose, bit reversal, a random cyclic shift, and a hot spot
+    (two each to node 0 from every other node).
+
+    ``own``: for a design whose nodes may send to themselves, then ``frames`` more random
+    messages, to any node, the sender's own included, and, instead of the one hot spot, a hot
+    spot on every node in turn, the hot node sending its two to itself as well: its own heads
+    meet the others' at its leaf router's down port."""
     per_node = max(1, -(-frames // leaves))
-    return [
+    phases = [
         ("random", traffic("random", leaves, width, length, rng, messages=per_node)),
         ("transpose", traffic("transpose", leaves, width, length, rng)),
         ("bit-reversal", traffic("bit-reversal", leaves, width, length, rng)),
         ("shift", traffic("shift", leaves, width, length, rng, shift=rng.randrange(1, leaves))),
-        ("hotspot", traffic("hotspot", leaves, width, length, rng, messages=2)),
     ]
+    if not own:
+        return [*phases, ("hotspot", traffic("hotspot", leaves, width, length, rng, messages=2))]
+    bits = width * length
+    anywhere = [
+        [(rng.randrange(leaves), rng.getrandbits(bits)) for _ in range(per_node)]
+        for _ in range(leaves)
+    ]
+    phases.append(("random-own", anywhere))
+    for h in range(leaves):
+        queues = [[(h, rng.getrandbits(bits)) for _ in range(2)] for _ in range(leaves)]
+        phases.append((f"hotspot-{h}", queues))
+    return phases
