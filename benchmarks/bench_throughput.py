@@ -124,7 +124,7 @@ def model_work(model_class, params, messages: int) -> tuple[int, float, str]:
 def model_against(rev: str, messages: int, repeats: int, as_json: bool) -> None:
     from fattree.sim.models.circuit import CircuitTreeModel
 
-    params = parse_params(get_design("circuit-tree"), [])
+    params = parse_params(get_design("circuit-tree-paper"), [])
     models = {rev: _model_of(rev).CircuitTreeModel, "this tree": CircuitTreeModel}
     rates: dict[str, list[float]] = {name: [] for name in models}
     digests = set()
@@ -164,7 +164,7 @@ def main() -> None:
         model_against(args.model_against, args.messages, args.repeats, args.json)
         return
     root = Path(args.build_root)
-    design = get_design("circuit-tree")
+    design = get_design("circuit-tree-paper")
     params = parse_params(design, [])
     # Build both once, untimed; then the bench's CPU time without traffic (simulator start-up,
     # reset, Python imports), which its figures leave out.

@@ -68,7 +68,7 @@ SELFTESTS: Registry[SelfTest] = Registry(
             summary="LFSR frames of random length and M bits; branch outputs checked every cycle",
         ),
         SelfTest(
-            design="circuit-tree",
+            design="circuit-tree-paper",
             core="fattree.boards.circuit_selftest:circuit_tree_selftest",
             summary=(
                 "LFSR or pattern traffic; payload source/destination/sequence/check code checked; "
@@ -83,7 +83,7 @@ SELFTESTS: Registry[SelfTest] = Registry(
             options=("pattern", "inject_cycles"),
         ),
         SelfTest(
-            design="circuit-tree-fast",
+            design="circuit-tree",
             core="fattree.boards.circuit_fast_selftest:circuit_tree_fast_selftest",
             summary=(
                 "the circuit tree's self-test (LFSR or pattern traffic, payload checked, the "

@@ -1,4 +1,4 @@
-"""Self-test of the fast circuit tree (``circuit-tree-fast``): the circuit tree's self-test
+"""Self-test of the fast circuit tree (``circuit-tree``): the circuit tree's self-test
 (:mod:`fattree.boards.circuit_selftest`: on-chip LFSR or pattern traffic, payloads with
 source, destination, sequence number and check code, an independent checker, the model's
 delivery trace replayed from block RAM cycle for cycle) around a
@@ -62,7 +62,7 @@ class CircuitFastTreeHarness(StreamTreeHarness):
         tests pass broken ones.
     """
 
-    design = "circuit-tree-fast"
+    design = "circuit-tree"
 
     @validates_parameters
     def __init__(
@@ -106,7 +106,7 @@ def circuit_tree_fast_selftest(
     if params.pop("faults", ""):
         # The replayed trace is the fault-free model's; a faulty tree is checked by fattree sim.
         raise ValueError(
-            "the circuit-tree-fast self-test runs the fault-free tree; faults (--param faults) "
+            "the circuit-tree self-test runs the fault-free tree; faults (--param faults) "
             "are for fattree sim and verilog (--inject-fault corrupts a checked bit instead)"
         )
     harness = CircuitFastTreeHarness(**params, traffic_seed=seed, **options)

@@ -93,7 +93,7 @@ _TRAFFIC_PATH = 0x7A
 
 
 def payload_fields(
-    leaves: int, width: int, length: int, design: str = "circuit-tree"
+    leaves: int, width: int, length: int, design: str = "circuit-tree-paper"
 ) -> dict[str, int]:
     """Fields of a self-test message, low bits first: ``src``, ``dest`` (``lg n`` bits each),
     ``seq`` (half of what is left, at most 16 bits), ``check`` (the rest, at most 16 bits),
@@ -289,7 +289,7 @@ class StreamTreeHarness(ReplaysTrace, wiring.Component):
     ``leaves``, ``width``, ``length`` and ``seed`` and calls :meth:`_setup`."""
 
     #: The design's name, for messages.
-    design = "circuit-tree"
+    design = "circuit-tree-paper"
 
     def _setup(self, network, model, *, window, traffic_seed, pattern, inject_cycles, latency_bits):
         """``network()`` builds the tree under test, ``model`` is its reference model (a new
@@ -553,7 +553,7 @@ def circuit_tree_selftest(
         # The replayed trace is the fault-free model's; a faulty network is measured by
         # `fattree experiment faults` and `fattree sim`, not on the board.
         raise ValueError(
-            "the circuit-tree self-test runs the fault-free tree; faults (--param faults) "
+            "the circuit-tree-paper self-test runs the fault-free tree; faults (--param faults) "
             "are for fattree sim, verilog and experiment faults (--inject-fault corrupts a "
             "checked bit instead)"
         )

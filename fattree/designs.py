@@ -213,8 +213,9 @@ DESIGNS: Registry[Design] = Registry(
             docs="docs/selector.md",
         ),
         Design(
-            name="circuit-tree",
-            summary="Strumpen-Krishnamurthy circuit-switched fat tree of four-port routers",
+            name="circuit-tree-paper",
+            summary="Strumpen-Krishnamurthy circuit-switched fat tree of four-port routers, with"
+            " the paper's protocol and timing (one message in flight per node)",
             component="fattree.hdl.circuit_tree:CircuitFatTree",
             params=CIRCUIT_TREE.params,
             bench="fattree.sim.benches.circuit_tree",
@@ -237,10 +238,10 @@ DESIGNS: Registry[Design] = Registry(
             docs="docs/circuit_tree.md",
         ),
         Design(
-            name="circuit-tree-fast",
-            summary="the circuit tree reworked to carry traffic: one cycle per hop, circuits"
-            " held while a message passes, heads acknowledged over a fixed-delay mirror and"
-            " resent from a window of messages in flight",
+            name="circuit-tree",
+            summary="circuit-switched fat tree that carries traffic: the paper's tree with one"
+            " cycle per hop, circuits held while a message passes, heads acknowledged over a"
+            " fixed-delay mirror and resent from a window of messages in flight",
             component="fattree.hdl.circuit_fast.tree:CircuitFastTree",
             params=CIRCUIT_TREE_FAST.params,
             bench="fattree.sim.benches.circuit_tree",

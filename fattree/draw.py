@@ -272,7 +272,7 @@ def _circuit_tree(leaves: int) -> Drawing:
     h = leaves.bit_length() - 1
     return draw_fat_tree(
         FatTree(h, 2),
-        f"circuit-tree: {leaves} leaves, FT({h}, 2); a router node at level l is 2^l routers",
+        f"circuit-tree-paper: {leaves} leaves, FT({h}, 2); a router node at level l is 2^l routers",
     )
 
 

@@ -126,7 +126,7 @@ DIAGRAMS: Registry[Diagram] = Registry(
     "diagram",
     [
         Diagram(
-            "circuit-tree-reject",
+            "circuit-tree-paper-reject",
             "circuit tree, 2 nodes: a receiver that is not ready makes its interface reject "
             "the second message; the sender retries (docs/circuit_tree.md)",
             "fattree.wave_scenarios:circuit_tree_reject",

@@ -1,5 +1,5 @@
 """AXI4-Stream top of the circuit tree, for users outside Amaranth (``fattree verilog
-circuit-tree --ports axis``; docs/axis.md).
+circuit-tree-paper --ports axis``; docs/axis.md).
 
 :class:`CircuitTreeAxis` wraps :class:`fattree.hdl.circuit_tree.CircuitFatTree`. Per leaf
 ``k`` it has a slave port ``s_axis_<k>_*`` (into the network: ``tdata``, ``tvalid``,

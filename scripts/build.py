@@ -86,7 +86,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--pattern",
         default=None,
-        help="traffic of a network self-test: random (default); circuit-tree: "
+        help="traffic of a network self-test: random (default); circuit-tree-paper: "
         + ", ".join(PATTERNS[1:])
         + "; leiserson-tree: permutation, bit-reversal",
     )

@@ -74,7 +74,7 @@ def run(args) -> int:
         # mismatches rather than account for them.
         raise CliError(
             "--ports axis runs the fault-free tree; simulate a fault list with the native "
-            "ports (fattree sim circuit-tree --param faults=...)"
+            "ports (fattree sim circuit-tree-paper --param faults=...)"
         )
     if args.frames < 1:
         raise CliError(f"--frames must be at least 1, not {args.frames}")

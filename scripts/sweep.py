@@ -1,6 +1,6 @@
 """``fattree sweep``: a grid of synthesis or experiment runs, cached, locally or on Dask.
 
-    fattree sweep synth circuit-tree --param leaves=4,8,16 --param width=1,8 \\
+    fattree sweep synth circuit-tree-paper --param leaves=4,8,16 --param width=1,8 \\
         --family ice40,ecp5 --seeds 1-3 --csv build/sweep.csv --plot build/sweep-plots
     fattree sweep experiment hypercube-routing --option dims=4..6 --option procs=1 \\
         --option procs=4 --seeds 1-3

@@ -9,7 +9,7 @@ cycle, then the clock edge with these inputs). The RTL is driven through the sam
 
 | network | message of ``length`` words | links |
 |---|---|---|
-| ``circuit-tree``, ``circuit-tree-fast`` | one beat of ``8 * length`` bits | 8 data wires |
+| ``circuit-tree-paper``, ``circuit-tree`` | one beat of ``8 * length`` bits | 8 data wires |
 | ``rn1-bidelta-stream``, ``rn1-fat-tree`` | ``length`` byte beats | 9 wires each way |
 | ``hypercube`` | one beat of ``8 * length`` bits | a whole message wide |
 | ``leiserson-online`` | one beat of ``8 * length`` bits | bit-serial |
@@ -104,10 +104,10 @@ class _RN1Model:
 
 
 _MODELS = {
-    "circuit-tree": lambda n: _MessageModel(
+    "circuit-tree-paper": lambda n: _MessageModel(
         CircuitTreeModel(n.nodes, WORD_BITS, n.length, n.params["seed"], n.params["retry"])
     ),
-    "circuit-tree-fast": lambda n: _MessageModel(
+    "circuit-tree": lambda n: _MessageModel(
         CircuitFastTreeModel(n.nodes, WORD_BITS, n.length, n.params["seed"], n.params["window"])
     ),
     "hypercube": lambda n: _MessageModel(
@@ -135,8 +135,8 @@ def _circuit_tree(nodes: int, length: int) -> LoadNetwork:
     params = {"leaves": nodes, "width": WORD_BITS, "length": length, "seed": 1}
     params["retry"] = "immediate"
     return LoadNetwork(
-        "circuit-tree",
-        "circuit-tree",
+        "circuit-tree-paper",
+        "circuit-tree-paper",
         nodes,
         length,
         params,
@@ -148,8 +148,8 @@ def _circuit_tree(nodes: int, length: int) -> LoadNetwork:
 def _circuit_tree_fast(nodes: int, length: int) -> LoadNetwork:
     params = {"leaves": nodes, "width": WORD_BITS, "length": length, "seed": 1, "window": 8}
     return LoadNetwork(
-        "circuit-tree-fast",
-        "circuit-tree-fast",
+        "circuit-tree",
+        "circuit-tree",
         nodes,
         length,
         params,
@@ -207,8 +207,8 @@ def _leiserson(nodes: int, length: int) -> LoadNetwork:
 #: Per network: its builder ``(nodes, length) -> LoadNetwork``, the node counts it is built
 #: for and the longest message in words (its links or buffers bound it).
 NETWORKS = {
-    "circuit-tree": (_circuit_tree, (4, 8, 16, 32, 64), 64),
-    "circuit-tree-fast": (_circuit_tree_fast, (4, 8, 16, 32, 64), 64),
+    "circuit-tree-paper": (_circuit_tree, (4, 8, 16, 32, 64), 64),
+    "circuit-tree": (_circuit_tree_fast, (4, 8, 16, 32, 64), 64),
     "rn1-bidelta-stream": (lambda n, p: _rn1("rn1-bidelta-stream", n, p), (4, 16, 64), 64),
     "rn1-fat-tree": (lambda n, p: _rn1("rn1-fat-tree", n, p), (64,), 64),
     "hypercube": (_hypercube, (4, 8, 16, 32, 64), 8),

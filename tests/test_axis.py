@@ -54,7 +54,7 @@ def test_verilog_ports(capsys, leaves, width):
     code, out, err = run(
         capsys,
         "verilog",
-        "circuit-tree",
+        "circuit-tree-paper",
         "--ports",
         "axis",
         "-p",
@@ -66,30 +66,30 @@ def test_verilog_ports(capsys, leaves, width):
     )
     assert code == 0, err
     # Exactly the AXI4-Stream ports, nothing of the native top (clk, rst, tx__0__valid ...).
-    assert ports_of(out, "circuit_tree_axis") == expected_ports(leaves, width)
+    assert ports_of(out, "circuit_tree_paper_axis") == expected_ports(leaves, width)
 
 
 def test_verilog_native_is_the_default(capsys):
-    code, out, _ = run(capsys, "verilog", "circuit-tree", "-p", "leaves=2", "-o", "-")
+    code, out, _ = run(capsys, "verilog", "circuit-tree-paper", "-p", "leaves=2", "-o", "-")
     assert code == 0
-    ports = ports_of(out, "circuit_tree")
+    ports = ports_of(out, "circuit_tree_paper")
     assert "clk" in ports and "tx__0__valid" in ports and "s_axis_0_tdata" not in ports
 
 
 def test_verilog_writes_axis_file(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(
-        capsys, "verilog", "circuit-tree", "--ports", "axis", "-p", "leaves=2", "--json"
+        capsys, "verilog", "circuit-tree-paper", "--ports", "axis", "-p", "leaves=2", "--json"
     )
     assert code == 0
     assert out.count('"ports": "axis"') == 1
-    path = tmp_path / "build/verilog/circuit-tree/leaves2-length2-retryimmediate-seed1-width8"
-    assert "module circuit_tree_axis(" in (path / "circuit-tree-axis.v").read_text()
+    path = tmp_path / "build/verilog/circuit-tree-paper/leaves2-length2-retryimmediate-seed1-width8"
+    assert "module circuit_tree_paper_axis(" in (path / "circuit-tree-paper-axis.v").read_text()
 
 
 NO_AXIS = (
     "design selector has no AXI-Stream top yet (--ports axis); "
-    "designs with one: circuit-tree, circuit-tree-fast, scheduler, leiserson-stream, "
+    "designs with one: circuit-tree-paper, circuit-tree, scheduler, leiserson-stream, "
     "rn1-bidelta-stream, rn1-fat-tree"
 )
 
@@ -100,9 +100,9 @@ NO_AXIS = (
         (["verilog", "selector", "--ports", "axis"], f"fattree verilog: error: {NO_AXIS}"),
         (["sim", "selector", "--ports", "axis"], f"fattree sim: error: {NO_AXIS}"),
         (
-            ["sim", "circuit-tree", "--ports", "axis", "-p", "faults=eject:1"],
+            ["sim", "circuit-tree-paper", "--ports", "axis", "-p", "faults=eject:1"],
             "fattree sim: error: --ports axis runs the fault-free tree; simulate a fault list "
-            "with the native ports (fattree sim circuit-tree --param faults=...)",
+            "with the native ports (fattree sim circuit-tree-paper --param faults=...)",
         ),
     ],
 )
@@ -114,13 +114,13 @@ def test_one_line_errors(capsys, argv, message):
 
 def test_bad_ports_choice(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["verilog", "circuit-tree", "--ports", "axi"])
+        main(["verilog", "circuit-tree-paper", "--ports", "axi"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'axi'" in capsys.readouterr().err
 
 
 def test_design_top():
-    design = get_design("circuit-tree")
+    design = get_design("circuit-tree-paper")
     assert design.top("native") is None
     assert design.top("axis").bench == "fattree.sim.benches.circuit_tree_axis"
     with pytest.raises(ValueError, match=re.escape(NO_AXIS)):
@@ -152,7 +152,7 @@ def bench(root, simulator, leaves, *, width=8, length=2, frames=None, mutation=F
 
     params = {"leaves": leaves, "width": width, "length": length, "seed": 1, "retry": "immediate"}
     return run_bench(
-        get_design("circuit-tree"),
+        get_design("circuit-tree-paper"),
         params,
         simulator,
         seed=2,
@@ -210,5 +210,5 @@ def test_fast_tree_bench_passes_and_broken_model_is_caught(root):
     params = {"leaves": 4, "width": 8, "length": 2, "seed": 1, "window": 4}
     for mutation, check in ((False, lambda r: check_passed(r, 4)), (True, check_caught)):
         knobs = {"frames": 16, "mutation": mutation}
-        design = get_design("circuit-tree-fast")
+        design = get_design("circuit-tree")
         check(run_bench(design, params, "icarus", seed=2, bench=knobs, root=root, ports="axis"))

@@ -1,4 +1,4 @@
-"""The circuit-tree board self-test (fattree.boards.circuit_selftest) and the generic shape
+"""The circuit-tree-paper board self-test (fattree.boards.circuit_selftest) and the generic shape
 around it (fattree.boards.selftest): in amaranth.sim the replayed runs agree with the
 reference model (messages, rejects, latency), an injected fault and broken networks are
 caught, and ``fattree build --simulate`` decodes the UART status lines."""
@@ -155,7 +155,7 @@ def test_payload_fields_and_check_code():
     assert payload_fields(2, 64, 1) == {"src": 1, "dest": 1, "seq": 16, "check": 16, "pad": 30}
     with pytest.raises(
         ValueError,
-        match=r"^the circuit-tree self-test needs width \* length >= "
+        match=r"^the circuit-tree-paper self-test needs width \* length >= "
         r"10 payload bits \(source, destination, sequence number, check code\) "
         r"for 16 leaves, not 8$",
     ):
@@ -184,8 +184,10 @@ def test_harness_bad_parameters():
         CircuitTreeHarness(**SMALL, pattern="tornado")
     with pytest.raises(ValueError, match=r"^inject_cycles must be between 1 and 1048576, not 0$"):
         CircuitTreeHarness(**SMALL, inject_cycles=0)
-    with pytest.raises(ValueError, match="^the circuit-tree self-test has no option 'nope'"):
-        get_selftest("circuit-tree").build(SMALL, seed=1, blink_log2=3, fault_log2=None, nope=1)
+    with pytest.raises(ValueError, match="^the circuit-tree-paper self-test has no option 'nope'"):
+        get_selftest("circuit-tree-paper").build(
+            SMALL, seed=1, blink_log2=3, fault_log2=None, nope=1
+        )
 
 
 def test_status_line_round_trip_through_the_uart():
@@ -232,7 +234,16 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-SIM_ARGV = ["build", "circuit-tree", "-p", "leaves=4", "-p", "length=8", "--inject-cycles", "150"]
+SIM_ARGV = [
+    "build",
+    "circuit-tree-paper",
+    "-p",
+    "leaves=4",
+    "-p",
+    "length=8",
+    "--inject-cycles",
+    "150",
+]
 
 
 @pytest.mark.parametrize("fault", [False, True])
@@ -259,7 +270,7 @@ def test_build_with_a_fault_list_is_one_error_line(capsys):
     code, _, err = run_cli(capsys, *SIM_ARGV, "-p", "faults=eject:1", "--simulate", "3600")
     assert code == 2
     assert err.strip().splitlines() == [
-        "fattree build: error: the circuit-tree self-test runs the fault-free tree; faults "
+        "fattree build: error: the circuit-tree-paper self-test runs the fault-free tree; faults "
         "(--param faults) are for fattree sim, verilog and experiment faults (--inject-fault "
         "corrupts a checked bit instead)"
     ]
@@ -285,7 +296,7 @@ ULX3S_POINT = {"leaves": 32, "width": 8, "length": 2}
 
 def test_board_points():
     # Each board's default point of the circuit tree is what the self-test table says.
-    selftest = get_selftest("circuit-tree")
+    selftest = get_selftest("circuit-tree-paper")
     assert selftest.defaults_for("icebreaker") == {"leaves": 8, "width": 1, "length": 16}
     assert selftest.defaults_for("ulx3s-85f") == ULX3S_POINT
     assert selftest.defaults_for("ulx3s-12f", "ecp5") == ULX3S_POINT
@@ -314,12 +325,20 @@ def _report_only(top, board_, out, name, **extra):
     [([], ULX3S_POINT), (["-p", "leaves=16"], {"leaves": 16, "width": 8, "length": 2})],
 )
 def test_ulx3s_point_and_the_old_one(capsys, tmp_path, monkeypatch, built_but_unused, more, point):
-    # `fattree build circuit-tree --board ulx3s-85f` builds the board's point; the old,
+    # `fattree build circuit-tree-paper --board ulx3s-85f` builds the board's point; the old,
     # smaller point (16 leaves) is one -p away.
     from fattree.scripts import build
 
     monkeypatch.setattr(build, "build_bitstream", _report_only)
-    argv = ["build", "circuit-tree", "--board", "ulx3s-85f", "--build-root", str(tmp_path), *more]
+    argv = [
+        "build",
+        "circuit-tree-paper",
+        "--board",
+        "ulx3s-85f",
+        "--build-root",
+        str(tmp_path),
+        *more,
+    ]
     code, out, err = run_cli(capsys, *argv, "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -330,12 +349,12 @@ def test_ulx3s_point_and_the_old_one(capsys, tmp_path, monkeypatch, built_but_un
 
 # 8000 cycles give two status lines; the ULX3S's 32-leaf points take one (>= 3550 cycles:
 # 19 s for the circuit tree, 27 s for the Leiserson tree, 2026-11-24).
-_BIG = {("circuit-tree", "ulx3s-85f"), ("leiserson-tree", "ulx3s-85f")}
+_BIG = {("circuit-tree-paper", "ulx3s-85f"), ("leiserson-tree", "ulx3s-85f")}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s-85f"])
-@pytest.mark.parametrize("design", ["circuit-tree", "scheduler", "leiserson-tree"])
+@pytest.mark.parametrize("design", ["circuit-tree-paper", "scheduler", "leiserson-tree"])
 def test_build_simulate_board_point(capsys, design, board):
     # Each network's own point for the board, long enough for one (big points) or two status
     # lines, with and without the fault.
@@ -546,7 +565,7 @@ def test_nextpnr_router_bad_value(capsys, tmp_path):
     ):
         platforms.build_bitstream(None, None, tmp_path, "top", nextpnr_router="r3")
     with pytest.raises(SystemExit) as exit_:
-        main(["build", "circuit-tree", "--board", "ulx3s-85f", "--nextpnr-router", "r3"])
+        main(["build", "circuit-tree-paper", "--board", "ulx3s-85f", "--nextpnr-router", "r3"])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "fattree build: error: argument --nextpnr-router: invalid choice: 'r3' "

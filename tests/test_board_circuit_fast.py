@@ -174,12 +174,12 @@ def test_harness_bad_parameters():
         CircuitFastTreeHarness(**SMALL, pattern="tornado")
     with pytest.raises(
         ValueError,
-        match=r"^the circuit-tree-fast self-test needs width \* length >= 10 payload bits "
+        match=r"^the circuit-tree self-test needs width \* length >= 10 payload bits "
         r"\(source, destination, sequence number, check code\) for 16 leaves, not 8$",
     ):
         CircuitFastTreeHarness(16, 1, 8)
-    with pytest.raises(ValueError, match="^the circuit-tree-fast self-test has no option 'x'"):
-        get_selftest("circuit-tree-fast").build(SMALL, seed=1, blink_log2=3, fault_log2=None, x=1)
+    with pytest.raises(ValueError, match="^the circuit-tree self-test has no option 'x'"):
+        get_selftest("circuit-tree").build(SMALL, seed=1, blink_log2=3, fault_log2=None, x=1)
 
 
 def test_simulate_status_decodes_the_core():
@@ -189,7 +189,7 @@ def test_simulate_status_decodes_the_core():
     assert line["maxlat"] == core.harness.trace.max_latency
 
 
-SIM_ARGV = ["build", "circuit-tree-fast", "-p", "leaves=4", "-p", "width=1", "-p", "length=8"]
+SIM_ARGV = ["build", "circuit-tree", "-p", "leaves=4", "-p", "width=1", "-p", "length=8"]
 SIM_ARGV += ["-p", "window=2", "--inject-cycles", "150", "--simulate", "3600", "--json"]
 
 
@@ -211,7 +211,7 @@ def test_a_fault_list_is_refused():
     # The board replays the fault-free model's trace: a fault list is refused, not ignored.
     with pytest.raises(
         ValueError,
-        match=r"^the circuit-tree-fast self-test runs the fault-free tree; faults \(--param "
+        match=r"^the circuit-tree self-test runs the fault-free tree; faults \(--param "
         r"faults\) are for fattree sim and verilog \(--inject-fault corrupts a checked bit "
         r"instead\)$",
     ):
@@ -219,7 +219,7 @@ def test_a_fault_list_is_refused():
 
 
 def test_board_points():
-    selftest = get_selftest("circuit-tree-fast")
+    selftest = get_selftest("circuit-tree")
     ulx3s = {"leaves": 16, "width": 8, "length": 2, "window": 8}
     assert selftest.defaults_for("icebreaker") == {
         "leaves": 8,
@@ -236,7 +236,7 @@ def test_board_points():
 def test_build_simulate_board_point(capsys, board):
     # The board's own point, one status line, with and without the fault.
     for fault in (False, True):
-        argv = ["build", "circuit-tree-fast", "--board", board, "--simulate", "3600", "--json"]
+        argv = ["build", "circuit-tree", "--board", board, "--simulate", "3600", "--json"]
         code = main(argv + (["--inject-fault"] if fault else []))
         out, err = capsys.readouterr()
         assert code == 0, err

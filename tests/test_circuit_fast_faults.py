@@ -1,7 +1,7 @@
-"""Faults in the fast circuit tree (``circuit-tree-fast``, fattree/spec/circuit_fast.py,
+"""Faults in the fast circuit tree (``circuit-tree``, fattree/spec/circuit_fast.py,
 "Faults"): its fault lists, the RTL with faults against the model with the same faults
 (amaranth.sim, cycle by cycle), what the faults do to delivery and acknowledgement, and
-``fattree experiment faults --network circuit-tree-fast``."""
+``fattree experiment faults --network circuit-tree``."""
 
 import json
 import random
@@ -291,7 +291,7 @@ def test_faulty_verilog_compiles(tmp_path):
 
 
 def test_cli_reject_fault_is_one_line():
-    argv = ["verilog", "circuit-tree-fast", "--param", "leaves=4"]
+    argv = ["verilog", "circuit-tree", "--param", "leaves=4"]
     argv += ["--param", "faults=eject:1/reject=1", "-o", "-"]
     result = subprocess.run(
         [sys.executable, "-m", "fattree.scripts", *argv], capture_output=True, text=True
@@ -302,7 +302,7 @@ def test_cli_reject_fault_is_one_line():
     assert "fault 'eject:1/reject=1': these links have no reject wire" in lines[0]
 
 
-# -- fattree experiment faults --network circuit-tree-fast ---------------------------------------
+# -- fattree experiment faults --network circuit-tree ---------------------------------------
 
 
 def run_cli_inproc(capsys, *argv):
@@ -314,7 +314,7 @@ def run_cli_inproc(capsys, *argv):
 
 
 def test_experiment_accounts_for_every_message(capsys):
-    argv = ["experiment", "faults", "--network", "circuit-tree-fast", "--leaves", "8"]
+    argv = ["experiment", "faults", "--network", "circuit-tree", "--leaves", "8"]
     argv += ["--faults", "0,2", "--trials", "2", "--messages", "3", "--limit", "400", "--json"]
     code, out, err = run_cli_inproc(capsys, *argv)
     assert code == 0, err
@@ -340,15 +340,15 @@ def test_experiment_accounts_for_every_message(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--network", "x"], "--network must be one of circuit-tree, circuit-tree-fast, not 'x'"),
+        (["--network", "x"], "--network must be one of circuit-tree-paper, circuit-tree, not 'x'"),
         (
-            ["--network", "circuit-tree-fast", "--retry", "round"],
-            "--retry is for circuit-tree (circuit-tree-fast sends an attempt again when its "
+            ["--network", "circuit-tree", "--retry", "round"],
+            "--retry is for circuit-tree-paper (circuit-tree sends an attempt again when its "
             "fate delay passes without an acknowledgement)",
         ),
-        (["--window", "4"], "--window is for circuit-tree-fast (circuit-tree has one message)"),
+        (["--window", "4"], "--window is for circuit-tree (circuit-tree-paper has one message)"),
         (
-            ["--network", "circuit-tree-fast", "--window", "3"],
+            ["--network", "circuit-tree", "--window", "3"],
             "--window must be a power of two, not 3",
         ),
         (
@@ -356,8 +356,8 @@ def test_experiment_accounts_for_every_message(capsys):
             "--places wants a comma list of up, down, eject, router, not 'ack1'",
         ),
         (
-            ["--network", "circuit-tree-fast", "--leaves", "512"],
-            "--leaves: circuit-tree-fast is built for 4..256, not 512",
+            ["--network", "circuit-tree", "--leaves", "512"],
+            "--leaves: circuit-tree is built for 4..256, not 512",
         ),
     ],
 )
@@ -383,7 +383,7 @@ def test_experiment_rtl_point_equals_model(tmp_path):
     from fattree.sim.experiments.faults import rtl_point
 
     opts = {
-        "network": "circuit-tree-fast",
+        "network": "circuit-tree",
         "rtl_leaves": 4,
         "messages": 3,
         "limit": 300,

@@ -243,7 +243,7 @@ def test_cli_bad_fault_is_one_line():
             "-m",
             "fattree.scripts",
             "verilog",
-            "circuit-tree",
+            "circuit-tree-paper",
             "--param",
             "leaves=4",
             "--param",

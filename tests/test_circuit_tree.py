@@ -320,7 +320,7 @@ def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=
 
     params = {"leaves": leaves, "width": 8, "length": 2, "seed": 3, "retry": retry}
     result = run_bench(
-        get_design("circuit-tree"),
+        get_design("circuit-tree-paper"),
         params,
         simulator,
         seed=seed,

@@ -104,7 +104,7 @@ def _cocotb(simulator, tmp_path, leaves, frames, *, mutation=False, **knobs):
     params = {"leaves": leaves, "width": 8, "length": 2, "seed": 3, "window": 4}
     bench = {"frames": frames, "mutation": mutation, **knobs}
     return run_bench(
-        get_design("circuit-tree-fast"), params, simulator, seed=1, bench=bench, root=tmp_path
+        get_design("circuit-tree"), params, simulator, seed=1, bench=bench, root=tmp_path
     )
 
 

@@ -55,16 +55,16 @@ def test_verilog_to_stdout(capsys):
         ),
         (["sim", "selector", "--frames", "0"], "--frames must be at least 1, not 0"),
         (
-            ["sim", "circuit-tree", "-b", "stall=3"],
-            "design circuit-tree has no bench parameter 'stall'; its bench parameters: "
+            ["sim", "circuit-tree-paper", "-b", "stall=3"],
+            "design circuit-tree-paper has no bench parameter 'stall'; its bench parameters: "
             "backpressure",
         ),
         (
-            ["sim", "circuit-tree", "-b", "backpressure=100"],
+            ["sim", "circuit-tree-paper", "-b", "backpressure=100"],
             "parameter backpressure must be 0..99, not 100",
         ),
         (
-            ["sim", "circuit-tree", "-b", "backpressure"],
+            ["sim", "circuit-tree-paper", "-b", "backpressure"],
             "--bench-param wants NAME=VALUE, not 'backpressure'",
         ),
     ],
@@ -202,7 +202,7 @@ def test_sim_passes_bench_knobs(capsys, tmp_path, monkeypatch, simulator):
     monkeypatch.chdir(tmp_path)
     summaries = {}
     for stall in (0, 90):
-        argv = ["sim", "circuit-tree", "-p", "leaves=8", "-b", f"backpressure={stall}"]
+        argv = ["sim", "circuit-tree-paper", "-p", "leaves=8", "-b", f"backpressure={stall}"]
         argv += ["--simulator", simulator]
         code, out, _ = run(capsys, *argv, "--frames", "20", "--json")
         assert code == 0

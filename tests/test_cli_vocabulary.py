@@ -129,8 +129,8 @@ def test_sim_verilog_and_draw_write_under_build_root(tmp_path, monkeypatch):
     assert (
         build_dir("verilog", DESIGNS["selector"], params, tmp_path / "out") / "selector.v"
     ).exists()
-    assert main(["draw", "circuit-tree", "-p", "leaves=4", "--build-root", "pictures"]) == 0
-    assert list((tmp_path / "pictures" / "draw" / "circuit-tree").glob("*.svg"))
+    assert main(["draw", "circuit-tree-paper", "-p", "leaves=4", "--build-root", "pictures"]) == 0
+    assert list((tmp_path / "pictures" / "draw" / "circuit-tree-paper").glob("*.svg"))
     assert not (tmp_path / "build").exists()
 
 
@@ -180,7 +180,7 @@ RETRY_DESIGNS = sorted(name for name, d in DESIGNS.items() if "retry" in {p.name
 
 
 def test_retry_designs_are_the_circuit_tree_and_the_rn1_endpoint_networks():
-    assert {"circuit-tree", "rn1-bidelta-stream", "rn1-fat-tree"} <= set(RETRY_DESIGNS)
+    assert {"circuit-tree-paper", "rn1-bidelta-stream", "rn1-fat-tree"} <= set(RETRY_DESIGNS)
 
 
 @pytest.mark.parametrize("design", RETRY_DESIGNS)
@@ -196,15 +196,15 @@ def test_retry_is_named_the_same_in_every_design(design):
 
 
 def test_designs_lists_the_retry_names_and_their_codes(capsys):
-    assert main(["designs", "circuit-tree", "--json"]) == 0
+    assert main(["designs", "circuit-tree-paper", "--json"]) == 0
     retry = next(p for p in json.loads(capsys.readouterr().out)["params"] if p["name"] == "retry")
     assert retry["kind"] == "choice" and retry["choices"] == list(RETRY)
     assert retry["aliases"] == {"0": "immediate", "1": "round", "2": "backoff"}
 
 
 def test_circuit_tree_default_folder_names_the_retry():
-    params = parse_params(DESIGNS["circuit-tree"], [])
-    folder = build_dir("verilog", DESIGNS["circuit-tree"], params)
+    params = parse_params(DESIGNS["circuit-tree-paper"], [])
+    folder = build_dir("verilog", DESIGNS["circuit-tree-paper"], params)
     assert folder.name == "leaves16-length2-retryimmediate-seed1-width8"
 
 
@@ -221,7 +221,7 @@ def test_the_component_gets_the_retry_by_name(monkeypatch, tmp_path, built_but_u
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(verilog, "elaborate_verilog", elaborate)
-    argv = ["verilog", "circuit-tree", "-p", "leaves=2", "-p", "retry=2", "-o", "x.v"]
+    argv = ["verilog", "circuit-tree-paper", "-p", "leaves=2", "-p", "retry=2", "-o", "x.v"]
     assert main(argv) == 0
     assert built["retry"] == "backoff"
 
@@ -231,11 +231,11 @@ def test_prove_takes_retry_names(capsys, monkeypatch):
 
     seen = {}
     monkeypatch.setattr(prove, "prove", lambda design, params, **kw: seen.update(params) or [])
-    assert main(["prove", "circuit-tree", "-p", "retry=backoff", "--json"]) == 0
+    assert main(["prove", "circuit-tree-paper", "-p", "retry=backoff", "--json"]) == 0
     assert seen["retry"] == "backoff"
     assert main(["prove", "network-interface", "-p", "retry=1", "--json"]) == 0
     assert seen["retry"] == "round"
-    assert main(["prove", "circuit-tree", "-p", "retry=later"]) == 2
+    assert main(["prove", "circuit-tree-paper", "-p", "retry=later"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "fattree prove: error: parameter retry must be one of immediate, round, backoff "
@@ -272,7 +272,7 @@ def test_every_command_with_param_is_checked_for_repeats():
 @pytest.mark.parametrize("command", sorted(TWICE))
 def test_a_repeated_param_is_one_error_line(capsys, tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
-    argv = [command, "circuit-tree", *TWICE[command], "-p", "leaves=4", "-p", "leaves=8"]
+    argv = [command, "circuit-tree-paper", *TWICE[command], "-p", "leaves=4", "-p", "leaves=8"]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
@@ -284,7 +284,7 @@ def test_a_repeated_param_is_one_error_line(capsys, tmp_path, monkeypatch, comma
 @pytest.mark.parametrize("command", ["sim", "soak"])
 def test_a_repeated_bench_param_is_one_error_line(capsys, tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
-    argv = [command, "circuit-tree", "-b", "backpressure=10", "-b", "backpressure=20"]
+    argv = [command, "circuit-tree-paper", "-b", "backpressure=10", "-b", "backpressure=20"]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         f"fattree {command}: error: --bench-param backpressure given twice "

@@ -21,10 +21,10 @@ pytestmark = pytest.mark.cocotb
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler")
 def test_verilator_makes_only_the_top_module_public(tmp_path):
     params = {"leaves": 2, "width": 1, "length": 1, "seed": 1, "retry": "immediate"}
-    result = run_bench(DESIGNS["circuit-tree"], params, "verilator", root=tmp_path)
+    result = run_bench(DESIGNS["circuit-tree-paper"], params, "verilator", root=tmp_path)
     assert result.passed, result.summary
     (syms,) = tmp_path.rglob("Vtop__Syms__Slow.cpp")
     scopes = set(re.findall(r"__Vscopep_(\w+)->varInsert", syms.read_text()))
-    # TOP holds the ports, circuit_tree the top module's own signals; the routers and
+    # TOP holds the ports, circuit_tree_paper the top module's own signals; the routers and
     # interfaces below it (public under --public-flat-rw) must not be there.
-    assert scopes == {"TOP", "circuit_tree"}
+    assert scopes == {"TOP", "circuit_tree_paper"}

@@ -12,8 +12,8 @@ from fattree.params import UNBOUNDED, Contract, Param
 #: Design -> "module:attribute" of its contract.
 CONTRACTS = {
     "selector": "fattree.spec.leiserson_frames:SELECTOR",
-    "circuit-tree": "fattree.spec.circuit:CIRCUIT_TREE",
-    "circuit-tree-fast": "fattree.spec.circuit_fast:CIRCUIT_TREE_FAST",
+    "circuit-tree-paper": "fattree.spec.circuit:CIRCUIT_TREE",
+    "circuit-tree": "fattree.spec.circuit_fast:CIRCUIT_TREE_FAST",
     "circuit-router": "fattree.spec.circuit:CIRCUIT_ROUTER",
     "scheduler": "fattree.spec.scheduler:SCHEDULER",
     "leiserson-tree": "fattree.spec.capacities:LEISERSON_TREE",

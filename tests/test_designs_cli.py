@@ -26,7 +26,7 @@ def test_matrix_has_a_row_per_design_and_a_column_per_piece(capsys):
     for name, marks in rows.items():
         assert marks == ["x" if DESIGNS[name].has(f) else "." for f, _, _ in PIECES], name
     # What each design has is visible: the circuit tree every piece, the router few.
-    assert rows["circuit-tree"] == ["x"] * len(PIECES)
+    assert rows["circuit-tree-paper"] == ["x"] * len(PIECES)
     assert rows["circuit-router"][[f for f, _, _ in PIECES].index("bench")] == "."
 
 
@@ -41,9 +41,9 @@ def test_matrix_json(capsys):
 
 
 def test_one_design(capsys):
-    code, out, _ = run(capsys, "designs", "circuit-tree")
+    code, out, _ = run(capsys, "designs", "circuit-tree-paper")
     assert code == 0
-    assert out.startswith("circuit-tree: " + DESIGNS["circuit-tree"].summary)
+    assert out.startswith("circuit-tree-paper: " + DESIGNS["circuit-tree-paper"].summary)
     assert "component     fattree.hdl.circuit_tree:CircuitFatTree" in out
     assert "mutant_point  leaves=4, width=2, length=2" in out
     # Every parameter with its default, range and meaning.
@@ -53,8 +53,8 @@ def test_one_design(capsys):
     assert "backpressure  30  0..99" in out
     # The commands it supports, with the proofs and diagrams by their own names.
     assert "fattree prove network-interface" in out
-    assert "fattree wave circuit-tree-reject" in out
-    assert "fattree build circuit-tree --board ulx3s-85f" in out
+    assert "fattree wave circuit-tree-paper-reject" in out
+    assert "fattree build circuit-tree-paper --board ulx3s-85f" in out
 
 
 def test_one_design_json(capsys):

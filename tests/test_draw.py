@@ -26,7 +26,7 @@ def run(capsys, *argv):
 @pytest.mark.parametrize("leaves", [2, 4, 8, 16, 64])
 def test_circuit_tree_counts(leaves):
     h = leaves.bit_length() - 1
-    svg = draw("circuit-tree", {"leaves": leaves}).svg
+    svg = draw("circuit-tree-paper", {"leaves": leaves}).svg
     assert len(elements(svg, "leaf")) == leaves
     assert len(elements(svg, "router")) == leaves // 2 * h
     assert len(elements(svg, "leaf-link")) == leaves
@@ -85,16 +85,16 @@ def test_leiserson_w_zero_is_n():
             "selector",
             {"width": 8},
             "design selector is a single block: there is no network to draw; "
-            "networks: circuit-tree, leiserson-tree, scheduler",
+            "networks: circuit-tree-paper, leiserson-tree, scheduler",
         ),
         (
             "circuit-router",
             {"width": 8, "seed": 1},
             "design circuit-router is a single block: there is no network to draw; "
-            "networks: circuit-tree, leiserson-tree, scheduler",
+            "networks: circuit-tree-paper, leiserson-tree, scheduler",
         ),
         (
-            "circuit-tree",
+            "circuit-tree-paper",
             {"leaves": 512},
             f"cannot draw FT(9, 2): 512 leaves, more than the {MAX_LEAVES} a drawing shows",
         ),
@@ -120,7 +120,7 @@ def test_fat_tree_of_one_switch():
 def test_cli_writes_svg_and_json(capsys, tmp_path):
     target = tmp_path / "ct.svg"
     code, out, _ = run(
-        capsys, "draw", "circuit-tree", "-p", "leaves=8", "-o", str(target), "--json"
+        capsys, "draw", "circuit-tree-paper", "-p", "leaves=8", "-o", str(target), "--json"
     )
     assert code == 0
     data = json.loads(out)
@@ -150,19 +150,19 @@ def test_cli_to_stdout(capsys):
         (
             ["draw", "selector"],
             "design selector is a single block: there is no network to draw; "
-            "networks: circuit-tree, leiserson-tree, scheduler",
+            "networks: circuit-tree-paper, leiserson-tree, scheduler",
         ),
         (["draw", "nosuch"], "unknown design 'nosuch'"),
         (
-            ["draw", "circuit-tree", "-p", "leaves=12"],
+            ["draw", "circuit-tree-paper", "-p", "leaves=12"],
             "leaves must be a power of two of at least 2, not 12",
         ),
         (
-            ["draw", "circuit-tree", "-o", "x.png"],
+            ["draw", "circuit-tree-paper", "-o", "x.png"],
             "draw writes SVG: -o must name a .svg file or '-', not 'x.png'",
         ),
         (
-            ["draw", "circuit-tree", "-o", "-", "--json"],
+            ["draw", "circuit-tree-paper", "-o", "-", "--json"],
             "--json and -o - would both write to stdout; give -o FILE.svg",
         ),
         (

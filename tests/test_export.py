@@ -45,40 +45,42 @@ def export_core(capsys, folder, design, *params, family=None):
 
 
 def test_export_writes_verilog_and_core(capsys, tmp_path):
-    data = export_core(capsys, tmp_path / "cores", "circuit-tree", "leaves=4")
+    data = export_core(capsys, tmp_path / "cores", "circuit-tree-paper", "leaves=4")
     folder = tmp_path / "cores"
-    params = {**get_design("circuit-tree").defaults(), "leaves": 4}
+    params = {**get_design("circuit-tree-paper").defaults(), "leaves": 4}
     assert data == {
-        "design": "circuit-tree",
+        "design": "circuit-tree-paper",
         "params": params,
         "family": "ice40",
-        "core": f"fattree:net:circuit-tree:{__version__}",
+        "core": f"fattree:net:circuit-tree-paper:{__version__}",
         "dir": str(folder),
         "files": {
-            "core": str(folder / "circuit-tree.core"),
-            "verilog": str(folder / "circuit-tree.v"),
+            "core": str(folder / "circuit-tree-paper.core"),
+            "verilog": str(folder / "circuit-tree-paper.v"),
         },
         "targets": ["default", "lint", "synth"],
-        "toplevel": "circuit_tree",
+        "toplevel": "circuit_tree_paper",
         "lines": data["lines"],
     }
     # The Verilog is the text `fattree verilog` writes for the same design and parameters.
-    verilog = (folder / "circuit-tree.v").read_text()
-    assert verilog == elaborate_verilog(get_design("circuit-tree"), params, "ice40")
-    assert data["lines"] == verilog.count("\n") and "module circuit_tree(" in verilog
+    verilog = (folder / "circuit-tree-paper.v").read_text()
+    assert verilog == elaborate_verilog(get_design("circuit-tree-paper"), params, "ice40")
+    assert data["lines"] == verilog.count("\n") and "module circuit_tree_paper(" in verilog
 
-    text = (folder / "circuit-tree.core").read_text()
+    text = (folder / "circuit-tree-paper.core").read_text()
     assert text.startswith("CAPI=2:\n")
     core = yaml.safe_load(text)
-    assert core["name"] == f"fattree:net:circuit-tree:{__version__}"
+    assert core["name"] == f"fattree:net:circuit-tree-paper:{__version__}"
     settings = ", ".join(f"{k}={v}" for k, v in params.items())
     assert f"with {settings}; family ice40" in core["description"]
     assert "leaves=4, width=8" in settings
-    assert core["filesets"] == {"rtl": {"files": ["circuit-tree.v"], "file_type": "verilogSource"}}
+    assert core["filesets"] == {
+        "rtl": {"files": ["circuit-tree-paper.v"], "file_type": "verilogSource"}
+    }
     targets = core["targets"]
     assert list(targets) == ["default", "lint", "synth"]
     assert all(t["filesets"] == ["rtl"] for t in targets.values())
-    assert all(t["toplevel"] == "circuit_tree" for t in targets.values())
+    assert all(t["toplevel"] == "circuit_tree_paper" for t in targets.values())
     assert targets["lint"]["flow"] == "lint"
     assert targets["lint"]["flow_options"] == {
         "tool": "verilator",
@@ -183,7 +185,7 @@ def fusesoc(tmp_path, cores, *argv, check=True):
 def cores(tmp_path_factory):
     """Two designs exported side by side into one cores root (once per module and worker)."""
     folder = tmp_path_factory.mktemp("cores")
-    for argv in (["circuit-tree", "-p", "leaves=4"], ["selector", "-p", "width=4"]):
+    for argv in (["circuit-tree-paper", "-p", "leaves=4"], ["selector", "-p", "width=4"]):
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["export", *argv, "--fusesoc", str(folder)]) == 0
     return folder
@@ -192,7 +194,7 @@ def cores(tmp_path_factory):
 @pytest.mark.fusesoc
 def test_fusesoc_lists_and_shows_the_cores(tmp_path, cores):
     listed = fusesoc(tmp_path, cores, "core", "list").stdout
-    for design in ("circuit-tree", "selector"):
+    for design in ("circuit-tree-paper", "selector"):
         assert f"fattree:net:{design}:{__version__} " in listed
     shown = fusesoc(tmp_path, cores, "core", "show", f"fattree:net:selector:{__version__}").stdout
     assert f"Name:        fattree:net:selector:{__version__}" in shown
@@ -202,7 +204,7 @@ def test_fusesoc_lists_and_shows_the_cores(tmp_path, cores):
 
 
 @pytest.mark.fusesoc
-@pytest.mark.parametrize("design", ["circuit-tree", "selector"])
+@pytest.mark.parametrize("design", ["circuit-tree-paper", "selector"])
 def test_fusesoc_lint_target_passes(tmp_path, cores, design):
     toolchain.require("verilator")
     name = f"fattree:net:{design}:{__version__}"
@@ -240,7 +242,7 @@ def test_fusesoc_lint_target_fails_on_warnings(capsys, tmp_path):
     # The lint is not vacuous: without the two options the same Verilog fails it (Amaranth's
     # incomplete `casez` are lint-class warnings, fatal by default).
     toolchain.require("verilator")
-    data = export_core(capsys, tmp_path / "cores", "circuit-tree", "leaves=4")
+    data = export_core(capsys, tmp_path / "cores", "circuit-tree-paper", "leaves=4")
     core = Path(data["files"]["core"])
     core.write_text(core.read_text().replace('["-Wno-lint", "-Wno-style"]', "[]"))
     build = str(tmp_path / "build")

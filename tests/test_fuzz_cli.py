@@ -199,7 +199,7 @@ BASE = {
     ("monitor",): ["--port", "/nonexistent/tty"],
     ("export",): ["selector", "--fusesoc", "out"],
     ("draw",): ["selector"],
-    ("wave",): ["circuit-tree-reject"],
+    ("wave",): ["circuit-tree-paper-reject"],
     ("schedule",): ["--random-permutation", "-l", "2", "-w", "2"],
 }
 
@@ -308,7 +308,7 @@ def test_experiment_options(no_work, choice, value):
 
 @FUZZ
 @given(
-    design=st.sampled_from(["selector", "circuit-tree", "scheduler", "leiserson-tree"]),
+    design=st.sampled_from(["selector", "circuit-tree-paper", "scheduler", "leiserson-tree"]),
     board=st.sampled_from(["icebreaker", "ulx3s-85f", "icestick"]),
     option=st.sampled_from(
         ["--pattern", "--inject-cycles", "--requests", "--seed", "--clock-mhz", "--simulate"]
@@ -317,7 +317,11 @@ def test_experiment_options(no_work, choice, value):
     simulate=st.booleans(),
 )
 @example(
-    design="circuit-tree", board="icebreaker", option="--inject-cycles", value="-1", simulate=True
+    design="circuit-tree-paper",
+    board="icebreaker",
+    option="--inject-cycles",
+    value="-1",
+    simulate=True,
 )
 @example(design="scheduler", board="icebreaker", option="--requests", value="0", simulate=False)
 @example(design="selector", board="icebreaker", option="--pattern", value="random", simulate=True)
@@ -462,11 +466,13 @@ def test_draw_takes_any_in_range_params(no_work, data):
 
 @FUZZ
 @given(
-    design=st.sampled_from(["circuit-router", "network-interface", "circuit-tree", "scheduler"]),
+    design=st.sampled_from(
+        ["circuit-router", "network-interface", "circuit-tree-paper", "scheduler"]
+    ),
     item=st.one_of(st.from_regex(r"\A\w{1,8}=.{0,12}\Z"), arg_text),
 )
-@example(design="circuit-tree", item="leaves=-4")
-@example(design="circuit-tree", item="leaves=4096")
+@example(design="circuit-tree-paper", item="leaves=-4")
+@example(design="circuit-tree-paper", item="leaves=4096")
 @example(design="scheduler", item="w=3")
 def test_prove_params(no_work, design, item):
     argv = ["prove", design, "--param", item]

@@ -36,7 +36,7 @@ def _drive(model, run):
 def test_generic_driver_gives_the_circuit_trees_load_figures(pattern):
     """The same point through the circuit tree's own driver and through the generic one."""
     point = Point(pattern, 0.2, 50, 400, seed=3, stall=0.2)
-    net = load_network("circuit-tree", 8, 2)
+    net = load_network("circuit-tree-paper", 8, 2)
     generic = _drive(net.model(), NetworkLoad(8, net.word_bits, net.beats, point))
     from fattree.sim.models.circuit import CircuitTreeModel
 
@@ -52,7 +52,7 @@ def test_generic_driver_gives_the_circuit_trees_load_figures(pattern):
 
 def test_zero_load_is_the_mean_of_the_shortest_paths():
     nodes, length = 8, 2
-    net = load_network("circuit-tree", nodes, length)
+    net = load_network("circuit-tree-paper", nodes, length)
     pairs = zero_load_pairs(nodes, 1)
     assert len(pairs) == nodes * (nodes - 1)
     got = _drive(net.model(), ZeroLoad(nodes, net.word_bits, net.beats, pairs, gap=64))
@@ -64,7 +64,7 @@ def test_zero_load_is_the_mean_of_the_shortest_paths():
 
 
 def test_zero_load_refuses_a_message_that_never_arrives():
-    net = load_network("circuit-tree", 4, 1)
+    net = load_network("circuit-tree-paper", 4, 1)
 
     class Deaf:
         def cycle(self, tx, ready):
@@ -100,7 +100,7 @@ def test_sizes_and_lengths_are_checked():
     with pytest.raises(ValueError, match="network must be one of"):
         load_network("bft", 16, 1)
     assert lengths_of("hypercube", [1, 2, 8, 32]) == [1, 2, 8]
-    assert set(NETWORKS) >= {"circuit-tree", "hypercube", "rn1-bidelta-stream"}
+    assert set(NETWORKS) >= {"circuit-tree-paper", "hypercube", "rn1-bidelta-stream"}
 
 
 def test_payload_rates_follow_their_definition():
@@ -119,7 +119,7 @@ def _sweep_json(fmaxes):
         {
             "job": {
                 "kind": "synth",
-                "name": "circuit-tree",
+                "name": "circuit-tree-paper",
                 "params": [["leaves", 8], ["width", 8], ["length", 2], ["seed", 1], ["retry", 0]],
                 "seed": seed,
                 "family": "ecp5",
@@ -132,7 +132,7 @@ def _sweep_json(fmaxes):
 
 
 def test_synthesis_files_of_each_kind(tmp_path):
-    net = load_network("circuit-tree", 8, 2)
+    net = load_network("circuit-tree-paper", 8, 2)
     sweep = tmp_path / "sweep.json"
     sweep.write_text(json.dumps(_sweep_json([150.0, 170.0, 160.0])))
     got = synthesis_of(net, load_synthesis(sweep))
@@ -142,7 +142,7 @@ def test_synthesis_files_of_each_kind(tmp_path):
     one.write_text(
         json.dumps(
             {
-                "design": "circuit-tree",
+                "design": "circuit-tree-paper",
                 "family": "ecp5",
                 "params": {"leaves": 8, "width": 8, "length": 2, "seed": 1, "retry": 0},
                 "resources": {"luts": 2100, "ffs": 950},
@@ -152,7 +152,7 @@ def test_synthesis_files_of_each_kind(tmp_path):
         )
     )
     assert synthesis_of(net, load_synthesis(one))["fmax"] == 155.5
-    assert synthesis_of(load_network("circuit-tree", 8, 1), load_synthesis(one)) is None
+    assert synthesis_of(load_network("circuit-tree-paper", 8, 1), load_synthesis(one)) is None
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a synthesis JSON file"):
@@ -162,7 +162,7 @@ def test_synthesis_files_of_each_kind(tmp_path):
 def test_packaged_synthesis_figures_are_readable():
     """The shipped records give the fast tree's figures at 16 leaves, 2 words: one netlist
     (LUT4, FF) and the median Fmax of nextpnr seeds 1-3."""
-    figures = synthesis_of(load_network("circuit-tree-fast", 16, 2), load_synthesis())
+    figures = synthesis_of(load_network("circuit-tree", 16, 2), load_synthesis())
     assert figures == {"luts": 7716, "ffs": 4872, "fmax": 115.7, "seeds": [1, 2, 3]}
 
 
@@ -192,15 +192,15 @@ def test_model_only_table_and_plot(capsys, tmp_path):
     plot = tmp_path / "noc.png"
     argv = ["--model-only", "--nodes", "4", "--lengths", "1,2", "--cycles", "200"]
     argv += ["--warmup", "20", "--fractions", "0.5,1", "--patterns", "random,transpose"]
-    argv += ["--networks", "circuit-tree,hypercube", "--json", "--plot", str(plot)]
+    argv += ["--networks", "circuit-tree-paper,hypercube", "--json", "--plot", str(plot)]
     code, out, _ = run(capsys, "experiment", "noc-compare", *argv)
     assert code == 0 and plot.stat().st_size > 0
     result = json.loads(out)
     col = {c: i for i, c in enumerate(result["columns"])}
     measured = [r for r in result["rows"] if r[col["source"]] == "model"]
     assert [(r[col["network"]], r[col["length"]]) for r in measured] == [
-        ("circuit-tree", 1),
-        ("circuit-tree", 2),
+        ("circuit-tree-paper", 1),
+        ("circuit-tree-paper", 2),
         ("hypercube", 1),
         ("hypercube", 2),
     ]
@@ -217,7 +217,7 @@ def _simulator() -> str:
 @pytest.mark.parametrize(
     "name",
     [
-        "circuit-tree",
+        "circuit-tree-paper",
         "rn1-bidelta-stream",
         "hypercube",
         "leiserson-online",

@@ -61,16 +61,19 @@ def test_network_interface_wrong_contract_fails(tmp_path):
 
 
 def test_circuit_tree_bounded_no_misdelivery_no_duplicate(tmp_path):
-    # Two nodes keep the default run short (about 15 s); 4 nodes: `fattree prove circuit-tree`.
+    # Two nodes keep the default run short (about 15 s); 4 nodes: `fattree prove circuit-tree-paper`.
     rows = prove(
-        "circuit-tree", {"leaves": 2}, root=tmp_path, only=["right_destination", "exactly_once"]
+        "circuit-tree-paper",
+        {"leaves": 2},
+        root=tmp_path,
+        only=["right_destination", "exactly_once"],
     )
     assert {r["property"]: r["status"] for r in rows} == {
         "right_destination": "bounded 20",
         "exactly_once": "bounded 20",
     }
     broken = prove(
-        "circuit-tree", {"leaves": 2}, root=tmp_path, broken=True, only=["right_destination"]
+        "circuit-tree-paper", {"leaves": 2}, root=tmp_path, broken=True, only=["right_destination"]
     )
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
 
@@ -159,9 +162,9 @@ def test_circuit_tree_drains_when_traffic_stops(tmp_path):
     # No deadlock, bounded: at 2 nodes, 16 cycles after the traffic stops (at any of the first
     # 16 cycles; receivers ready from then on) every message taken is acknowledged. 8 cycles
     # are too few (a message in flight and one more waiting): the bound is not vacuous.
-    rows = prove("circuit-tree", {"leaves": 2, "drain": 16}, root=tmp_path, only=["drains"])
+    rows = prove("circuit-tree-paper", {"leaves": 2, "drain": 16}, root=tmp_path, only=["drains"])
     assert [(r["status"], r["depth"]) for r in rows] == [("bounded 32", 32)]
-    short = prove("circuit-tree", {"leaves": 2, "drain": 8}, root=tmp_path, only=["drains"])
+    short = prove("circuit-tree-paper", {"leaves": 2, "drain": 8}, root=tmp_path, only=["drains"])
     assert short[0]["status"] == "failed" and short[0]["counterexample"]
 
 
@@ -181,9 +184,9 @@ def test_broken_fast_router_fails_every_property(tmp_path):
 
 def test_fast_tree_two_nodes_bounded(tmp_path):
     # Two nodes keep the default run short (about 10 s); 4 nodes: `fattree prove
-    # circuit-tree-fast` (about 5 minutes), and the slow test below.
+    # circuit-tree` (about 5 minutes), and the slow test below.
     params = {"leaves": 2, "drain": 24}
-    rows = prove("circuit-tree-fast", params, root=tmp_path)
+    rows = prove("circuit-tree", params, root=tmp_path)
     assert {r["property"]: r["status"] for r in rows} == {
         "right_destination": "bounded 24",
         "delivered_once": "bounded 24",
@@ -192,13 +195,13 @@ def test_fast_tree_two_nodes_bounded(tmp_path):
     }
     # Every wrong contract (no message in flight, all for node 0, acknowledged as delivered,
     # drained at once) is caught: the properties are not vacuous.
-    broken = prove("circuit-tree-fast", params, root=tmp_path, broken=True)
+    broken = prove("circuit-tree", params, root=tmp_path, broken=True)
     assert [r["status"] for r in broken] == ["failed"] * 4
 
 
 @pytest.mark.slow  # about 5 minutes of solver time
 def test_fast_tree_four_nodes_bounded(tmp_path):
-    rows = prove("circuit-tree-fast", root=tmp_path)
+    rows = prove("circuit-tree", root=tmp_path)
     assert {r["property"]: r["status"] for r in rows} == {
         "right_destination": "bounded 24",
         "delivered_once": "bounded 24",

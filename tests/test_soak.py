@@ -24,8 +24,8 @@ from fattree.sim.soak import SOAKS, run_soak, soak_class
 from fattree.sim.soak.harness import Harness, build_harness, cxx_name, top_ports
 
 SMALL = {
+    "circuit-tree-paper": ["leaves=4"],
     "circuit-tree": ["leaves=4"],
-    "circuit-tree-fast": ["leaves=4"],
     "scheduler": ["w=4"],
     "leiserson-tree": ["leaves=4"],
     "hypercube": ["dim=2"],
@@ -35,7 +35,7 @@ SMALL = {
 
 
 #: The circuit trees, whose soaks the default run covers (the tests below reuse their harnesses).
-CIRCUIT_TREES = ["circuit-tree", "circuit-tree-fast"]
+CIRCUIT_TREES = ["circuit-tree-paper", "circuit-tree"]
 
 #: Each design's soak builds a Verilator harness of its own (tens of CPU-seconds): the other
 #: designs are slow points.
@@ -88,7 +88,7 @@ def test_circuit_tree_soak_covers_the_patterns_and_stalls(name, root):
     }
     assert sum(details["messages_by_phase"].values()) == details["delivered"] == 4000
     assert details["rejects"] > 0 and details["backpressure_cycles"] > 0
-    if name == "circuit-tree-fast":  # stalled receivers fill their stores and turn heads away
+    if name == "circuit-tree":  # stalled receivers fill their stores and turn heads away
         assert details["receiver_rejects"] > 0
     assert result.mismatches == 0
 
@@ -176,8 +176,8 @@ def test_a_wrong_rtl_payload_is_caught_in_every_valid_cycle_only(root, tmp_path)
     # The fast tree's receive payload is not defined while not valid: the soak compares it in
     # exactly the cycles it is valid, so an RTL whose node 1 payload has bit 0 inverted is
     # caught at its first valid cycle, and once per valid cycle.
-    design, params = _params("circuit-tree-fast")
-    soak = soak_class("circuit-tree-fast")(params, messages=600, seed=3)
+    design, params = _params("circuit-tree")
+    soak = soak_class("circuit-tree")(params, messages=600, seed=3)
     layout = soak.layout()
     from fattree.designs import elaborate_verilog, top_name
 
@@ -210,13 +210,13 @@ def test_a_wrong_rtl_payload_is_caught_in_every_valid_cycle_only(root, tmp_path)
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["soak", "selector"], "design must be one of circuit-tree"),
+        (["soak", "selector"], "design must be one of circuit-tree-paper"),
         (["soak", "hypercube", "-p", "dim=9"], "dim"),
-        (["soak", "circuit-tree", "--messages", "0"], "--messages must be at least 1, not 0"),
-        (["soak", "circuit-tree", "--jobs", "0"], "--jobs must be at least 1, not 0"),
-        (["soak", "circuit-tree", "-p", "width=64", "-p", "length=4"], "at most 64"),
-        (["soak", "circuit-tree", "-p", "nope=1"], "has no parameter 'nope'"),
-        (["soak", "circuit-tree", "-b", "backpressure=100"], "backpressure"),
+        (["soak", "circuit-tree-paper", "--messages", "0"], "--messages must be at least 1, not 0"),
+        (["soak", "circuit-tree-paper", "--jobs", "0"], "--jobs must be at least 1, not 0"),
+        (["soak", "circuit-tree-paper", "-p", "width=64", "-p", "length=4"], "at most 64"),
+        (["soak", "circuit-tree-paper", "-p", "nope=1"], "has no parameter 'nope'"),
+        (["soak", "circuit-tree-paper", "-b", "backpressure=100"], "backpressure"),
     ],
 )
 def test_bad_input_is_one_line(argv, message, capsys):
@@ -226,7 +226,7 @@ def test_bad_input_is_one_line(argv, message, capsys):
 
 
 def test_text_report(root, capsys):
-    argv = ["soak", "circuit-tree", "-p", "leaves=4", "-n", "300", "--build-root", str(root)]
+    argv = ["soak", "circuit-tree-paper", "-p", "leaves=4", "-n", "300", "--build-root", str(root)]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "300 messages checked" in out and "mismatches 0" in out and out.strip()[-4:] == "PASS"
@@ -365,7 +365,7 @@ def test_unrolled_router_step_is_the_same_machine(seed):
 
 @pytest.mark.slow
 def test_a_million_messages_on_the_16_leaf_circuit_tree(root):
-    design = get_design("circuit-tree")
+    design = get_design("circuit-tree-paper")
     params = parse_params(design, [])
     result = run_soak(design, params, messages=1_000_000, seed=1, root=root, jobs=2)
     assert result.mismatches == 0, result.first_mismatch

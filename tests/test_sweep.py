@@ -43,12 +43,12 @@ def test_seeds():
 
 def test_synth_grid_is_the_product_with_defaults():
     jobs = sweep.synth_grid(
-        ["circuit-tree", "selector"],
-        ["leaves=4,8", "circuit-tree.width=1,8", "selector.width=2"],
+        ["circuit-tree-paper", "selector"],
+        ["leaves=4,8", "circuit-tree-paper.width=1,8", "selector.width=2"],
         ["ice40", "ecp5"],
         [1, 2, 3],
     )
-    tree = [j for j in jobs if j.name == "circuit-tree"]
+    tree = [j for j in jobs if j.name == "circuit-tree-paper"]
     assert len(tree) == 2 * 2 * 2 * 3 and len(jobs) == len(tree) + 2 * 3
     assert {(dict(j.params)["leaves"], dict(j.params)["width"]) for j in tree} == {
         (4, 1),
@@ -69,7 +69,7 @@ def test_synth_grid_is_the_product_with_defaults():
     [
         (["synth", "selektor"], "unknown design 'selektor'"),
         (["synth", "selector", "-f", "ice40,virtex"], "unknown family 'virtex'"),
-        (["synth", "circuit-tree", "-p", "leaves=4,5"], "circuit-tree leaves=5: "),
+        (["synth", "circuit-tree-paper", "-p", "leaves=4,5"], "circuit-tree-paper leaves=5: "),
         (["synth", "selector", "-p", "leaves=4"], "no parameter 'leaves' in selector"),
         (["synth", "selector", "-p", "rn1.seed=1"], "names rn1, which is not in the sweep"),
         (["synth", "selector", "-p", "width=1,,2"], "has an empty value"),
@@ -152,7 +152,7 @@ def test_the_key_covers_inputs_tools_and_the_source_the_job_imports(monkeypatch)
 
     monkeypatch.setattr(Path, "read_bytes", edited)
     assert sweep.environment(job)["source"] != env["source"]
-    tree = sweep.Job("synth", "circuit-tree", (), 1, "ice40")
+    tree = sweep.Job("synth", "circuit-tree-paper", (), 1, "ice40")
     assert "fattree.hdl.selector" not in sweep._closure(sweep._entries(tree))
 
 

@@ -15,7 +15,7 @@ from fattree.synthesis import (
     synthesise,
 )
 
-# The end of the log of `fattree synth circuit-tree --param leaves=64 --family ecp5`, where
+# The end of the log of `fattree synth circuit-tree-paper --param leaves=64 --family ecp5`, where
 # Yosys exited with status 1 and no message.
 ABC9_LOG = """\
 3.45. Executing TECHMAP pass (map to technology primitives).

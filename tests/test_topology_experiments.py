@@ -84,7 +84,7 @@ def test_hypercube_and_omega_wires_by_enumeration(n):
 @pytest.mark.parametrize("n", [4, 8, 32])
 def test_circuit_tree_counts_match_the_model_wiring(n):
     model = CircuitTreeModel(n, 8, 1)
-    c = topo.cost("circuit-tree", n)
+    c = topo.cost("circuit-tree-paper", n)
     assert c["switches"] == len(model.routers)
     router_links = sum(1 for peer in model.peer.values() if peer[0] == "router") // 2
     leaf_links = sum(1 for peer in model.peer.values() if peer[0] == "ni")
@@ -171,16 +171,18 @@ def test_synth_record_and_lut_extrapolation():
         "seed": 1,
         "seconds": {"yosys": 1.0},
     }
-    cmd = topo.synth_command("circuit-tree", {"leaves": 16}, "build/x")
-    rec = topo.synth_record("circuit-tree", 16, {"leaves": 16}, data, cmd, "2026-01-01T00:00:00Z")
-    assert rec["command"] == (
-        "fattree synth circuit-tree --param leaves=16 --family ecp5 --json --build-root build/x"
+    cmd = topo.synth_command("circuit-tree-paper", {"leaves": 16}, "build/x")
+    rec = topo.synth_record(
+        "circuit-tree-paper", 16, {"leaves": 16}, data, cmd, "2026-01-01T00:00:00Z"
     )
-    measured = {("circuit-tree", 16): rec}
-    assert topo.luts("circuit-tree", 16, measured) == (1000, "synthesis")
-    per = 1000 / topo.cost("circuit-tree", 16)["crosspoints"]
-    lut, source = topo.luts("circuit-tree", 64, measured)
-    assert lut == round(per * topo.cost("circuit-tree", 64)["crosspoints"])
+    assert rec["command"] == (
+        "fattree synth circuit-tree-paper --param leaves=16 --family ecp5 --json --build-root build/x"
+    )
+    measured = {("circuit-tree-paper", 16): rec}
+    assert topo.luts("circuit-tree-paper", 16, measured) == (1000, "synthesis")
+    per = 1000 / topo.cost("circuit-tree-paper", 16)["crosspoints"]
+    lut, source = topo.luts("circuit-tree-paper", 64, measured)
+    assert lut == round(per * topo.cost("circuit-tree-paper", 64)["crosspoints"])
     assert source == "per crosspoint at N=16"
     assert topo.luts("hypercube", 64, measured) == (None, "none")
 

@@ -13,7 +13,7 @@ def ones(values):
 
 
 def test_circuit_tree_reject_trace_has_the_documented_timing(tmp_path):
-    rows = trace("circuit-tree-reject", tmp_path).rows
+    rows = trace("circuit-tree-paper-reject", tmp_path).rows
     # docs/circuit_tree.md, "A receiver that is not ready: the interface rejects".
     assert ones(rows["tx_done[0]"]) == [11, 26]
     assert ones(rows["eject reject"]) == [16]
@@ -50,7 +50,7 @@ def test_cli_wave(tmp_path, capsys):
         main(
             [
                 "wave",
-                "circuit-tree-reject",
+                "circuit-tree-paper-reject",
                 "--wavejson",
                 "-o",
                 str(out),
@@ -63,13 +63,15 @@ def test_cli_wave(tmp_path, capsys):
     assert json.loads(out.read_text())["signal"][0]["name"] == "clk"
     assert main(["wave", "--list"]) == 0
     assert set(DIAGRAMS) <= set(capsys.readouterr().out.replace(":", " ").split())
-    assert main(["wave", "circuit-tree-reject", "-o", str(tmp_path / "w.png")]) == 2
+    assert main(["wave", "circuit-tree-paper-reject", "-o", str(tmp_path / "w.png")]) == 2
     assert "-o must name a .svg file" in capsys.readouterr().err
 
 
 def test_unknown_signal_is_one_line(tmp_path):
     from fattree.waves import read_vcd
 
-    trace("circuit-tree-reject", tmp_path)
+    trace("circuit-tree-paper-reject", tmp_path)
     with pytest.raises(KeyError, match="no signal 'bench.top.nope'"):
-        read_vcd(tmp_path / "circuit-tree-reject.vcd", {"x": "bench.top.nope"}, "bench.top.clk")
+        read_vcd(
+            tmp_path / "circuit-tree-paper-reject.vcd", {"x": "bench.top.nope"}, "bench.top.clk"
+        )

@@ -150,7 +150,7 @@ PROOFS: Registry[Proof] = Registry(
             bmc_depth=30,
         ),
         Proof(
-            design="circuit-tree",
+            design="circuit-tree-paper",
             harness="fattree.proofs.circuit_tree:harness",
             summary="the whole tree with receive backpressure (4 nodes, one tagged word per "
             "message, immediate retry): any traffic, any stall pattern",
@@ -179,7 +179,7 @@ PROOFS: Registry[Proof] = Registry(
             induction=False,
         ),
         Proof(
-            design="circuit-tree-fast",
+            design="circuit-tree",
             harness="fattree.proofs.circuit_fast_tree:harness",
             summary="the whole fast tree (4 nodes, 2 words of 2 bits, window 1) with receive "
             "backpressure: any traffic, any stall pattern; messages tagged with source and "

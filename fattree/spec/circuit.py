@@ -100,7 +100,7 @@ def rx_fields(width: int, length: int) -> dict[str, int]:
 #: The circuit tree's parameters: the design table's, and what ``CircuitFatTree`` and
 #: ``CircuitTreeModel`` check.
 CIRCUIT_TREE = Contract(
-    "circuit-tree",
+    "circuit-tree-paper",
     (
         # The hardware stops at 1024 leaves; the model runs the experiments' larger trees.
         Param(

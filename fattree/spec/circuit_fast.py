@@ -1,7 +1,7 @@
 """The fast circuit tree's protocol as data: Strumpen-Krishnamurthy's tree reworked to carry
-traffic (``circuit-tree-fast``).
+traffic (``circuit-tree``).
 
-Same topology as ``circuit-tree`` (:class:`fattree.spec.topology.FatTree` ``(h, 2)``, ``n =
+Same topology as ``circuit-tree-paper`` (:class:`fattree.spec.topology.FatTree` ``(h, 2)``, ``n =
 2^h`` nodes; router ``SW(r, t)`` at level ``r`` with ports ``a``, ``b`` down and ``c``, ``d``
 up, wired as :mod:`fattree.hdl.circuit_tree` wires them) and the same stream ports at every
 node, but another protocol: **one cycle per hop**, a circuit **held only while its message
@@ -36,7 +36,7 @@ dropped anywhere downstream (or lost: a link that carries nothing acknowledges n
    ``b``, and ``x`` the router's LFSR bit at ``tau``: bit 0 of the state at ``tau`` of the
    16-bit LFSR of :mod:`fattree.spec.lfsr` (default taps) seeded
    :func:`fattree.spec.circuit.router_seed` ``(seed, r, t)``, which holds its seed at the
-   first cycle after reset and steps once per cycle (as in ``circuit-tree``). The other up
+   first cycle after reset and steps once per cycle (as in ``circuit-tree-paper``). The other up
    port if that one is busy. Two heads on ``a`` and ``b`` thus always take different up
    ports; going up never fails.
 4. *Down.* Of the heads that want a down port which is not busy, one is granted, in this
@@ -192,7 +192,7 @@ def _canonical_faults(text: str) -> str:
 #: The fast circuit tree's parameters: the design table's, and what ``CircuitFastTree`` and
 #: ``CircuitFastTreeModel`` check.
 CIRCUIT_TREE_FAST = Contract(
-    "circuit-tree-fast",
+    "circuit-tree",
     (
         Param("leaves", 16, "processing nodes (a power of two)", lo=2, hi=256, power_of_two=True),
         Param("width", 8, "data wires per link direction", lo=1, hi=64),

@@ -6,7 +6,7 @@ hardware and the model both read it through :func:`link_faults`: per link direct
 its receiver reads on the forward wires (``valid``, ``data``) and its sender reads on the
 backward wires (``reject``, ``ack``).
 
-The fast circuit tree (``circuit-tree-fast``, :mod:`fattree.spec.circuit_fast`) takes the same
+The fast circuit tree (``circuit-tree``, :mod:`fattree.spec.circuit_fast`) takes the same
 places and kinds on its own wires (its ``FAULT_WIRES``: forward ``valid``, ``destK``,
 ``dataK``, backward ``ack``; no ``reject``): the functions below take the network's
 ``wires``, :data:`WIRES` (the paper tree's) by default.

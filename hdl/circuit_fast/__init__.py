@@ -1,4 +1,4 @@
-"""The fast circuit tree (``circuit-tree-fast``, :mod:`fattree.spec.circuit_fast`): one cycle
+"""The fast circuit tree (``circuit-tree``, :mod:`fattree.spec.circuit_fast`): one cycle
 per hop, circuits held only while a message passes, heads acknowledged over a mirror of the
 forward delays (a dropped head is not), and a window of messages in flight per node.
 

@@ -1,4 +1,4 @@
-"""The fast circuit tree (``circuit-tree-fast``, :mod:`fattree.spec.circuit_fast`) as one
+"""The fast circuit tree (``circuit-tree``, :mod:`fattree.spec.circuit_fast`) as one
 component: the routers of :mod:`.router`, an interface (:mod:`.interface`) per node, and the
 wiring of :class:`fattree.hdl.circuit_tree.CircuitFatTree` (``FatTree(h, 2)``).
 

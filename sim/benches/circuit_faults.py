@@ -1,7 +1,7 @@
 """cocotb bench of the fault experiment (:mod:`fattree.sim.experiments.faults`) on a circuit
 tree built with a fault list: :class:`fattree.hdl.circuit_tree.CircuitFatTree`
-(``circuit-tree``) or :class:`fattree.hdl.circuit_fast.tree.CircuitFastTree`
-(``circuit-tree-fast``); the design's name picks the model and the run's bookkeeping.
+(``circuit-tree-paper``) or :class:`fattree.hdl.circuit_fast.tree.CircuitFastTree`
+(``circuit-tree``); the design's name picks the model and the run's bookkeeping.
 
 The experiment's traffic (``messages`` per node, from the ``traffic`` seed) and bookkeeping
 (:data:`~fattree.sim.models.circuit_fault_run.RUNS`: a message is timed out ``limit`` cycles

@@ -1,6 +1,6 @@
 """cocotb bench of the circuit trees, :class:`fattree.hdl.circuit_tree.CircuitFatTree`
-(``circuit-tree``) and :class:`fattree.hdl.circuit_fast.tree.CircuitFastTree`
-(``circuit-tree-fast``): driver, monitor, scoreboard; the design's name picks the model
+(``circuit-tree-paper``) and :class:`fattree.hdl.circuit_fast.tree.CircuitFastTree`
+(``circuit-tree``): driver, monitor, scoreboard; the design's name picks the model
 (:data:`MODELS`).
 
 Phases of traffic run one after the other on the same network: random (``frames`` messages

@@ -61,10 +61,10 @@ CHECKS = ("cycle_mismatches", "message_mismatches")
 
 #: The model of each circuit tree, built from the design's parameters (the benches' choice).
 MODELS = {
-    "circuit-tree": lambda p: CircuitTreeModel(
+    "circuit-tree-paper": lambda p: CircuitTreeModel(
         p["leaves"], p["width"], p["length"], p["seed"], p["retry"], p.get("faults", "")
     ),
-    "circuit-tree-fast": lambda p: CircuitFastTreeModel(
+    "circuit-tree": lambda p: CircuitFastTreeModel(
         p["leaves"], p["width"], p["length"], p["seed"], p["window"], p.get("faults", "")
     ),
 }
@@ -75,8 +75,8 @@ MODELS = {
 #: back after fixed delays, so nodes that start together send their heads in step for ever,
 #: and a head would never meet a port held by another message's words, down or up.
 TRAFFIC = {
-    "circuit-tree": {"own": False, "gaps": 0.0},
-    "circuit-tree-fast": {"own": True, "gaps": 0.2},
+    "circuit-tree-paper": {"own": False, "gaps": 0.0},
+    "circuit-tree": {"own": True, "gaps": 0.2},
 }
 #: With faults, cycles without a delivery after which a phase gives up on the rest.
 FAULT_PATIENCE = 5000

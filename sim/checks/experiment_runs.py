@@ -6,7 +6,7 @@ by name. The experiment keeps its traffic, its counts and its comparison with th
 calls these functions when asked for the RTL (importing them loads no Amaranth; building a
 design does).
 
-* :func:`circuit_tree_bench`: a cocotb module on ``circuit-tree`` (or ``circuit-tree-fast``)
+* :func:`circuit_tree_bench`: a cocotb module on ``circuit-tree-paper`` (or ``circuit-tree``)
   through the runner (the fault bench :mod:`fattree.sim.benches.circuit_faults`, the load bench
   :mod:`fattree.sim.benches.circuit_tree_load`);
 * :func:`rn1_network_run`: an RN1 network (``rn1-bidelta``, or one stage of
@@ -33,7 +33,7 @@ def circuit_tree_bench(
     seed: int,
     bench: dict,
     root: Path | None = None,
-    design: str = "circuit-tree",
+    design: str = "circuit-tree-paper",
 ):
     """Run the cocotb module ``bench_module`` (a name) on the generated Verilog of ``design``
     (a circuit tree) with ``params``; the runner's

@@ -19,7 +19,7 @@ counted **timed out**, and the rest of its sender's queue, which that interface 
 **never sent**; both are undelivered. ``to_cut_off`` counts the messages addressed to a node
 whose eject link is dead (by an ``eject`` fault or a dead leaf router): no route reaches it.
 
-``--network circuit-tree-fast`` runs the same on the fast circuit tree
+``--network circuit-tree`` runs the same on the fast circuit tree
 (:class:`fattree.sim.models.circuit_fast.CircuitFastTreeModel`, ``--window`` messages in
 flight per node; it has no retry strategy: an attempt not acknowledged is sent again after
 its fate delay), with one more place, ``ack1``: the ``ack`` wire of random link directions
@@ -51,7 +51,7 @@ __all__ = ["PLACES", "FAST_PLACES", "NETWORKS", "draw_faults", "run_point", "EXP
 PLACES = ("up", "down", "eject", "router")
 #: The fast tree's places: also ``ack1``, an ``ack`` wire stuck at 1 on any link direction.
 FAST_PLACES = (*PLACES, "ack1")
-NETWORKS = ("circuit-tree", "circuit-tree-fast")
+NETWORKS = ("circuit-tree-paper", "circuit-tree")
 RETRIES = ("immediate", "round", "backoff")
 #: Data bits of the experiment's messages: each message's data is its number (unique).
 WIDTH, LENGTH = 8, 2
@@ -129,19 +129,19 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--places",
         default=None,
-        help=f"comma list of {', '.join(PLACES)} (circuit-tree-fast: also ack1, an ack wire "
+        help=f"comma list of {', '.join(PLACES)} (circuit-tree: also ack1, an ack wire "
         "stuck at 1) (default all)",
     )
     p.add_argument("--messages", default="2", help="messages per node (default 2)")
     p.add_argument(
         "--retry",
         default=None,
-        help="circuit-tree: immediate, round or backoff (default backoff)",
+        help="circuit-tree-paper: immediate, round or backoff (default backoff)",
     )
     p.add_argument(
         "--window",
         default=None,
-        help="circuit-tree-fast: messages in flight per node, 1, 2, 4, 8 or 16 (default 8)",
+        help="circuit-tree: messages in flight per node, 1, 2, 4, 8 or 16 (default 8)",
     )
     p.add_argument(
         "--limit", default="1500", help="cycles a taken message may take to arrive (default 1500)"
@@ -173,16 +173,16 @@ def _network(args) -> tuple[str, str | None, int | None, tuple[str, ...]]:
     """The network and its own options: ``(network, retry, window, places)``."""
     if args.network not in NETWORKS:
         raise ValueError(f"--network must be one of {', '.join(NETWORKS)}, not {args.network!r}")
-    if args.network == "circuit-tree":
+    if args.network == "circuit-tree-paper":
         if args.window is not None:
-            raise ValueError("--window is for circuit-tree-fast (circuit-tree has one message)")
+            raise ValueError("--window is for circuit-tree (circuit-tree-paper has one message)")
         retry = "backoff" if args.retry is None else args.retry
         if retry not in RETRIES:
             raise ValueError(f"--retry must be one of {', '.join(RETRIES)}, not {retry!r}")
         return args.network, retry, None, PLACES
     if args.retry is not None:
         raise ValueError(
-            "--retry is for circuit-tree (circuit-tree-fast sends an attempt again when its "
+            "--retry is for circuit-tree-paper (circuit-tree sends an attempt again when its "
             "fate delay passes without an acknowledgement)"
         )
     window = 8 if args.window is None else _ints("window", args.window, 1, 16)[0]
@@ -200,8 +200,8 @@ def options(args) -> dict:
         odd = [v for v in values if v & (v - 1)]
         if odd:
             raise ValueError(f"--{name} must be powers of two, not {odd[0]}")
-    if network == "circuit-tree-fast" and max(leaves) > 256:
-        raise ValueError(f"--leaves: circuit-tree-fast is built for 4..256, not {max(leaves)}")
+    if network == "circuit-tree" and max(leaves) > 256:
+        raise ValueError(f"--leaves: circuit-tree is built for 4..256, not {max(leaves)}")
     places = [v.strip() for v in (args.places or ",".join(known)).split(",")]
     bad = [v for v in places if v not in known]
     if bad:
@@ -250,7 +250,7 @@ FAST_SUMMED = (*SUMMED, "acknowledged", "false_ack", "resent")
 
 
 def _fast(opts) -> bool:
-    return opts["network"] == "circuit-tree-fast"
+    return opts["network"] == "circuit-tree"
 
 
 def _row(opts, leaves, place, count, source, fig, cut) -> list:
@@ -367,7 +367,7 @@ def _run(args, progress) -> Result:
                 differ.append(place)
     how = f"retry {opts['retry']}"
     if _fast(opts):
-        how = f"circuit-tree-fast, window {opts['window']}"
+        how = f"circuit-tree, window {opts['window']}"
     notes = [
         f"random traffic, {opts['messages']} messages per node, {how}; "
         f"{opts['trials']} fault draws per point, counts summed; times in cycles from "
@@ -448,8 +448,8 @@ def _plot(result: Result, path: str) -> None:
     axes[1][0].legend(fontsize=6, ncol=2)
     p = result.params
     what, how = "dead links and routers", f"retry {p['retry']}"
-    if p.get("network") == "circuit-tree-fast":
-        what, how = "dead links and routers, stuck acks", f"circuit-tree-fast, window {p['window']}"
+    if p.get("network") == "circuit-tree":
+        what, how = "dead links and routers, stuck acks", f"circuit-tree, window {p['window']}"
     fig.suptitle(
         f"{what}: {p['messages']} random messages per node, "
         f"{how}, limit {p['limit']} cycles (model)",
@@ -464,7 +464,7 @@ EXPERIMENTS = [
     Experiment(
         "faults",
         "circuit trees: delivered fraction and delivery time against dead links and routers "
-        "(--network circuit-tree-fast: also stuck acknowledgements)",
+        "(--network circuit-tree: also stuck acknowledgements)",
         _args,
         _run,
         _plot,

@@ -35,7 +35,7 @@ from .load_latency import _choices as _comma
 
 DATA_FILE = Path(__file__).parent / "data" / "noc_synthesis.json"
 
-DEFAULT_NETWORKS = "circuit-tree,circuit-tree-fast,rn1-bidelta-stream,hypercube,leiserson-online"
+DEFAULT_NETWORKS = "circuit-tree-paper,circuit-tree,rn1-bidelta-stream,hypercube,leiserson-online"
 DEFAULT_PATTERNS = "random,transpose,bit-reversal,hotspot"
 #: Offered loads as fractions of what an endpoint's link can take: a network whose link
 #: moves one word per cycle is offered ``f / length`` messages per endpoint per cycle.
@@ -45,8 +45,8 @@ ZERO_LOAD_GAP = 64
 
 #: Cycles a message of ``length`` words takes to leave its endpoint at the link's rate.
 LINK_CYCLES = {
+    "circuit-tree-paper": lambda p: p,
     "circuit-tree": lambda p: p,
-    "circuit-tree-fast": lambda p: p,
     "rn1-bidelta-stream": lambda p: p,
     "rn1-fat-tree": lambda p: p,
     "hypercube": lambda p: 1,  # its links carry a whole message per cycle

@@ -78,7 +78,7 @@ SYNTH_POINTS = [
             "hypercube",
             {"dim": n.bit_length() - 1, "procs": HC_PROCS, "data_bits": DATA_BITS},
         ),
-        ("circuit-tree", {"leaves": n, "length": 1}),
+        ("circuit-tree-paper", {"leaves": n, "length": 1}),
         ("leiserson-tree", {"leaves": n}),
     )
 ]
@@ -93,13 +93,13 @@ TOPOLOGIES = (
     "hypercube",
     "leiserson",
     "leiserson-n23",
-    "circuit-tree",
+    "circuit-tree-paper",
 )
 
 #: Which synthesised design measures which topology.
 DESIGN_OF = {
     "hypercube": "hypercube",
-    "circuit-tree": "circuit-tree",
+    "circuit-tree-paper": "circuit-tree-paper",
     "leiserson": "leiserson-tree",
 }
 
@@ -211,7 +211,7 @@ def cost(topology: str, n: int) -> dict:
         return _leiserson(n)
     if topology == "leiserson-n23":
         return _leiserson(n, ceil_cbrt(n * n))
-    if topology == "circuit-tree":
+    if topology == "circuit-tree-paper":
         # (N/2) lg N four-port routers; a, b (down) reach the three other ports, c, d (up)
         # reach a and b: 10 crosspoints; N links at every level
         return {"crosspoints": 10 * (n // 2) * lg, "switches": n // 2 * lg, "wires": n * lg}
@@ -421,7 +421,7 @@ _LABEL = {
     "hypercube": "hypercube",
     "leiserson": "Leiserson universal (w = N)",
     "leiserson-n23": "Leiserson universal (w = N^(2/3))",
-    "circuit-tree": "circuit fat tree",
+    "circuit-tree-paper": "circuit fat tree",
 }
 
 
@@ -637,7 +637,7 @@ def _patterns(text: str) -> list[str]:
     return patterns
 
 
-NETWORKS = ("hypercube", "circuit-tree", "leiserson-tree")
+NETWORKS = ("hypercube", "circuit-tree-paper", "leiserson-tree")
 
 
 def _vs_run(args, progress) -> Result:

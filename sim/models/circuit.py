@@ -151,7 +151,7 @@ class RouterModel:
         return (g0, g1, g2, g3), (o0, o1, o2, o3), (x0, x1, x2, x3)
 
     def step(self, in_valid, in_data, out_reject, out_ack) -> None:
-        # Unrolled over the four ports (the hot loop of every circuit-tree run); the rules
+        # Unrolled over the four ports (the hot loop of every circuit-tree-paper run); the rules
         # are those of the paper as the docstring and docs/circuit_tree.md state them. A cycle
         # is one of three kinds, cheapest first: held paths forward, a reject or ack from
         # beyond releases paths, or a new message arrives and is arbitrated.

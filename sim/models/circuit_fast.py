@@ -1,4 +1,4 @@
-"""Cycle-exact reference model of the fast circuit tree (``circuit-tree-fast``).
+"""Cycle-exact reference model of the fast circuit tree (``circuit-tree``).
 
 Written from the rules of :mod:`fattree.spec.circuit_fast` alone: one cycle per hop, a circuit
 held while its message passes, a head acknowledged by the mirror unless it finds its down

@@ -8,7 +8,7 @@ rejected, and one to a node that cannot be reached is rejected for ever, so a me
 delivered within ``limit`` cycles of being taken is counted **timed out**, and the rest of its
 sender's queue, which that interface never takes, **never sent**.
 
-:class:`FastFaultRun` is the fast circuit tree's (``circuit-tree-fast``): its nodes keep a
+:class:`FastFaultRun` is the fast circuit tree's (``circuit-tree``): its nodes keep a
 window of messages in flight and send each again until it is acknowledged, so it also counts
 the acknowledgements (``tx_done``) against the deliveries: a stuck ``ack`` can acknowledge a
 message that was lost.
@@ -174,4 +174,4 @@ class FastFaultRun(FaultRun):
 
 
 #: The fault run of each circuit tree, by design name.
-RUNS = {"circuit-tree": FaultRun, "circuit-tree-fast": FastFaultRun}
+RUNS = {"circuit-tree-paper": FaultRun, "circuit-tree": FastFaultRun}
