@@ -61,7 +61,8 @@ def test_network_interface_wrong_contract_fails(tmp_path):
 
 
 def test_circuit_tree_bounded_no_misdelivery_no_duplicate(tmp_path):
-    # Two nodes keep the default run short (about 15 s); 4 nodes: `fattree prove circuit-tree-paper`.
+    # Two nodes keep the default run short (about 15 s); 4 nodes:
+    # `fattree prove circuit-tree-paper`.
     rows = prove(
         "circuit-tree-paper",
         {"leaves": 2},

@@ -176,7 +176,8 @@ def test_synth_record_and_lut_extrapolation():
         "circuit-tree-paper", 16, {"leaves": 16}, data, cmd, "2026-01-01T00:00:00Z"
     )
     assert rec["command"] == (
-        "fattree synth circuit-tree-paper --param leaves=16 --family ecp5 --json --build-root build/x"
+        "fattree synth circuit-tree-paper --param leaves=16 --family ecp5 --json "
+        "--build-root build/x"
     )
     measured = {("circuit-tree-paper", 16): rec}
     assert topo.luts("circuit-tree-paper", 16, measured) == (1000, "synthesis")
