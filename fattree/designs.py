@@ -263,6 +263,7 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.proofs.circuit_fast_router:harness",
             ),
             mutant_point={"leaves": 4, "width": 2, "length": 2, "window": 8},
+            drawing="fattree.draw:circuit_tree_fast_picture",
             docs="docs/circuit_tree_fast.md",
         ),
         Design(

@@ -236,8 +236,13 @@ def draw_leiserson(layout: TreeLayout) -> Drawing:
 
 
 def circuit_tree_picture(p: dict) -> Drawing:
-    """The circuit tree of the design parameters ``p``."""
-    return _circuit_tree(p["leaves"])
+    """The circuit tree (the paper's protocol) of the design parameters ``p``."""
+    return _circuit_tree(p["leaves"], "circuit-tree-paper")
+
+
+def circuit_tree_fast_picture(p: dict) -> Drawing:
+    """The circuit tree that carries traffic: the same topology as the paper's."""
+    return _circuit_tree(p["leaves"], "circuit-tree")
 
 
 def scheduler_picture(p: dict) -> Drawing:
@@ -267,12 +272,12 @@ def _scheduler_w(p: dict) -> int:
     return p["w"]
 
 
-def _circuit_tree(leaves: int) -> Drawing:
+def _circuit_tree(leaves: int, name: str) -> Drawing:
     check_power_of_two("leaves", leaves, 2)
     h = leaves.bit_length() - 1
     return draw_fat_tree(
         FatTree(h, 2),
-        f"circuit-tree-paper: {leaves} leaves, FT({h}, 2); a router node at level l is 2^l routers",
+        f"{name}: {leaves} leaves, FT({h}, 2); a router node at level l is 2^l routers",
     )
 
 

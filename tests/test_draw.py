@@ -23,10 +23,12 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.parametrize("design", ["circuit-tree-paper", "circuit-tree"])
 @pytest.mark.parametrize("leaves", [2, 4, 8, 16, 64])
-def test_circuit_tree_counts(leaves):
+def test_circuit_tree_counts(leaves, design):
     h = leaves.bit_length() - 1
-    svg = draw("circuit-tree-paper", {"leaves": leaves}).svg
+    svg = draw(design, {"leaves": leaves}).svg
+    assert f"{design}: {leaves} leaves" in svg
     assert len(elements(svg, "leaf")) == leaves
     assert len(elements(svg, "router")) == leaves // 2 * h
     assert len(elements(svg, "leaf-link")) == leaves
@@ -85,13 +87,13 @@ def test_leiserson_w_zero_is_n():
             "selector",
             {"width": 8},
             "design selector is a single block: there is no network to draw; "
-            "networks: circuit-tree-paper, leiserson-tree, scheduler",
+            "networks: circuit-tree, circuit-tree-paper, leiserson-tree, scheduler",
         ),
         (
             "circuit-router",
             {"width": 8, "seed": 1},
             "design circuit-router is a single block: there is no network to draw; "
-            "networks: circuit-tree-paper, leiserson-tree, scheduler",
+            "networks: circuit-tree, circuit-tree-paper, leiserson-tree, scheduler",
         ),
         (
             "circuit-tree-paper",
@@ -150,7 +152,7 @@ def test_cli_to_stdout(capsys):
         (
             ["draw", "selector"],
             "design selector is a single block: there is no network to draw; "
-            "networks: circuit-tree-paper, leiserson-tree, scheduler",
+            "networks: circuit-tree, circuit-tree-paper, leiserson-tree, scheduler",
         ),
         (["draw", "nosuch"], "unknown design 'nosuch'"),
         (
