@@ -98,7 +98,10 @@ class CircuitFastInterface(wiring.Component):
         the FREE slot of lowest index when a message is taken; returns their read ports
         (read at once: a word is read only from a slot that took its message)."""
         P, width, W = self.length, self.width, self.window
-        index = _index(free)
+        # A signal, not an expression: Amaranth would copy an expression into every reader
+        # (each word's memory), and the Verilog of long messages grows by tens of megabytes.
+        index = Signal(range(W))
+        m.d.comb += index.eq(_index(free))
         ports = []
         for k in range(P):
             size = width + (self.h if k == 0 else 0)
@@ -157,8 +160,10 @@ class CircuitFastInterface(wiring.Component):
         dest = (self.tx.payload.dest & bypass.replicate(self.h)) | (
             head_dest & sent.replicate(self.h)
         )
+        last_index = Signal(range(W))  # a signal for the same reason as the write index
+        m.d.comb += last_index.eq(_index(last))
         for k in range(P - 1):
-            m.d.comb += ports[k + 1].addr.eq(_index(last))
+            m.d.comb += ports[k + 1].addr.eq(last_index)
             data = data | (ports[k + 1].data & on[k].replicate(width))
         m.d.sync += [
             up.valid.eq(go | ~idle),
