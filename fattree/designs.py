@@ -264,6 +264,7 @@ DESIGNS: Registry[Design] = Registry(
             ),
             mutant_point={"leaves": 4, "width": 2, "length": 2, "window": 8},
             drawing="fattree.draw:circuit_tree_fast_picture",
+            diagrams=("fattree.wave_scenarios:circuit_tree_drop",),
             docs="docs/circuit_tree_fast.md",
         ),
         Design(

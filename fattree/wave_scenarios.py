@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .waves import Trace, read_vcd
 
-__all__ = ["circuit_tree_reject", "leiserson_stream_cycle"]
+__all__ = ["circuit_tree_drop", "circuit_tree_reject", "leiserson_stream_cycle"]
 
 TOP = "bench.top"
 
@@ -70,6 +70,70 @@ def circuit_tree_reject(vcd: str) -> Trace:
             "2: 0x21 taken; 9: stored in rx[1], ack; 11: tx_done, 0x43 taken.",
             "15: its first word meets a full rx[1]: reject 16, tx_reject 18, retry from 19;",
             "19: rx[1] takes 0x21; 21: the retry finds rx[1] empty: stored 24, tx_done 26.",
+        ],
+    )
+
+
+def circuit_tree_drop(vcd: str) -> Trace:
+    """The tree that carries traffic (4 nodes, ``width = 4``, ``length = 2``, window 2): node 2
+    sends 0x65 to node 1 at cycle 2 and node 0 sends 0x21 to node 1 at cycle 4, so that both
+    heads reach node 1's down port in the same cycle. Node 0's (turning there) is granted,
+    node 2's dropped: no acknowledgement comes back at its fixed time, and node 2 sends it
+    again from its window."""
+    from .hdl.circuit_fast.tree import CircuitFastTree
+
+    dut = CircuitFastTree(4, 4, 2, seed=1, window=2)
+    cycles, offers = 24, {2: (2, 0x65), 0: (4, 0x21)}
+
+    async def bench(ctx):
+        waiting = dict(offers)
+        for cycle in range(cycles):
+            for node in range(4):
+                ctx.set(dut.rx[node].ready, 1)
+            for node, (at, data) in list(waiting.items()):
+                ctx.set(dut.tx[node].valid, cycle >= at)
+                ctx.set(dut.tx[node].payload, {"dest": 1, "data": data})
+                if cycle >= at and ctx.get(dut.tx[node].ready):
+                    del waiting[node]
+            await ctx.tick()
+            for node in offers:
+                if node not in waiting:
+                    ctx.set(dut.tx[node].valid, 0)
+
+    _run(dut, bench, vcd)
+    signals = {}
+    for n in (2, 0):
+        ni = f"{TOP}.ni{n}"
+        signals |= {
+            f"tx[{n}].valid": f"{ni}.tx__valid",
+            f"inject{n} head": f"{ni}.up__head",
+            f"inject{n} data": f"{ni}.up__data",
+            f"inject{n} ack": f"{ni}.up__ack",
+            f"tx_reject[{n}]": f"{ni}.tx_reject",
+            f"tx_done[{n}]": f"{ni}.tx_done",
+        }
+    ni1 = f"{TOP}.ni1"
+    signals |= {
+        "eject1 head": f"{ni1}.down__head",
+        "eject1 data": f"{ni1}.down__data",
+        "eject1 ack": f"{ni1}.down__ack",
+        "rx[1].valid": f"{ni1}.rx__valid",
+        "rx[1].data": f"{ni1}.rx__payload",
+    }
+    rows = {k: v[:cycles] for k, v in read_vcd(vcd, signals, clock=f"{TOP}.clk").items()}
+    # rx.payload is not defined while rx.valid is low: drawn blank there.
+    data, valid = rows["rx[1].data"], rows["rx[1].valid"]
+    rows["rx[1].data"] = [d if v else 0 for d, v in zip(data, valid, strict=True)]
+    return Trace(
+        "circuit-tree, 4 nodes: two heads meet at node 1's down port; the one dropped is not "
+        "acknowledged and is sent again",
+        rows,
+        buses={"inject2 data", "inject0 data", "eject1 data", "rx[1].data"},
+        notes=[
+            "3: node 2's head goes up; 5: node 0's, which turns at the leaf router: both want",
+            "node 1's down port at 6. Node 0's is granted (on the eject link 6-7, ack 7, back",
+            "at node 0 at 12: tx_done 13); node 2's is dropped: no ack at 10, tx_reject 11,",
+            "sent again from its slot at 12: delivered 15-16, ack 16, back at 19: tx_done 20.",
         ],
     )
 

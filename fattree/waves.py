@@ -8,6 +8,8 @@ diagrams in the docs cannot drift from the hardware. ``fattree wave NAME -o FILE
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +44,10 @@ def read_vcd(path: str | Path, signals: dict[str, str], clock: str) -> dict[str,
     value: dict[str, int] = {}
     samples: dict[str, list[int]] = {label: [] for label in signals}
     clk_code = None
-    with open(path, "rb") as f:
+    # Amaranth names some signals with a leading "$" (a memory's port address, for one), which
+    # pyvcd's reader takes for a keyword: read them with "_" instead.
+    text = re.sub(rb"(\$var \S+ \d+ \S+ )\$", rb"\1_", Path(path).read_bytes())
+    with io.BytesIO(text) as f:
         for tok in tokenize(f):
             kind = tok.kind
             if kind is TokenKind.SCOPE:
@@ -125,6 +130,12 @@ class Diagram:
 DIAGRAMS: Registry[Diagram] = Registry(
     "diagram",
     [
+        Diagram(
+            "circuit-tree-drop",
+            "circuit tree, 4 nodes: two heads meet at a down port; the dropped one is not "
+            "acknowledged and its sender sends it again (docs/circuit_tree_fast.md)",
+            "fattree.wave_scenarios:circuit_tree_drop",
+        ),
         Diagram(
             "circuit-tree-paper-reject",
             "circuit tree, 2 nodes: a receiver that is not ready makes its interface reject "

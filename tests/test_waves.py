@@ -24,6 +24,18 @@ def test_circuit_tree_reject_trace_has_the_documented_timing(tmp_path):
     assert ones(valid) == list(range(9, 20)) + [24]  # 0x21 held until taken at 19
 
 
+def test_circuit_tree_drop_trace_has_the_documented_timing(tmp_path):
+    rows = trace("circuit-tree-drop", tmp_path).rows
+    # docs/circuit_tree_fast.md, "Timing": node 0's head turns and is granted; node 2's, at
+    # the same down port in the same cycle, is dropped, never acknowledged, and sent again.
+    assert ones(rows["inject2 head"]) == [3, 12] and ones(rows["inject0 head"]) == [5]
+    assert ones(rows["eject1 head"]) == [6, 15] and ones(rows["eject1 ack"]) == [7, 16]
+    assert ones(rows["inject0 ack"]) == [12] and ones(rows["tx_done[0]"]) == [13]
+    assert ones(rows["inject2 ack"]) == [19] and ones(rows["tx_done[2]"]) == [20]
+    assert ones(rows["tx_reject[2]"]) == [11] and not any(rows["tx_reject[0]"])
+    assert [rows["rx[1].data"][c] for c in ones(rows["rx[1].valid"])] == [0x21, 0x65]
+
+
 def test_leiserson_stream_trace_holds_the_next_cycle_for_the_receiver(tmp_path):
     rows = trace("leiserson-stream-cycle", tmp_path).rows
     start = ones(rows["start"])
