@@ -34,13 +34,13 @@ def harness(params: dict, broken: bool) -> FastTreeProperties:
         params.get("width", 2),
         params.get("length", 2),
         params.get("window", 1),
-        drain=params.get("drain", 24),
+        drain=params.get("drain", 80),
         broken=broken,
     )
 
 
 class FastTreeProperties(Harness):
-    def __init__(self, leaves, width, length, window, *, drain=24, broken=False):
+    def __init__(self, leaves, width, length, window, *, drain=80, broken=False):
         super().__init__()
         from ..hdl.circuit_fast.tree import CircuitFastTree
 
