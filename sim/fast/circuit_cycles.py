@@ -3,8 +3,8 @@
 :mod:`fattree.sim.fast.circuit_rounds` simulates delivery *rounds* (every pending message
 starts together); it cannot say what immediate retry or back-off do, where each interface
 retries on its own clock. :class:`CycleSim` steps every register of the network every clock
-cycle, as :class:`~fattree.sim.models.circuit.CircuitTreeModel` does, but in one numba kernel
-over flat arrays, so it reaches ``n = 2^16`` leaves (and beyond) in seconds to minutes.
+cycle, as :class:`~fattree.sim.models.circuit.CircuitTreeModel` does, but compiled with numba
+over packed arrays, so it reaches ``n = 2^16`` leaves (and beyond) in seconds to minutes.
 
 What it restates (the rules of docs/circuit_tree.md, "Router rules" and "Network
 interface"), and what it leaves out:
@@ -29,7 +29,9 @@ the reject and bit 3 the ack travelling back on the same link, stored at the sen
 port (the byte of router ``r`` port ``p`` is what ``r`` drives on port ``p``'s wires). Two
 buffers, read the current one, write the next, swap: every block reads its neighbours'
 registers of the previous cycle, as in the hardware. A router with nothing held and nothing
-arriving is skipped (its outputs are 0).
+arriving is skipped (its outputs are 0). A router's registers are one int32 word, an
+interface's one int64 row; a router's cycle and its arbitration are pure functions of scalars
+(``_router_step``, ``_grant``), inlined into the loop over all routers.
 
 ``tests/test_fast_circuit_cycles.py`` checks every interface output of every cycle against the
 cycle-exact model, for every retry strategy and pattern at small ``n``.
@@ -107,288 +109,333 @@ def _wiring(h: int) -> np.ndarray:
     return peer
 
 
-@numba.njit(cache=True)
-def _kernel(
-    n,
-    h,
-    length,
-    retry,
-    peer,
-    links,
-    which,
-    st,
-    rt,
-    busy,
-    own,
-    idle,
-    roff,
-    seq,
-    nst,
-    nidx,
-    nlast,
-    natt,
-    nwait,
-    nlvl,
-    ndst,
-    nup,
-    nwas,
-    noff,
-    tx_done,
-    tx_reject,
-    rx_valid,
-    qpos,
-    qend,
-    cur_msg,
-    msg_dst,
-    msg_accept,
-    msg_done,
-    msg_rejects,
-    glob,
-    cycles,
-):
-    """Advance ``cycles`` clock cycles or until every message is acknowledged.
+# The cycle, split along the hardware's blocks. Numba passes an array to a compiled function
+# with two atomic reference-count updates, inline="always" or not: helpers taking the state
+# arrays once per router and interface ran 3-13x slower than one monolithic kernel. So what
+# runs every cycle for every block is a pure function of scalars, inlined into a loop that
+# takes the arrays once per cycle; helpers taking arrays run once per message or reject.
+#
+# A router's registers, packed in one int32 word: per input port p its state (bits 2p, 2p+1)
+# and route (bits 8 + 2p, 9 + 2p), per output port o busy (bit 16 + o) and owner (bits
+# 20 + 2o, 21 + 2o).
+_RT_AT, _BUSY_AT, _OWN_AT = 8, 16, 20
+_LIVE = 0xFF | (0xF << _BUSY_AT)  # state and busy bits: 0 for a router that holds nothing
+# Interfaces: one int64 row of _I_COLS per node, the columns read every cycle first.
+_I_COLS = 13
+(
+    _I_ST,  # _N_IDLE, _N_PEND, _N_SEND or _N_WAIT
+    _I_UP,  # the byte driven up (valid, data bit 0)
+    _I_WAS,  # down valid seen last cycle (a burst ends when it falls)
+    _I_WAIT,  # back-off cycles left
+    _I_IDX,  # next word
+    _I_LAST,  # last word (2 * level + length)
+    _I_LVL,  # level of the turn
+    _I_DST,  # destination
+    _I_QPOS,  # next message of the queue
+    _I_QEND,  # end of the queue
+    _I_MSG,  # current message
+    _I_ATT,  # rejects of the current message, capped at BACKOFF_CAP
+    _I_OFF,  # the interface LFSR's position in the sequence at cycle 0
+) = range(_I_COLS)
+_M_DST, _M_ACCEPT, _M_DONE, _M_REJECTS = range(4)  # messages: one int64 row each
+_O_DONE, _O_REJECT, _O_RX = range(3)  # interface output registers: one uint8 row per node
+# glob: cycle, go (round retry), acknowledged, total, cycle of the last acknowledge, and
+# which of the two link buffers is the current one.
+_G_CYCLE, _G_GO, _G_ACKED, _G_TOTAL, _G_LAST, _G_WHICH = range(6)
+_IMMEDIATE, _ROUND, _BACKOFF = range(3)
+_CAP_MASK = (1 << BACKOFF_CAP) - 1
 
-    ``glob`` holds the cycle, ``go`` (round retry), the acknowledged count, the total and
-    the cycle of the last acknowledge; ``which`` selects the current link buffer.
-    """
-    period = seq.size
-    half = n // 2
-    routers = h * half
-    base_ni = 4 * routers
-    cap_mask = (1 << BACKOFF_CAP) - 1
-    for _ in range(cycles):
-        if glob[2] >= glob[3]:
-            break
-        c = glob[0]
-        cur = links[which[0]]
-        nxt = links[1 - which[0]]
-        go_used = glob[1]
-        if retry == 1:
-            any_busy = False
-            for k in range(n):
-                if nst[k] == _N_SEND or nst[k] == _N_WAIT:
-                    any_busy = True
-                    break
-            glob[1] = 0 if any_busy else 1
-        # -- routers ---------------------------------------------------------------------
-        for r in range(routers):
-            base = 4 * r
-            b0 = cur[peer[base]]
-            b1 = cur[peer[base + 1]]
-            b2 = cur[peer[base + 2]]
-            b3 = cur[peer[base + 3]]
-            if idle[r] and (b0 | b1 | b2 | b3) == 0:
-                nxt[base] = 0
-                nxt[base + 1] = 0
-                nxt[base + 2] = 0
-                nxt[base + 3] = 0
-                continue
-            vm = (b0 & 1) | ((b1 & 1) << 1) | ((b2 & 1) << 2) | ((b3 & 1) << 3)
-            dm = ((b0 >> 1) & 1) | (b1 & 2) | (((b2 >> 1) & 1) << 2) | (((b3 >> 1) & 1) << 3)
-            jm = ((b0 >> 2) & 1) | (((b1 >> 2) & 1) << 1) | (b2 & 4) | (((b3 >> 2) & 1) << 3)
-            km = ((b0 >> 3) & 1) | (((b1 >> 3) & 1) << 1) | (((b2 >> 3) & 1) << 2) | (b3 & 8)
-            s0 = st[base]
-            s1 = st[base + 1]
-            s2 = st[base + 2]
-            s3 = st[base + 3]
-            bsm = busy[base] | (busy[base + 1] << 1) | (busy[base + 2] << 2) | (busy[base + 3] << 3)
-            h0 = (vm & 1) != 0 and s0 == _IDLE
-            h1 = (vm & 2) != 0 and s1 == _IDLE
-            h2 = (vm & 4) != 0 and s2 == _IDLE
-            h3 = (vm & 8) != 0 and s3 == _IDLE
-            d0 = dm & 1
-            d1 = (dm >> 1) & 1
-            d2 = (dm >> 2) & 1
-            d3 = (dm >> 3) & 1
-            gm = 0  # granted inputs
-            xm = 0  # rejected inputs
-            o0 = o1 = o2 = o3 = 0
-            if h0 or h1 or h2 or h3:
-                up_a = h0 and d0 == 0
-                up_b = h1 and d1 == 0
-                if up_a or up_b:
-                    rb = seq[(roff[r] + c) % period] & 1
-                    port_a = rb ^ ((bsm >> (2 + rb)) & 1)
-                    other = ((bsm >> (3 - rb)) & 1) != 0 or (up_a and port_a == 1 - rb)
-                    port_b = (1 - rb) ^ (1 if other else 0)
-                    if up_a:
-                        gm |= 1
-                        o0 = 2 + port_a
-                    if up_b:
-                        gm |= 2
-                        o1 = 2 + port_b
-                turn_to_b = h0 and d0 == 1
-                turn_to_a = h1 and d1 == 1
-                busy_a = bsm & 1
-                busy_b = (bsm >> 1) & 1
-                if turn_to_b:
-                    o0 = 1
-                    if busy_b:
-                        xm |= 1
-                    else:
-                        gm |= 1
-                if turn_to_a:
-                    o1 = 0
-                    if busy_a:
-                        xm |= 2
-                    else:
-                        gm |= 2
-                if h2:
-                    o = d2
-                    win = ((bsm >> o) & 1) == 0 and not (turn_to_b if o else turn_to_a)
-                    if win:
-                        gm |= 4
-                        o2 = o
-                    else:
-                        xm |= 4
-                if h3:
-                    o = d3
-                    win = (
-                        ((bsm >> o) & 1) == 0
-                        and not (turn_to_b if o else turn_to_a)
-                        and not (h2 and d2 == o)
-                    )
-                    if win:
-                        gm |= 8
-                        o3 = o
-                    else:
-                        xm |= 8
-            # Inputs: granted, rejected, released by a reject or ack from beyond, finished.
-            bkr = xm
-            bka = 0
-            for i in range(4):
-                s = st[base + i]
-                if (gm >> i) & 1:
-                    st[base + i] = _FWD
-                    rt[base + i] = o0 if i == 0 else o1 if i == 1 else o2 if i == 2 else o3
-                elif (xm >> i) & 1:
-                    st[base + i] = _DEAD
-                elif s == _FWD:
-                    q = rt[base + i]
-                    rr = (jm >> q) & 1
-                    ra = (km >> q) & 1
-                    if rr or ra:
-                        st[base + i] = _DEAD
-                        bkr |= rr << i
-                        bka |= ra << i
-                elif s == _DEAD and ((vm >> i) & 1) == 0:
-                    st[base + i] = _IDLE
-            # Outputs: a claim takes the port, a release frees it; a held port forwards its
-            # owner's word if the owner was forwarding (old state) and valid.
-            old_s = (s0, s1, s2, s3)
-            any_held = False
-            for o in range(4):
-                held = (bsm >> o) & 1
-                released = held and (((jm | km) >> o) & 1)
-                src = own[base + o]
-                claim = -1
-                if (gm & 1) and o0 == o:
-                    claim = 0
-                elif (gm & 2) and o1 == o:
-                    claim = 1
-                elif (gm & 4) and o2 == o:
-                    claim = 2
-                elif (gm & 8) and o3 == o:
-                    claim = 3
-                if claim >= 0:
-                    busy[base + o] = 1
-                    own[base + o] = claim
-                elif released:
-                    busy[base + o] = 0
-                if busy[base + o]:
-                    any_held = True
-                byte = ((bkr >> o) & 1) << 2 | ((bka >> o) & 1) << 3
-                if held and not released:
-                    if old_s[src] == _FWD and (vm >> src) & 1:
-                        byte |= 1 | (((dm >> src) & 1) << 1)
-                nxt[base + o] = byte
-            idle[r] = not any_held and (st[base] | st[base + 1] | st[base + 2] | st[base + 3]) == 0
-        # -- interfaces ------------------------------------------------------------------
-        for k in range(n):
-            b = cur[peer[base_ni + k]]
-            up_reject = (b >> 2) & 1
-            up_ack = (b >> 3) & 1
-            down_valid = b & 1
-            tx_done[k] = 0
-            tx_reject[k] = 0
-            s = nst[k]
-            up = np.int64(nup[k])
-            if s == _N_IDLE:
-                i = qpos[k]
-                if i < qend[k]:
-                    qpos[k] = i + 1
-                    cur_msg[k] = i
-                    msg_accept[i] = c
-                    d = msg_dst[i]
-                    x = k ^ d
-                    lv = -1
-                    while x:
-                        x >>= 1
-                        lv += 1
-                    nlvl[k] = lv
-                    ndst[k] = d
-                    nlast[k] = 2 * lv + length
-                    natt[k] = 0
-                    nwait[k] = 0
-                    nst[k] = _N_PEND
-            elif s == _N_PEND:
-                if retry == 0:
-                    start = True
-                elif retry == 1:
-                    start = go_used != 0
-                else:
-                    start = nwait[k] == 0
-                    if nwait[k]:
-                        nwait[k] -= 1
-                if start:
-                    lv = nlvl[k]
-                    up = 1 | ((1 if lv == 0 else 0) << 1)  # word 0: 1 only for a turn here
-                    nidx[k] = 1
-                    nst[k] = _N_SEND
+
+@numba.njit(cache=True, inline="always")
+def _grant(hm, dm, bsm, rb):
+    """One router's arbitration: from the new heads ``hm`` (valid on an idle input), their
+    route bits ``dm``, the busy outputs ``bsm`` and the LFSR bit ``rb``, the granted and the
+    rejected inputs and the granted routes (input ``i``'s output in bits ``2i, 2i+1``)."""
+    h0 = (hm & 1) != 0
+    h1 = (hm & 2) != 0
+    d0 = dm & 1
+    d1 = (dm >> 1) & 1
+    d2 = (dm >> 2) & 1
+    d3 = (dm >> 3) & 1
+    gm = 0  # granted inputs
+    xm = 0  # rejected inputs
+    route = 0
+    # Up (a or b with bit 0): port r XOR e, the other one if busy, a before b; never refused.
+    up_a = h0 and d0 == 0
+    up_b = h1 and d1 == 0
+    if up_a or up_b:
+        port_a = rb ^ ((bsm >> (2 + rb)) & 1)
+        other = ((bsm >> (3 - rb)) & 1) != 0 or (up_a and port_a == 1 - rb)
+        port_b = (1 - rb) ^ (1 if other else 0)
+        if up_a:
+            gm |= 1
+            route |= 2 + port_a
+        if up_b:
+            gm |= 2
+            route |= (2 + port_b) << 2
+    # Down, priority turn > c > d: a turn (a to b, b to a) is refused only by a busy port.
+    turn_to_b = h0 and d0 == 1
+    turn_to_a = h1 and d1 == 1
+    if turn_to_b:
+        route |= 1
+        if bsm & 2:
+            xm |= 1
+        else:
+            gm |= 1
+    if turn_to_a:  # route 0
+        if bsm & 1:
+            xm |= 2
+        else:
+            gm |= 2
+    if hm & 4:
+        if ((bsm >> d2) & 1) == 0 and not (turn_to_b if d2 else turn_to_a):
+            gm |= 4
+            route |= d2 << 4
+        else:
+            xm |= 4
+    if hm & 8:
+        o = d3
+        c_took = (hm & 4) != 0 and d2 == o
+        if ((bsm >> o) & 1) == 0 and not (turn_to_b if o else turn_to_a) and not c_took:
+            gm |= 8
+            route |= o << 6
+        else:
+            xm |= 8
+    return gm, xm, route
+
+
+@numba.njit(cache=True, inline="always")
+def _asks_up(word, b0, b1):
+    """Whether a new head on port a or b asks to go up (only then the LFSR bit is read)."""
+    a = (b0 & 3) == 1 and (word & 3) == _IDLE
+    return a or ((b1 & 3) == 1 and ((word >> 2) & 3) == _IDLE)
+
+
+@numba.njit(cache=True, inline="always")
+def _router_step(word, b0, b1, b2, b3, rb):
+    """One router's cycle: from its registers ``word``, the bytes on its four links and its
+    LFSR bit, its registers after the cycle and the bytes it drives on ports 0 .. 3."""
+    # Per port bit masks: forward valid and data bit 0, backward reject and ack.
+    vm = (b0 & 1) | ((b1 & 1) << 1) | ((b2 & 1) << 2) | ((b3 & 1) << 3)
+    dm = ((b0 >> 1) & 1) | (b1 & 2) | (((b2 >> 1) & 1) << 2) | (((b3 >> 1) & 1) << 3)
+    jm = ((b0 >> 2) & 1) | (((b1 >> 2) & 1) << 1) | (b2 & 4) | (((b3 >> 2) & 1) << 3)
+    km = ((b0 >> 3) & 1) | (((b1 >> 3) & 1) << 1) | (((b2 >> 3) & 1) << 2) | (b3 & 8)
+    hm = 0  # new heads: valid on an idle input
+    fm = 0  # inputs forwarding (before this cycle's updates)
+    for p in range(4):
+        s = (word >> (2 * p)) & 3
+        if s == _IDLE:
+            hm |= vm & (1 << p)
+        elif s == _FWD:
+            fm |= 1 << p
+    bsm = (word >> _BUSY_AT) & 15
+    gm, xm, route = _grant(hm, dm, bsm, rb)
+    # Inputs: granted, rejected, released by a reject or ack from beyond, finished.
+    new = 0
+    bkr = xm
+    bka = 0
+    for i in range(4):
+        s = (word >> (2 * i)) & 3
+        q = (word >> (_RT_AT + 2 * i)) & 3
+        if (gm >> i) & 1:
+            s = _FWD
+            q = (route >> (2 * i)) & 3
+        elif (xm >> i) & 1:
+            s = _DEAD
+        elif s == _FWD:
+            rr = (jm >> q) & 1
+            ra = (km >> q) & 1
+            if rr or ra:
+                s = _DEAD
+                bkr |= rr << i
+                bka |= ra << i
+        elif s == _DEAD and ((vm >> i) & 1) == 0:
+            s = _IDLE
+        new |= (s << (2 * i)) | (q << (_RT_AT + 2 * i))
+    # Outputs: a claim takes the port, a release frees it; a held port forwards its owner's
+    # word if the owner was forwarding (old state) and valid.
+    y = 0
+    for o in range(4):
+        held = (bsm >> o) & 1
+        released = held and (((jm | km) >> o) & 1)
+        own = (word >> (_OWN_AT + 2 * o)) & 3
+        byte = ((bkr >> o) & 1) << 2 | ((bka >> o) & 1) << 3
+        if held and not released and (fm >> own) & 1 and (vm >> own) & 1:
+            byte |= 1 | (((dm >> own) & 1) << 1)
+        busy = held and not released
+        for i in range(4):  # at most one granted input claims an output
+            if (gm >> i) & 1 and ((route >> (2 * i)) & 3) == o:
+                busy = True
+                own = i
+                break
+        new |= ((1 if busy else 0) << (_BUSY_AT + o)) | (own << (_OWN_AT + 2 * o))
+        y |= byte << (8 * o)
+    return new, y & 0xFF, (y >> 8) & 0xFF, (y >> 16) & 0xFF, y >> 24
+
+
+@numba.njit(cache=True)
+def _routers(c, cur, nxt, peer, rstate, roff, seq):
+    """Every router's cycle ``c``: read the links in ``cur``, drive the next bytes in ``nxt``.
+    A router holding nothing with nothing arriving is skipped (its outputs are 0)."""
+    for r in range(rstate.size):
+        base = 4 * r
+        b0 = cur[peer[base]]
+        b1 = cur[peer[base + 1]]
+        b2 = cur[peer[base + 2]]
+        b3 = cur[peer[base + 3]]
+        word = rstate[r]
+        if (word & _LIVE) == 0 and (b0 | b1 | b2 | b3) == 0:
+            nxt[base] = 0
+            nxt[base + 1] = 0
+            nxt[base + 2] = 0
+            nxt[base + 3] = 0
+            continue
+        rb = 0
+        if _asks_up(word, b0, b1):
+            rb = seq[(roff[r] + c) % _PERIOD] & 1
+        rstate[r], nxt[base], nxt[base + 1], nxt[base + 2], nxt[base + 3] = _router_step(
+            word, b0, b1, b2, b3, rb
+        )
+
+
+@numba.njit(cache=True, inline="always")
+def _word_bit(j, lv, dst):
+    """Bit 0 of word ``j`` of a message to ``dst`` turning at level ``lv``: ``lv`` zeros
+    (up), a one (turn), ``dst``'s bits ``lv - 1 .. 0`` (down), then the data words' 0s."""
+    if j < lv:
+        return 0
+    if j == lv:
+        return 1
+    if j <= 2 * lv:
+        return (dst >> (2 * lv - j)) & 1
+    return 0
+
+
+@numba.njit(cache=True)
+def _take(k, c, length, nif, msgs):
+    """Interface ``k`` takes the next message of its queue at cycle ``c``."""
+    i = nif[k, _I_QPOS]
+    nif[k, _I_QPOS] = i + 1
+    nif[k, _I_MSG] = i
+    msgs[i, _M_ACCEPT] = c
+    d = msgs[i, _M_DST]
+    x = k ^ d
+    lv = -1  # the turn is at the level of the highest differing bit
+    while x:
+        x >>= 1
+        lv += 1
+    nif[k, _I_LVL] = lv
+    nif[k, _I_DST] = d
+    nif[k, _I_LAST] = 2 * lv + length
+    nif[k, _I_ATT] = 0
+    nif[k, _I_WAIT] = 0
+    nif[k, _I_ST] = _N_PEND
+
+
+@numba.njit(cache=True)
+def _rejected(k, c, retry, nif, msgs, seq):
+    """Interface ``k`` is rejected at cycle ``c``: count it, back to pending and, for
+    back-off, wait ``BACKOFF_SLOT * (x mod 2^min(rejects, BACKOFF_CAP))`` cycles."""
+    nif[k, _I_ST] = _N_PEND
+    msgs[nif[k, _I_MSG], _M_REJECTS] += 1
+    att = nif[k, _I_ATT]
+    exp = att + (1 if att != BACKOFF_CAP else 0)
+    if att != BACKOFF_CAP:
+        nif[k, _I_ATT] = att + 1
+    if retry == _BACKOFF:
+        x = np.int64(seq[(nif[k, _I_OFF] + c) % _PERIOD])
+        nif[k, _I_WAIT] = (x & _CAP_MASK & ((1 << exp) - 1)) * BACKOFF_SLOT
+
+
+@numba.njit(cache=True)
+def _interfaces(c, go, retry, length, cur, nxt, peer, nif, msgs, outs, glob, seq):
+    """Every interface's cycle ``c`` (``go``: the round retry's go of the previous cycle):
+    read the links in ``cur``, drive the next bytes in ``nxt``, set the output registers."""
+    base = peer.size - 1 - nif.shape[0]  # interface k's byte; then the always-0 byte
+    for k in range(nif.shape[0]):
+        b = cur[peer[base + k]]
+        outs[k, _O_DONE] = 0
+        outs[k, _O_REJECT] = 0
+        s = nif[k, _I_ST]
+        up = nif[k, _I_UP]
+        if s == _N_IDLE:
+            if nif[k, _I_QPOS] < nif[k, _I_QEND]:
+                _take(k, c, length, nif, msgs)
+        elif s == _N_PEND:
+            if retry == _BACKOFF and nif[k, _I_WAIT]:
+                nif[k, _I_WAIT] -= 1
+            elif retry != _ROUND or go:
+                up = 1 | (_word_bit(0, nif[k, _I_LVL], nif[k, _I_DST]) << 1)
+                nif[k, _I_IDX] = 1
+                nif[k, _I_ST] = _N_SEND
+        elif (b >> 2) & 1:  # a reject, sending or waiting
+            up = 0
+            outs[k, _O_REJECT] = 1
+            _rejected(k, c, retry, nif, msgs, seq)
+        elif s == _N_WAIT:
+            if (b >> 3) & 1:  # the ack
+                outs[k, _O_DONE] = 1
+                nif[k, _I_ST] = _N_IDLE
+                msgs[nif[k, _I_MSG], _M_DONE] = c
+                glob[_G_ACKED] += 1
+                glob[_G_LAST] = c
+        else:
+            j = nif[k, _I_IDX]
+            if j <= nif[k, _I_LAST]:
+                up = 1 | (_word_bit(j, nif[k, _I_LVL], nif[k, _I_DST]) << 1)
+                nif[k, _I_IDX] = j + 1
             else:
-                if up_reject:
-                    up = 0
-                    tx_reject[k] = 1
-                    nst[k] = _N_PEND
-                    msg_rejects[cur_msg[k]] += 1
-                    att = natt[k]
-                    exp = att + (1 if att != BACKOFF_CAP else 0)
-                    if att != BACKOFF_CAP:
-                        natt[k] = att + 1
-                    if retry == 2:
-                        x = np.int64(seq[(noff[k] + c) % period])
-                        nwait[k] = (x & cap_mask & ((1 << exp) - 1)) * BACKOFF_SLOT
-                elif s == _N_WAIT and up_ack:
-                    tx_done[k] = 1
-                    nst[k] = _N_IDLE
-                    msg_done[cur_msg[k]] = c
-                    glob[2] += 1
-                    glob[4] = c
-                elif s == _N_SEND:
-                    j = nidx[k]
-                    if j <= nlast[k]:
-                        lv = nlvl[k]
-                        if j < lv:
-                            bit = 0
-                        elif j == lv:
-                            bit = 1
-                        elif j <= 2 * lv:
-                            bit = (ndst[k] >> (2 * lv - j)) & 1
-                        else:
-                            bit = 0  # data words
-                        up = 1 | (bit << 1)
-                        nidx[k] = j + 1
-                    else:
-                        up = 0
-                        nst[k] = _N_WAIT
-            nup[k] = up
-            # Receive (always ready): a burst that ended is stored and acknowledged.
-            ack = 1 if (nwas[k] and not down_valid) else 0
-            rx_valid[k] = ack
-            nwas[k] = down_valid
-            nxt[base_ni + k] = up | (ack << 3)
-        which[0] = 1 - which[0]
-        glob[0] = c + 1
+                up = 0
+                nif[k, _I_ST] = _N_WAIT
+        nif[k, _I_UP] = up
+        # Receive (always ready): a burst that ended is stored and acknowledged.
+        valid = b & 1
+        ack = 1 if nif[k, _I_WAS] and not valid else 0
+        outs[k, _O_RX] = ack
+        nif[k, _I_WAS] = valid
+        nxt[base + k] = up | (ack << 3)
+
+
+@numba.njit(cache=True)
+def _in_flight(nif):
+    """Whether any interface is sending or waiting for its ack (no round retry's go)."""
+    for k in range(nif.shape[0]):
+        if nif[k, _I_ST] == _N_SEND or nif[k, _I_ST] == _N_WAIT:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _kernel(retry, length, peer, links, rstate, roff, seq, nif, msgs, outs, glob, cycles):
+    """Advance ``cycles`` clock cycles or until every message is acknowledged: every router,
+    then every interface, each reading the current link buffer and writing the next."""
+    for _ in range(cycles):
+        if glob[_G_ACKED] >= glob[_G_TOTAL]:
+            break
+        c = glob[_G_CYCLE]
+        w = glob[_G_WHICH]
+        cur = links[w]
+        nxt = links[1 - w]
+        go = glob[_G_GO]
+        if retry == _ROUND:
+            glob[_G_GO] = 0 if _in_flight(nif) else 1
+        _routers(c, cur, nxt, peer, rstate, roff, seq)
+        _interfaces(c, go, retry, length, cur, nxt, peer, nif, msgs, outs, glob, seq)
+        glob[_G_WHICH] = 1 - w
+        glob[_G_CYCLE] = c + 1
+
+
+def _port_field(at: int, width: int) -> property:
+    """A property: per router port (``4 * block + p``) its ``width``-bit field at bit
+    ``at + width * p`` of the router's word, as the former int8 array (a copy)."""
+    shifts = at + width * np.arange(4)
+    mask = (1 << width) - 1
+    return property(lambda self: ((self.rstate[:, None] >> shifts) & mask).astype(np.int8).ravel())
+
+
+def _column(table: str, col: int) -> property:
+    """A property: column ``col`` of the array attribute ``table`` (a writable view)."""
+    return property(lambda self: getattr(self, table)[:, col])
 
 
 @dataclass
@@ -468,51 +515,64 @@ class CycleSim:
         # Messages grouped by source, each node's in the given order (a stable sort).
         order = np.argsort(src, kind="stable")
         self._order = order
-        self.msg_dst = dst[order].astype(np.int64)
-        counts = np.bincount(src, minlength=n).astype(np.int64)
-        self.qend = np.cumsum(counts)
-        self.qpos = self.qend - counts
         m = src.size
         self.messages = m
-        self.msg_accept = np.full(m, -1, dtype=np.int64)
-        self.msg_done = np.full(m, -1, dtype=np.int64)
-        self.msg_rejects = np.zeros(m, dtype=np.int64)
+        self.msgs = np.zeros((m, 4), dtype=np.int64)
+        self.msgs[:, _M_DST] = dst[order]
+        self.msgs[:, _M_ACCEPT] = -1
+        self.msgs[:, _M_DONE] = -1
         self.peer = _wiring(h)
         self.links = np.zeros((2, self.peer.size), dtype=np.uint8)
-        self.which = np.zeros(1, dtype=np.int64)
-        self.st = np.zeros(4 * routers, dtype=np.int8)
-        self.rt = np.zeros(4 * routers, dtype=np.int8)
-        self.busy = np.zeros(4 * routers, dtype=np.int8)
-        self.own = np.zeros(4 * routers, dtype=np.int8)
-        self.idle = np.ones(routers, dtype=np.bool_)
+        self.rstate = np.zeros(routers, dtype=np.int32)  # see _RT_AT ..
         self.seq, _ = _lfsr_sequence()
         self.roff = np.concatenate([_offsets(seed, lv, half) for lv in range(h)])
-        self.noff = _offsets(seed, h, n)
-        self.nst = np.zeros(n, dtype=np.int8)
-        self.nidx = np.zeros(n, dtype=np.int64)
-        self.nlast = np.zeros(n, dtype=np.int64)
-        self.natt = np.zeros(n, dtype=np.int64)
-        self.nwait = np.zeros(n, dtype=np.int64)
-        self.nlvl = np.zeros(n, dtype=np.int64)
-        self.ndst = np.zeros(n, dtype=np.int64)
-        self.nup = np.zeros(n, dtype=np.uint8)
-        self.nwas = np.zeros(n, dtype=np.uint8)
-        self.cur_msg = np.zeros(n, dtype=np.int64)
+        self.nif = np.zeros((n, _I_COLS), dtype=np.int64)
+        self.nif[:, _I_OFF] = _offsets(seed, h, n)
+        counts = np.bincount(src, minlength=n).astype(np.int64)
+        self.nif[:, _I_QEND] = np.cumsum(counts)
+        self.nif[:, _I_QPOS] = self.nif[:, _I_QEND] - counts
         #: The interfaces' output registers after the last cycle (what the model's
-        #: ``step`` returns at the start of the next one).
-        self.tx_done = np.zeros(n, dtype=np.uint8)
-        self.tx_reject = np.zeros(n, dtype=np.uint8)
-        self.rx_valid = np.zeros(n, dtype=np.uint8)
-        # cycle, go, acknowledged, total, cycle of the last acknowledge
-        self.glob = np.array([0, 0, 0, m, -1], dtype=np.int64)
+        #: ``step`` returns at the start of the next one): ``tx_done``, ``tx_reject``,
+        #: ``rx_valid``.
+        self.outs = np.zeros((n, 3), dtype=np.uint8)
+        self.glob = np.array([0, 0, 0, m, -1, 0], dtype=np.int64)  # see _G_CYCLE ..
+
+    # The former per-field arrays: the columns of the packed state (views), and the routers'
+    # fields decoded from their words (copies).
+    st = _port_field(0, 2)
+    rt = _port_field(_RT_AT, 2)
+    busy = _port_field(_BUSY_AT, 1)
+    own = _port_field(_OWN_AT, 2)
+    idle = property(lambda self: (self.rstate & _LIVE) == 0)
+    which = property(lambda self: self.glob[_G_WHICH : _G_WHICH + 1])
+    nst = _column("nif", _I_ST)
+    nup = _column("nif", _I_UP)
+    nwas = _column("nif", _I_WAS)
+    nwait = _column("nif", _I_WAIT)
+    nidx = _column("nif", _I_IDX)
+    nlast = _column("nif", _I_LAST)
+    nlvl = _column("nif", _I_LVL)
+    ndst = _column("nif", _I_DST)
+    natt = _column("nif", _I_ATT)
+    cur_msg = _column("nif", _I_MSG)
+    qpos = _column("nif", _I_QPOS)
+    qend = _column("nif", _I_QEND)
+    noff = _column("nif", _I_OFF)
+    msg_dst = _column("msgs", _M_DST)
+    msg_accept = _column("msgs", _M_ACCEPT)
+    msg_done = _column("msgs", _M_DONE)
+    msg_rejects = _column("msgs", _M_REJECTS)
+    tx_done = _column("outs", _O_DONE)
+    tx_reject = _column("outs", _O_REJECT)
+    rx_valid = _column("outs", _O_RX)
 
     @property
     def cycle(self) -> int:
-        return int(self.glob[0])
+        return int(self.glob[_G_CYCLE])
 
     @property
     def acknowledged(self) -> int:
-        return int(self.glob[2])
+        return int(self.glob[_G_ACKED])
 
     @property
     def tx_ready(self) -> np.ndarray:
@@ -522,40 +582,16 @@ class CycleSim:
     def step(self, cycles: int = 1) -> None:
         """Advance ``cycles`` clock cycles (fewer once every message is acknowledged)."""
         _kernel(
-            self.leaves,
-            self.h,
+            {"immediate": _IMMEDIATE, "round": _ROUND, "backoff": _BACKOFF}[self.retry],
             self.length,
-            {"immediate": 0, "round": 1, "backoff": 2}[self.retry],
             self.peer,
             self.links,
-            self.which,
-            self.st,
-            self.rt,
-            self.busy,
-            self.own,
-            self.idle,
+            self.rstate,
             self.roff,
             self.seq,
-            self.nst,
-            self.nidx,
-            self.nlast,
-            self.natt,
-            self.nwait,
-            self.nlvl,
-            self.ndst,
-            self.nup,
-            self.nwas,
-            self.noff,
-            self.tx_done,
-            self.tx_reject,
-            self.rx_valid,
-            self.qpos,
-            self.qend,
-            self.cur_msg,
-            self.msg_dst,
-            self.msg_accept,
-            self.msg_done,
-            self.msg_rejects,
+            self.nif,
+            self.msgs,
+            self.outs,
             self.glob,
             cycles,
         )
@@ -569,7 +605,7 @@ class CycleSim:
                 raise RuntimeError(f"{left} messages pending after {max_cycles} cycles")
             self.step(min(chunk, max_cycles - self.cycle))
         # The model's run sees the last acknowledge in the output of the following cycle.
-        cycles = int(self.glob[4]) + 2 if self.messages else 0
+        cycles = int(self.glob[_G_LAST]) + 2 if self.messages else 0
         back = np.empty(self.messages, dtype=np.int64)
         back[self._order] = np.arange(self.messages)
         return CycleResult(
