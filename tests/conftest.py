@@ -1,6 +1,4 @@
 import gc
-import os
-import shutil
 import warnings
 
 import pytest
@@ -23,11 +21,6 @@ settings.register_profile("run-slow", max_examples=100)
 def pytest_configure(config):
     toolchain.setup_environment()
     settings.load_profile("run-slow" if config.getoption("--run-slow") else "default-run")
-    # Every Verilator build compiles the same runtime (verilated.cpp, its VPI, threads and DPI
-    # parts: about 25 CPU-seconds) before the design's own few seconds; with ccache on PATH
-    # Verilator's make takes them from the cache after the first build.
-    if shutil.which("ccache") and "OBJCACHE" not in os.environ:
-        os.environ["OBJCACHE"] = "ccache"
     # YoWASP's first run compiles WASM and its cache write is not atomic: warm it once here,
     # in the controller, before xdist workers start (a no-op once warm).
     if not hasattr(config, "workerinput"):

@@ -182,7 +182,7 @@ def check_caught(result):
 @pytest.mark.parametrize(
     "simulator, leaves",
     [
-        ("verilator", 4),
+        pytest.param("verilator", 4, marks=pytest.mark.slow),
         pytest.param("verilator", 8, marks=pytest.mark.slow),
         pytest.param("icarus", 4, marks=_ICARUS),
         pytest.param("icarus", 8, marks=[_ICARUS, pytest.mark.slow]),

@@ -91,7 +91,10 @@ def turn_level(src, dest):
 # -- elaboration --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("leaves, width, length, window", [(4, 8, 2, 8), (16, 4, 2, 4)])
+@pytest.mark.parametrize(
+    "leaves, width, length, window",
+    [(4, 8, 2, 8), pytest.param(16, 4, 2, 4, marks=pytest.mark.slow)],
+)
 def test_verilog(leaves, width, length, window):
     dut = CircuitFastTree(leaves, width, length, 1, window)
     text = verilog.convert(dut, name="top")

@@ -167,11 +167,11 @@ CASES = [
     # leaves, retry, faults
     (4, "immediate", "up:0.0.0"),
     (4, "backoff", "down:0.1.1"),
-    (8, "immediate", "eject:5"),
+    pytest.param(8, "immediate", "eject:5", marks=pytest.mark.slow),
     (8, "round", "inject:2"),
     (8, "backoff", "router:1.2"),
     (8, "immediate", "up:1.3.1,down:0.0.0"),
-    (8, "immediate", "up:0.2.0/valid=1"),
+    pytest.param(8, "immediate", "up:0.2.0/valid=1", marks=pytest.mark.slow),
     (8, "immediate", "down:1.1.0/data0=0,eject:3/data1=1"),
     (8, "backoff", "inject:6/reject=1,eject:1/ack=1"),
     (8, "immediate", "eject:0/valid=1,up:0.3.1/ack=0,down:0.1.0/reject=0"),

@@ -97,7 +97,7 @@ def test_tree_permutations(pattern):
     [
         (8, 1, "random"),
         (8, 2, "hotspot"),
-        (8, 3, "random"),
+        pytest.param(8, 3, "random", marks=pytest.mark.slow),
         # 16 leaves: 2 to 20 times as long as the 8-leaf points, the same check.
         pytest.param(16, 4, "random", marks=pytest.mark.slow),
         pytest.param(16, 5, "hotspot", marks=pytest.mark.slow),
@@ -334,7 +334,7 @@ def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=
 @pytest.mark.parametrize(
     "simulator, leaves, retry",
     [
-        ("verilator", 4, 0),
+        pytest.param("verilator", 4, 0, marks=pytest.mark.slow),
         pytest.param("icarus", 4, 0, marks=_ICARUS),
         # The other retry modes and sizes (the amaranth.sim lockstep tests run every mode).
         pytest.param("icarus", 4, 1, marks=[_ICARUS, pytest.mark.slow]),

@@ -202,7 +202,7 @@ def test_sim_passes_bench_knobs(capsys, tmp_path, monkeypatch, simulator):
     monkeypatch.chdir(tmp_path)
     summaries = {}
     for stall in (0, 90):
-        argv = ["sim", "circuit-tree-paper", "-p", "leaves=8", "-b", f"backpressure={stall}"]
+        argv = ["sim", "circuit-tree-paper", "-p", "leaves=4", "-b", f"backpressure={stall}"]
         argv += ["--simulator", simulator]
         code, out, _ = run(capsys, *argv, "--frames", "20", "--json")
         assert code == 0

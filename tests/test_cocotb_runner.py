@@ -28,3 +28,18 @@ def test_verilator_makes_only_the_top_module_public(tmp_path):
     # TOP holds the ports, circuit_tree_paper the top module's own signals; the routers and
     # interfaces below it (public under --public-flat-rw) must not be there.
     assert scopes == {"TOP", "circuit_tree_paper"}
+
+
+def test_verilator_builds_use_ccache_when_it_is_installed(tmp_path):
+    # The dev install brings ccache; a user's own OBJCACHE (even empty, to turn it off) is kept.
+    from fattree import toolchain
+
+    fake = tmp_path / "ccache"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    env = {"PATH": str(tmp_path)}
+    toolchain.setup_environment(env)
+    assert env["OBJCACHE"] == "ccache"
+    env = {"PATH": str(tmp_path), "OBJCACHE": ""}
+    toolchain.setup_environment(env)
+    assert env["OBJCACHE"] == ""

@@ -169,7 +169,8 @@ def test_circuit_tree_drains_when_traffic_stops(tmp_path):
     assert short[0]["status"] == "failed" and short[0]["counterexample"]
 
 
-@pytest.mark.parametrize("level", [0, 1])
+# Level 1 repeats level 0's rules with turns only: a slow point.
+@pytest.mark.parametrize("level", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_fast_router_properties_are_proved(tmp_path, level):
     # Level 0 (two leaves below, up ports c and d) and the top of a 4-leaf tree (turns only).
     rows = prove("circuit-fast-router", {"level": level}, root=tmp_path)

@@ -199,7 +199,15 @@ def _dp16kd_view(module):
 
 
 @pytest.mark.synthesis
-@pytest.mark.parametrize("width, depth", [(16, 256), (8, 512), (12, 1024), (5, 2048)])
+@pytest.mark.parametrize(
+    "width, depth",
+    [
+        (16, 256),
+        pytest.param(8, 512, marks=pytest.mark.slow),
+        pytest.param(12, 1024, marks=pytest.mark.slow),
+        (5, 2048),
+    ],
+)
 def test_ecp5_instance_is_yosys_mapping_plus_the_output_register(tmp_path, width, depth):
     init = (1 << width) - 1
     ours = _synth_ecp5(

@@ -78,7 +78,9 @@ def _bench(root, retry, **bench):
 
 @pytest.mark.cocotb
 @_ICARUS
-@pytest.mark.parametrize("retry", ["immediate", "round", "backoff"])
+@pytest.mark.parametrize(
+    "retry", ["immediate", *(pytest.param(r, marks=pytest.mark.slow) for r in ("round", "backoff"))]
+)
 def test_cocotbext_axi_bench_passes(tmp_path, retry):
     result = _bench(tmp_path, retry, frames=120)
     s = result["summary"]

@@ -69,7 +69,12 @@ def test_runtime_traffic_phases(simulator, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
-@pytest.mark.parametrize("mode", ["primary", "alternate", "runtime"])
+# The run-time mode's bench runs both modes and flips between them; each fixed mode alone is a
+# slow point.
+@pytest.mark.parametrize(
+    "mode",
+    [*(pytest.param(m, marks=pytest.mark.slow) for m in ("primary", "alternate")), "runtime"],
+)
 def test_round_robin_traffic_phases(mode, tmp_path):
     result = run_bench(
         get_design("rn1"),

@@ -513,7 +513,7 @@ def test_worst_placed_dead_routers():
 # --- the RTL under the same traffic (--rtl) -----------------------------------------------
 
 
-@pytest.mark.parametrize("load", [0.05, 0.3])
+@pytest.mark.parametrize("load", [pytest.param(0.05, marks=pytest.mark.slow), 0.3])
 def test_rtl_counts_equal_the_models_at_two_loads(load):
     from fattree.sim.experiments.rn1_open_probability import measure_open_rtl
 

@@ -425,6 +425,7 @@ def test_connected_agrees_with_a_path_search(cluster, seed):
         assert got[a, b] == path_exists(net, a, b, stacks=[(1, 2), (2, 1)]), (a, b)
 
 
+@pytest.mark.slow  # every choice of three parent trees of a 48-node-cluster hybrid
 def test_stacks_that_can_go():
     # 48-node clusters: four parent unit trees. Dispersed by halves, any three of them can
     # go and every pair is still connected (every node's two first-stage routers reach all
@@ -546,7 +547,7 @@ def _cluster_traffic(net, rng, count):
     "cluster, seed, knobs",
     [
         (12, 1, Knobs(start=0.4, turn=0.4, busy=0.1)),
-        (12, 6, BURST),
+        pytest.param(12, 6, BURST, marks=pytest.mark.slow),
         pytest.param(48, 2, Knobs(start=0.4, turn=0.3, busy=0.1), marks=pytest.mark.slow),
     ],
 )

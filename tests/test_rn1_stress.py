@@ -205,8 +205,17 @@ def test_round_robin_priority_bounds_the_wait(mode, senders):
         assert max(w[0] for w in wins.values()) <= bound
 
 
-@pytest.mark.parametrize("mode", ["primary", "alternate", "runtime"])
-@pytest.mark.parametrize("name", ["rounds", "burst", "noise"])
+# Each mode with one kind of traffic by default; the other pairings are slow points.
+@pytest.mark.parametrize(
+    "mode, name",
+    [
+        (mode, name)
+        if (mode, name) in {("primary", "rounds"), ("alternate", "burst"), ("runtime", "noise")}
+        else pytest.param(mode, name, marks=pytest.mark.slow)
+        for mode in ("primary", "alternate", "runtime")
+        for name in ("rounds", "burst", "noise")
+    ],
+)
 def test_round_robin_router_matches_model(mode, name):
     router = RN1Router(mode, 1, "round-robin")
     model = RN1Model(mode, 1, "round-robin")

@@ -513,9 +513,9 @@ needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="no iverilog")
 @pytest.mark.cocotb
 @pytest.mark.parametrize(
     "simulator, levels, w, family",
-    # A Verilator build takes about a minute: one size on it, the others on Icarus; the
-    # other sizes and the ecp5 forms are slow points.
-    [("verilator", 3, 4, None)]
+    # One size on Icarus by default; its Verilator build, the other sizes and the ecp5 forms
+    # are slow points.
+    [pytest.param("verilator", 3, 4, None, marks=pytest.mark.slow)]
     + [pytest.param("icarus", 3, 4, None, marks=needs_icarus)]
     + [
         pytest.param("icarus", levels, w, None, marks=[needs_icarus, pytest.mark.slow])

@@ -12,9 +12,11 @@ pytestmark = pytest.mark.cocotb
 NO_ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
 
 
-#: Each Verilator build is half a minute: the default run builds one width on it, Icarus all.
+#: Each Verilator build is half a minute: the default run builds one width on it, Icarus the
+#: two others.
 POINTS = [
-    *(pytest.param("icarus", w, marks=NO_ICARUS) for w in (1, 8, 33)),
+    *(pytest.param("icarus", w, marks=NO_ICARUS) for w in (1, 33)),
+    pytest.param("icarus", 8, marks=[NO_ICARUS, pytest.mark.slow]),
     ("verilator", 8),
     *(pytest.param("verilator", w, marks=pytest.mark.slow) for w in (1, 33)),
 ]

@@ -61,7 +61,7 @@ def ports(check):
     return [check.dut.start, check.dut.i]
 
 
-@pytest.mark.parametrize("width", [1, 4])
+@pytest.mark.parametrize("width", [pytest.param(1, marks=pytest.mark.slow), 4])
 def test_selector_contract_holds(width, tmp_path):
     check = SelectorProperties(width)
     result = run_sby("selector", check, ports(check), tmp_path, mode="bmc", depth=24)

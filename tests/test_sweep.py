@@ -453,6 +453,7 @@ with Client(sys.argv[1], timeout=30) as client:
 """
 
 
+@pytest.mark.slow  # a cluster of its own and a synthesis cut short: the plain sweep runs by default
 def test_dask_sweep_survives_a_killed_worker(cluster, tmp_path):
     jobs = sweep.experiment_grid(
         "hypercube-routing", ["dims=12", "procs=4"], sweep.parse_seeds("1..4")

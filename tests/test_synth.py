@@ -350,6 +350,7 @@ def test_cli_json(capsys, tmp_path):
 
 
 @pytest.mark.synthesis
+@pytest.mark.slow  # a second place and route of the selector, with the other router
 def test_cli_nextpnr_router_reaches_nextpnr(capsys, tmp_path):
     argv = ["synth", "selector", "-p", "width=2", "-f", "ecp5", "--json"]
     code = main([*argv, "--nextpnr-router", "router2", "--build-root", str(tmp_path)])
@@ -378,8 +379,8 @@ def test_synthesise_refuses_an_unknown_router(tmp_path):
 
 
 @pytest.mark.synthesis
-# Two synthesis and place-and-route runs of the RN1 router per family: ECP5 a slow point.
-@pytest.mark.parametrize("family", ["ice40", pytest.param("ecp5", marks=pytest.mark.slow)])
+@pytest.mark.slow  # two syntheses and place-and-route runs of the RN1 router per family
+@pytest.mark.parametrize("family", ["ice40", "ecp5"])
 def test_area_mapping_maps_to_lut4_with_fewer_luts(capsys, tmp_path, family):
     # The RN1 router's arbitration: deep cones that the delay mapping duplicates.
     argv = ["synth", "rn1", "-p", "mode=alternate", "-f", family, "--json", "--freq", "10"]
