@@ -34,6 +34,12 @@ latency"):
   denominator (also those that generate nothing); **offered** = messages generated in the
   window / (nodes * window), the same denominator.
 * Percentiles are nearest-rank: ``p``-th = the ``ceil(p/100 * N)``-th smallest.
+* **Starvation.** ``wait_max`` = the longest time any message spent in the network
+  (``accept`` to ``deliver``), counting also the messages taken but not delivered when the
+  window ends (their age at its end): a message that never gets through shows here, not in
+  the latencies. ``worst_share`` = the deliveries in the window of the worst-served source,
+  divided by the mean over the sources that generate messages (1.0 when all are served
+  alike, 0 when one is starved).
 
 A message's data is a sequence number (mod ``2^(word_bits * beats)``), which is how a delivery
 is matched to its message: the oldest message in flight to that node with that data.
@@ -74,6 +80,8 @@ FIGURES = (
     "max",
     "net_mean",
     "net_p99",
+    "wait_max",
+    "worst_share",
 )
 
 
@@ -145,11 +153,14 @@ class NetworkLoad:
         self.beat = [0] * nodes
         #: Per node the words of the message being received.
         self.received: list[list[int]] = [[] for _ in range(nodes)]
-        #: (dest, data) -> deque of (offer cycle, accept cycle), messages taken, in flight.
+        #: (dest, data) -> deque of (offer cycle, accept cycle, source), messages taken, in
+        #: flight.
         self.flight: dict[tuple[int, int], deque] = {}
         self.generated = 0  # in the window
         self.latency: list[int] = []  # delivered in the window
         self.network: list[int] = []
+        #: Per source its messages delivered in the window.
+        self.served = [0] * nodes
         self._ready: list[int] = [1] * nodes
 
     @property
@@ -211,7 +222,7 @@ class NetworkLoad:
         if self.beat[p] == self.beats:
             self.beat[p] = 0
             offer, dest, data, accept = q.popleft()
-            self.flight.setdefault((dest, data), deque()).append((offer, accept))
+            self.flight.setdefault((dest, data), deque()).append((offer, accept, p))
 
     def _received(self, n: int, word: int, last: int, t: int) -> None:
         words = self.received[n]
@@ -223,10 +234,11 @@ class NetworkLoad:
         waiting = self.flight.get((n, data))
         if len(words) != self.beats or not waiting:
             raise RuntimeError(f"cycle {t}: node {n} received {data:#x}, not sent")
-        offer, accept = waiting.popleft()
+        offer, accept, source = waiting.popleft()
         if t >= self.start:
             self.latency.append(t - offer)
             self.network.append(t - accept)
+            self.served[source] += 1
 
     def figures(self) -> dict:
         """The point's figures (:data:`FIGURES`), rounded for tables; latencies in cycles."""
@@ -246,7 +258,23 @@ class NetworkLoad:
             "max": max(lat) if lat else None,
             "net_mean": mean(net),
             "net_p99": percentile(net, 99),
+            "wait_max": self._wait_max(),
+            "worst_share": self._worst_share(),
         }
+
+    def _wait_max(self) -> int | None:
+        """The longest accept-to-deliver time, or age at the window's end of a message in
+        flight then."""
+        ages = [self.end - accept for flight in self.flight.values() for _, accept, _ in flight]
+        return max(self.network + ages, default=None)
+
+    def _worst_share(self) -> float | None:
+        """The worst-served source's deliveries over the mean of the sources that send."""
+        sending = [p for p in range(self.nodes) if self.dest[p] != -1]
+        if not sending:
+            return None
+        mean = sum(self.served[p] for p in sending) / len(sending)
+        return round(min(self.served[p] for p in sending) / mean, 3) if mean else None
 
 
 class ZeroLoad(NetworkLoad):

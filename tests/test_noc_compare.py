@@ -240,3 +240,29 @@ def test_rtl_equals_model(tmp_path, name):
     assert rtl == model_figures(net, opts)
     assert rtl["zero_load"]["messages"] == 12
     assert all(p["delivered"] > 0 for p in rtl["points"])
+
+
+def _one_source_never_delivered(window: int, starved=(0,)) -> dict:
+    """Shift traffic on 4 nodes through a network that takes every message and delivers it the
+    next cycle, except those of the nodes ``starved``, which it takes and never delivers."""
+    run = NetworkLoad(4, 8, 1, Point("shift", 1.0, 0, window))
+    pending = []
+    while not run.finished:
+        tx, _ = run.inputs()
+        rx = [None] * 4
+        for dest, word in pending:
+            rx[dest] = (word, 1)
+        pending = [(b[0], b[1]) for p, b in enumerate(tx) if b is not None and p not in starved]
+        run.observe([1] * 4, rx)
+    return run.figures()
+
+
+def test_starvation_figures_show_a_starved_source():
+    # Node 0's messages are taken from cycle 0 and never arrive: its share is 0 and the
+    # oldest of them has waited the whole window; the others wait one cycle.
+    figures = _one_source_never_delivered(window=50)
+    assert figures["worst_share"] == 0.0
+    assert figures["wait_max"] == 50
+    assert figures["net_p99"] == 1
+    fair = _one_source_never_delivered(window=50, starved=())
+    assert (fair["worst_share"], fair["wait_max"]) == (1.0, 1)

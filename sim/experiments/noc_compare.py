@@ -324,6 +324,8 @@ def columns(patterns) -> list[str]:
         "source",
         "zero_load",
         *patterns,
+        "worst_share",
+        "wait_max",
         "bits_per_node",
         "luts",
         "ffs",
@@ -336,11 +338,15 @@ def columns(patterns) -> list[str]:
 
 def _row(net: LoadNetwork, source: str, figures: dict, opts: dict, synth) -> list:
     per_point = figures["points"]
-    saturation = {}
+    saturation, at = {}, {}
     for k, p in enumerate(load_points(net, opts)):
         accepted = per_point[k]["accepted"]
-        saturation[p.pattern] = max(saturation.get(p.pattern, 0.0), accepted)
+        if accepted >= saturation.get(p.pattern, 0.0):
+            saturation[p.pattern], at[p.pattern] = accepted, per_point[k]
     random_rate = saturation.get("random")
+    # Starvation at random traffic's saturation point: the worst-served source, the longest
+    # wait in the network.
+    starved = at.get("random", {})
     perm = [saturation[p] for p in ("transpose", "bit-reversal") if p in saturation]
     per_node, per_klut = payload_rates(net.nodes, net.payload_bits, random_rate, synth)
     _, perm_klut = payload_rates(net.nodes, net.payload_bits, min(perm, default=None), synth)
@@ -351,6 +357,8 @@ def _row(net: LoadNetwork, source: str, figures: dict, opts: dict, synth) -> lis
         source,
         figures["zero_load"]["mean"],
         *(saturation.get(p) for p in opts["patterns"]),
+        starved.get("worst_share"),
+        starved.get("wait_max"),
         None if random_rate is None else round(random_rate * net.payload_bits, 3),
         *(synth.get(k) if synth else None for k in ("luts", "ffs", "fmax")),
         per_node,
@@ -375,6 +383,8 @@ def _reference_rows(opts: dict) -> list[list]:
                 "reference",
                 ref.get("zero_load"),
                 *(ref.get(p) for p in opts["patterns"]),
+                None,
+                None,
                 round(ref["random"] * bits, 3),
                 ref["luts"],
                 None,
@@ -429,6 +439,9 @@ def _notes(opts: dict, differ: list[str], missing: list[str]) -> list[str]:
         f" {', '.join(opts['patterns'])}: saturation throughput, the highest accepted messages"
         " per endpoint per cycle over the offered loads; bits_per_node: payload bits per"
         " endpoint per cycle at saturation, uniform random",
+        "worst_share, wait_max: at uniform random traffic's saturation point, the worst-served"
+        " source's deliveries over the mean source's, and the longest cycles any message spent"
+        " in the network (accepted to delivered, or still in flight when the window ends)",
         "luts, ffs: Yosys on the ECP5 (LUT4, flip-flops); fmax: MHz, median over nextpnr seeds;"
         " gbps_per_node, gbps_per_klut: delivered payload at saturation at that Fmax, uniform"
         " random, per endpoint and per 1,000 LUT4; gbps_per_klut_perm: the same for the worse"
