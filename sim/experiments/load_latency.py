@@ -180,7 +180,9 @@ def _run(args, progress) -> Result:
     notes = [
         "load, offered, accepted: messages per node per cycle (every node in the denominator);"
         " latencies in cycles, offer -> rx handshake (mean, p50, p99, max) and tx handshake ->"
-        " rx handshake (net_*); messages delivered in the window",
+        " rx handshake (net_*); messages delivered in the window; wait_max: the longest tx"
+        " handshake -> rx handshake, messages still in flight at the window's end counted by"
+        " their age; worst_share: the worst-served source's deliveries over the mean's",
     ]
     if not opts["model_only"]:
         notes.append(
