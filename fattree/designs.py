@@ -532,11 +532,14 @@ def elaborate_verilog(
     ``ports="axis"`` gives the design's AXI4-Stream top (:class:`AxisTop`; docs/axis.md).
     ``family`` (``"ecp5"``, ``"ice40"``) lets components use that family's primitives where
     they have a faster form (see :mod:`fattree.hdl.target`); None gives portable Verilog.
+    The text is lint-clean (:mod:`fattree.verilog_output`; the waivers of what is not are
+    :func:`fattree.verilog_output.waiver_file`).
     """
     from amaranth.back import verilog
 
     from . import toolchain
     from .hdl.target import SynthesisTarget
+    from .verilog_output import tidy
 
     design.top(ports)  # the one-line error before any work
     toolchain.setup_environment()
@@ -547,6 +550,6 @@ def elaborate_verilog(
     # Amaranth top at most 65 536.
     own = getattr(component, "structural_verilog", None)
     text = own(top_name(design, ports)) if own is not None else None
-    if text is not None:
-        return text
-    return verilog.convert(component, name=top_name(design, ports), platform=platform)
+    if text is None:
+        text = verilog.convert(component, name=top_name(design, ports), platform=platform)
+    return tidy(text)

@@ -12,19 +12,19 @@ import json
 from .. import __version__
 from ..designs import DESIGNS, elaborate_verilog, top_name
 from ..synthesis import FAMILIES
+from ..verilog_output import WAIVERS, waiver_file, waiver_path
 from .common import add_design_arguments, emit, resolve_design, writable_dir, writable_file
 
 NAME = "export"
-HELP = "write a design's Verilog and a FuseSoC core file (lint and synth targets)"
+HELP = "write a design's Verilog, its lint waivers and a FuseSoC core file (lint, synth)"
 
 #: VLNV vendor and library of every exported core: ``fattree:net:<design>:<version>``.
 VENDOR, LIBRARY = "fattree", "net"
 
-#: The lint target's Verilator options. Amaranth's Verilog trips style and lint-class warnings
-#: (unused bits, widths, incomplete cases) that are not bugs: the same classes the project's
-#: Verilator builds turn off (``_build_args`` in sim/cocotb_runner.py). Unlike those builds the
-#: lint keeps warnings fatal, so any warning of another class still fails it.
-VERILATOR_LINT_OPTIONS = ("-Wno-lint", "-Wno-style")
+#: The lint target's Verilator options: every warning, fatal. The Verilog is lint-clean but for
+#: the waivers of :data:`fattree.verilog_output.WAIVERS`, in the control file the lint target
+#: reads before it (fileset ``waivers``).
+VERILATOR_LINT_OPTIONS = ("-Wall",)
 
 
 def add_arguments(parser) -> None:
@@ -33,7 +33,8 @@ def add_arguments(parser) -> None:
         "--fusesoc",
         metavar="DIR",
         required=True,
-        help="folder to write <design>.v and <design>.core into (created if missing); "
+        help="folder to write <design>.v, its lint waivers <design>.vlt and <design>.core into "
+        "(created if missing); "
         "give it to fusesoc as --cores-root DIR",
     )
     parser.add_argument(
@@ -54,7 +55,7 @@ def _q(text: str) -> str:
     return json.dumps(text)
 
 
-def core_text(design, params: dict, family: str, verilog_file: str) -> str:
+def core_text(design, params: dict, family: str, verilog_file: str, waivers_file: str) -> str:
     """The CAPI2 core file (FuseSoC 2.4 schema; Edalize flow API for the lint and synth)."""
     top = top_name(design)
     settings = ", ".join(f"{k}={v}" for k, v in params.items()) or "no parameters"
@@ -73,6 +74,10 @@ filesets:
     files:
       - {_q(verilog_file)}
     file_type: verilogSource
+  waivers:
+    files:
+      - {_q(waivers_file)}
+    file_type: vlt
 
 targets:
   default:
@@ -80,8 +85,8 @@ targets:
     toplevel: {_q(top)}
 
   lint:
-    description: "Verilator --lint-only on the generated Verilog"
-    filesets: [rtl]
+    description: "Verilator --lint-only -Wall, with the Verilog's {len(WAIVERS)} waivers"
+    filesets: [waivers, rtl]
     toplevel: {_q(top)}
     flow: lint
     flow_options:
@@ -106,9 +111,13 @@ def run(args) -> int:
     # Elaborate first: a parameter the component rejects then leaves no half-written core.
     verilog = elaborate_verilog(design, params, args.family)
     verilog_path = writable_file(folder / f"{design.name}.v")
+    waivers_path = writable_file(waiver_path(verilog_path))
     core_path = writable_file(folder / f"{design.name}.core")
     verilog_path.write_text(verilog)
-    core_path.write_text(core_text(design, params, args.family, verilog_path.name))
+    waivers_path.write_text(waiver_file(verilog_path.name))
+    core_path.write_text(
+        core_text(design, params, args.family, verilog_path.name, waivers_path.name)
+    )
     name = core_name(design.name)
     emit(
         args,
@@ -118,7 +127,11 @@ def run(args) -> int:
             "family": args.family,
             "core": name,
             "dir": str(folder),
-            "files": {"core": str(core_path), "verilog": str(verilog_path)},
+            "files": {
+                "core": str(core_path),
+                "verilog": str(verilog_path),
+                "waivers": str(waivers_path),
+            },
             "targets": ["default", "lint", "synth"],
             "toplevel": top_name(design),
             "lines": verilog.count("\n"),

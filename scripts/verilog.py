@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..designs import DESIGNS, build_dir, elaborate_verilog
+from ..verilog_output import waiver_file, waiver_path
 from .common import (
     add_build_root_argument,
     add_design_arguments,
@@ -27,7 +28,7 @@ def add_arguments(parser) -> None:
         "--output",
         metavar="FILE",
         help="output file ('-' for stdout); default <build root>/verilog/<design>/<params>/"
-        "<design>.v",
+        "<design>.v; Verilator's lint waivers go beside it (<design>.vlt)",
     )
     parser.add_argument(
         "--family",
@@ -52,6 +53,8 @@ def run(args) -> int:
     path = writable_file(path)
     text = elaborate_verilog(design, params, args.family, ports)
     path.write_text(text)
+    waivers = writable_file(waiver_path(path))
+    waivers.write_text(waiver_file(path.name))
     emit(
         args,
         {
@@ -60,8 +63,10 @@ def run(args) -> int:
             "family": args.family,
             "ports": ports,
             "path": str(path),
+            "waivers": str(waivers),
             "lines": text.count("\n"),
         },
-        f"wrote {path} ({design.name}, {', '.join(f'{k}={v}' for k, v in params.items())})",
+        f"wrote {path} and its lint waivers {waivers.name} ({design.name}, "
+        f"{', '.join(f'{k}={v}' for k, v in params.items())})",
     )
     return 0

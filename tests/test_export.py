@@ -22,7 +22,7 @@ from fattree import __version__, toolchain
 from fattree.designs import elaborate_verilog, get_design
 from fattree.scripts import export
 from fattree.scripts.main import main
-from fattree.sim.cocotb_runner import _build_args
+from fattree.verilog_output import waiver_file
 
 FUSESOC = str(Path(sys.executable).parent / "fusesoc")
 
@@ -57,6 +57,7 @@ def test_export_writes_verilog_and_core(capsys, tmp_path):
         "files": {
             "core": str(folder / "circuit-tree-paper.core"),
             "verilog": str(folder / "circuit-tree-paper.v"),
+            "waivers": str(folder / "circuit-tree-paper.vlt"),
         },
         "targets": ["default", "lint", "synth"],
         "toplevel": "circuit_tree_paper",
@@ -66,6 +67,9 @@ def test_export_writes_verilog_and_core(capsys, tmp_path):
     verilog = (folder / "circuit-tree-paper.v").read_text()
     assert verilog == elaborate_verilog(get_design("circuit-tree-paper"), params, "ice40")
     assert data["lines"] == verilog.count("\n") and "module circuit_tree_paper(" in verilog
+    # Its waivers are those `fattree verilog` writes beside it.
+    waivers = (folder / "circuit-tree-paper.vlt").read_text()
+    assert waivers == waiver_file("circuit-tree-paper.v")
 
     text = (folder / "circuit-tree-paper.core").read_text()
     assert text.startswith("CAPI=2:\n")
@@ -75,16 +79,19 @@ def test_export_writes_verilog_and_core(capsys, tmp_path):
     assert f"with {settings}; family ice40" in core["description"]
     assert "leaves=4, width=8" in settings
     assert core["filesets"] == {
-        "rtl": {"files": ["circuit-tree-paper.v"], "file_type": "verilogSource"}
+        "rtl": {"files": ["circuit-tree-paper.v"], "file_type": "verilogSource"},
+        "waivers": {"files": ["circuit-tree-paper.vlt"], "file_type": "vlt"},
     }
     targets = core["targets"]
     assert list(targets) == ["default", "lint", "synth"]
-    assert all(t["filesets"] == ["rtl"] for t in targets.values())
+    # The waivers before the Verilog: Verilator applies a control file to the files after it.
+    assert targets["lint"]["filesets"] == ["waivers", "rtl"]
+    assert targets["default"]["filesets"] == targets["synth"]["filesets"] == ["rtl"]
     assert all(t["toplevel"] == "circuit_tree_paper" for t in targets.values())
     assert targets["lint"]["flow"] == "lint"
     assert targets["lint"]["flow_options"] == {
         "tool": "verilator",
-        "verilator_options": ["-Wno-lint", "-Wno-style"],
+        "verilator_options": ["-Wall"],
     }
     assert targets["synth"]["flow"] == "generic"
     assert targets["synth"]["flow_options"] == {
@@ -94,11 +101,9 @@ def test_export_writes_verilog_and_core(capsys, tmp_path):
     }
 
 
-def test_lint_options_are_the_project_verilator_warning_options():
-    # The lint turns off the warning classes the cocotb builds turn off, and no more: it keeps
-    # warnings fatal, so a warning of any other class still fails it.
-    assert set(export.VERILATOR_LINT_OPTIONS) <= set(_build_args("verilator"))
-    assert "-Wno-fatal" not in export.VERILATOR_LINT_OPTIONS
+def test_lint_options_turn_on_every_warning():
+    # Every warning, fatal: what the lint tolerates is only in the waivers file.
+    assert export.VERILATOR_LINT_OPTIONS == ("-Wall",)
 
 
 def test_family_sets_the_synth_arch_and_the_verilog(capsys, tmp_path):
@@ -213,11 +218,12 @@ def test_fusesoc_lint_target_passes(tmp_path, cores, design):
         tmp_path, cores, "run", "--target", "lint", "--build-root", str(build), name
     ).stdout
     work = build / name.replace(":", "_") / "lint"
-    # Edalize's Verilator command file: lint-only, our warning options, the exported Verilog.
+    # Edalize's Verilator command file: lint-only, -Wall, the waivers, then the Verilog.
     vc = (work / f"{name.replace(':', '_')}.vc").read_text().split()
-    assert "--lint-only" in vc and "-Wno-lint" in vc and "-Wno-style" in vc
+    assert "--lint-only" in vc and "-Wall" in vc and not any(a.startswith("-Wno") for a in vc)
     assert "--top-module" in vc and vc[vc.index("--top-module") + 1] == design.replace("-", "_")
-    assert any(arg.endswith(f"{design}.v") for arg in vc)
+    files = [arg for arg in vc if arg.endswith((f"{design}.v", f"{design}.vlt"))]
+    assert [Path(f).name for f in files] == [f"{design}.vlt", f"{design}.v"]
     assert "V e r i l a t i o n   R e p o r t" in out
 
 
@@ -239,14 +245,16 @@ def test_fusesoc_synth_target_sets_up_yosys(capsys, tmp_path, family):
 
 @pytest.mark.fusesoc
 def test_fusesoc_lint_target_fails_on_warnings(capsys, tmp_path):
-    # The lint is not vacuous: without the two options the same Verilog fails it (Amaranth's
-    # incomplete `casez` are lint-class warnings, fatal by default).
+    # The lint is not vacuous: without the waivers the same Verilog fails it (Amaranth's
+    # initial values of clocked registers are a -Wall warning, fatal).
     toolchain.require("verilator")
     data = export_core(capsys, tmp_path / "cores", "circuit-tree-paper", "leaves=4")
     core = Path(data["files"]["core"])
-    core.write_text(core.read_text().replace('["-Wno-lint", "-Wno-style"]', "[]"))
+    text = core.read_text()
+    assert "filesets: [waivers, rtl]" in text
+    core.write_text(text.replace("filesets: [waivers, rtl]", "filesets: [rtl]"))
     build = str(tmp_path / "build")
     argv = ["run", "--target", "lint", "--build-root", build, data["core"]]
     result = fusesoc(tmp_path, tmp_path / "cores", *argv, check=False)
     assert result.returncode != 0
-    assert "%Warning-CASEINCOMPLETE" in result.stderr + result.stdout
+    assert "%Warning-PROCASSINIT" in result.stderr + result.stdout

@@ -267,8 +267,11 @@ class RN1Router(wiring.Component):
             req = Signal(name=f"{prefix}req_{i}_{outs[0]}")
             m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
             reqs.append(req)
-        passes = [(k, reqs[k] & (ptr <= k)) for k in range(len(inputs))]
-        passes += [(k, reqs[k] & (ptr > k)) for k in range(len(inputs))]
+        # At the pointer's largest value k, ptr <= k always holds and ptr > k never does:
+        # written as constants, not as comparisons that cannot change.
+        top = (1 << len(ptr)) - 1
+        passes = [(k, reqs[k] & (ptr <= k) if k < top else reqs[k]) for k in range(len(inputs))]
+        passes += [(k, reqs[k] & (ptr > k)) for k in range(len(inputs)) if k < top]
         # Named signals along the chain keep each rank's expression small (amaranth.sim
         # compiles expressions as trees: unnamed, the chain's prefixes repeat in every rank).
         seen_one, seen_two = Const(0), Const(0)
