@@ -43,10 +43,18 @@ class Layer:
 
 
 LAYERS = (
-    # The package roots, `python -m fattree`, the name tables' helper and the tool finder.
+    # The package roots, `python -m fattree`, the name tables' helper, the tool finder and the
+    # Verilog text's lint tidying.
     Layer(
         "package",
-        ("fattree", "fattree.__main__", "fattree.sim", "fattree.registry", "fattree.toolchain"),
+        (
+            "fattree",
+            "fattree.__main__",
+            "fattree.sim",
+            "fattree.registry",
+            "fattree.toolchain",
+            "fattree.verilog_output",
+        ),
         (),
         ("amaranth", "cocotb"),
     ),
