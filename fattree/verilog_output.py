@@ -91,6 +91,9 @@ _NAME = r"(?:\\\S+\s|[A-Za-z_][A-Za-z0-9_$]*)"
 _CONST_RE = re.compile(r"(\d+)'([hb])([0-9a-fA-FxXzZ]+)")
 _SELECT_RE = re.compile(r"\s*\[(-?\d+)(?::(-?\d+))?\]")
 _ATTR_RE = re.compile(r"\(\*.*?\*\)\s*")
+_BLANKS_RE = re.compile(r"\s+")
+_NAME_RE = re.compile(_NAME)
+_REPLICATION_RE = re.compile(r"(\d+)\s*\{")
 _DECL_RE = re.compile(
     r"^\s*(?:wire|reg|input|output|inout)\s+(?:signed\s+)?(?:\[(-?\d+):(-?\d+)\]\s+)?(.*?)"
     r"\s*(?:=[^;]*)?;$"
@@ -134,9 +137,7 @@ class _Operands:
 
     def skip(self) -> None:
         while True:
-            match = _ATTR_RE.match(self.text, self.pos) or re.compile(r"\s+").match(
-                self.text, self.pos
-            )
+            match = _ATTR_RE.match(self.text, self.pos) or _BLANKS_RE.match(self.text, self.pos)
             if not match or match.end() == self.pos:
                 return
             self.pos = match.end()
@@ -163,7 +164,7 @@ class _Operands:
             return int(match.group(1))
         if text.startswith("{", self.pos):
             return self._concatenation()
-        match = re.compile(_NAME).match(text, self.pos)
+        match = _NAME_RE.match(text, self.pos)
         if not match:
             raise _Unknown
         name = match.group(0).strip()
@@ -184,7 +185,7 @@ class _Operands:
         width = 0
         while True:
             self.skip()
-            count = re.compile(r"(\d+)\s*\{").match(self.text, self.pos)
+            count = _REPLICATION_RE.match(self.text, self.pos)
             if count:  # replication: N{ x }
                 self.pos = count.end() - 1
                 width += int(count.group(1)) * self._concatenation()
