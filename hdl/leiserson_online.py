@@ -8,10 +8,12 @@ what was lost; the paper then assumes off-line settings. This design is the on-l
 * :class:`OnlineStage`: one partial concentrator stage (the verified Pippenger graph of
   :mod:`fattree.spec.concentrator_graph`) whose setting is decided in hardware. In the cycle
   an input's M bit arrives it takes the **first edge whose output is still free** in this
-  delivery cycle; inputs whose M bits arrive together choose in input order (a priority
-  chain). The M bit leaves one cycle later, the rest of the message follows; an input that
-  finds no free output loses its message. The stage keeps each path until the next ``start``
-  and carries acknowledgements back along it, one register per stage.
+  delivery cycle; inputs whose M bits arrive together choose in input order from the
+  stage's first input round (a priority chain whose start moves on by one input every
+  delivery cycle, so no input is always last). The M bit leaves one cycle later, the rest
+  of the message follows; an input that finds no free output loses its message. The stage
+  keeps each path until the next ``start`` and carries acknowledgements back along it, one
+  register per stage.
 * :class:`OnlineNode`: Fig. 3 with those stages, plus a reverse wire for every wire.
 * :class:`OnlineTree`: the nodes wired as a tree (no external interface at the root).
 * :class:`LeisersonOnline`: the tree with a network interface per leaf: a queue of
@@ -62,6 +64,10 @@ def _or(terms):
 class OnlineStage(wiring.Component):
     """One concentrator stage wired as ``graph``, set on-line by a greedy matching.
 
+    Inputs whose M bits arrive in the same cycle choose in turn from the stage's first
+    input: 0 in the first delivery cycle after reset, then 1, 2, ..., ``r - 1``, 0, ...
+    (one further at every ``start``).
+
     Attributes
     ----------
     start : In(1)
@@ -93,26 +99,34 @@ class OnlineStage(wiring.Component):
         taken = Signal(g.s)  # outputs given to a path in this delivery cycle
         avail = Signal(g.s, name="avail0")
         m.d.comb += avail.eq(Mux(self.start, (1 << g.s) - 1, ~taken))
-        drivers = [[] for _ in range(g.s)]
-        backs = []
-        for k, row in enumerate(g.adjacency):
+        # The input that chooses first: r - 1 after reset, so the first delivery cycle's
+        # `start` makes it 0; then one further each delivery cycle, so that no input stays
+        # behind the others (the paper leaves the order open; a fixed one starves).
+        first = Signal(range(g.r), init=g.r - 1)
+        with m.If(self.start):
+            m.d.sync += first.eq(Mux(first == g.r - 1, 0, first + 1))
+        requests = []
+        for k in range(g.r):
             wire = self.i[k]
             armed = Signal(name=f"armed{k}")
             armed_now = armed | self.start
             m.d.sync += armed.eq(armed_now & ~wire)
-            request = armed_now & wire  # this input's M bit is here
-            # The first edge whose output is free, after the inputs before this one chose.
+            requests.append(armed_now & wire)  # this input's M bit is here
+        # The chain from `first` round to first - 1: inputs first .. r - 1, then 0 .. first - 1.
+        grants = [[] for _ in range(g.r)]
+        for lap in (0, 1):
+            for k, row in enumerate(g.adjacency):
+                if lap and k == g.r - 1:
+                    break  # input r - 1 always comes in the first lap
+                in_lap = (k >= first) if lap == 0 else (k < first)
+                grant, avail = self._choose(m, row, requests[k] & in_lap, avail, f"{lap}_{k}")
+                grants[k].append(grant)
+        drivers = [[] for _ in range(g.s)]
+        backs = []
+        for k, row in enumerate(g.adjacency):
+            wire = self.i[k]
             grant = Signal(len(row), name=f"grant{k}")
-            found = Const(0, 1)
-            for e, j in enumerate(row):
-                m.d.comb += grant[e].eq(request & avail[j] & ~found)
-                found = found | avail[j]
-            nxt = Signal(g.s, name=f"avail{k + 1}")
-            m.d.comb += nxt.eq(
-                avail
-                & ~Cat(_or([grant[e] for e, x in enumerate(row) if x == j]) for j in range(g.s))
-            )
-            avail = nxt
+            m.d.comb += grant.eq(_or(grants[k]))
             route = Signal(len(row), name=f"route{k}")
             m.d.sync += route.eq(Mux(self.start, grant, route | grant))
             for e, j in enumerate(row):
@@ -124,6 +138,23 @@ class OnlineStage(wiring.Component):
             self.back_o.eq(Cat(backs)),
         ]
         return m
+
+    def _choose(self, m, row, request, avail, name):
+        """One link of the chain: ``request`` takes the first edge of ``row`` whose output is
+        in ``avail``; returns the grant per edge and the outputs still free after it."""
+        grant = Signal(len(row), name=f"grant{name}")
+        found = Const(0, 1)
+        for e, j in enumerate(row):
+            m.d.comb += grant[e].eq(request & avail[j] & ~found)
+            found = found | avail[j]
+        nxt = Signal(self.graph.s, name=f"avail{name}")
+        m.d.comb += nxt.eq(
+            avail
+            & ~Cat(
+                _or([grant[e] for e, x in enumerate(row) if x == j]) for j in range(self.graph.s)
+            )
+        )
+        return grant, nxt
 
 
 class OnlineSwitch(wiring.Component):

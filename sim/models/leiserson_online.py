@@ -7,8 +7,10 @@ Restated from section II of the paper and the definitions of
   leaf in cycle 1, passes each node's selector in 2 cycles and each concentrator stage in 1.
   A stage input carrying an M bit takes, in that cycle, the **first edge (in adjacency
   order) whose output is still free** in this delivery cycle; inputs whose M bits arrive in
-  the same cycle choose in input order (a greedy matching, built as messages arrive). An
-  input that finds every output of its edges taken loses its message there.
+  the same cycle choose in input order starting from the stage's first input, which moves
+  on by one input every delivery cycle (:func:`first_input`; a greedy matching, built as
+  messages arrive). An input that finds every output of its edges taken loses its message
+  there.
 * :class:`LeisersonOnlineModel` is the whole design at its ports, cycle by cycle: a queue of
   ``queue`` messages per leaf (``tx``), a global delivery-cycle counter, each leaf sending
   its oldest message every delivery cycle until it is acknowledged, and each receiver
@@ -16,7 +18,8 @@ Restated from section II of the paper and the definitions of
   the message's last bit arrives; an acknowledged message leaves the sender's queue in the
   last cycle of the delivery cycle.
 * :func:`run_online` delivers a whole message set (receivers always ready) and counts the
-  delivery cycles, for the experiments.
+  delivery cycles, for the experiments; its delivery cycles are turns 0, 1, 2, ... as the
+  hardware's after reset.
 
 The model shares the graphs (:class:`~fattree.spec.capacities.TreeLayout`), the frame and the
 delivery-cycle length with the hardware; the greedy choice, the timing of the events and the
@@ -36,7 +39,14 @@ from ...spec.leiserson_online import (
     cycle_length,
 )
 
-__all__ = ["Outcome", "CycleResult", "route_cycle", "LeisersonOnlineModel", "run_online"]
+__all__ = [
+    "Outcome",
+    "CycleResult",
+    "first_input",
+    "route_cycle",
+    "LeisersonOnlineModel",
+    "run_online",
+]
 
 
 @dataclass(frozen=True)
@@ -81,9 +91,19 @@ def _out_port(n: int, node: int, in_port: str, dst: int) -> str:
     return "LR"[below & 1]
 
 
-def route_cycle(layout: TreeLayout, sends: dict[int, int], *, stats: bool = False) -> CycleResult:
-    """One delivery cycle: ``sends[src] = dst`` (one message per leaf). With ``stats``, the
-    greedy's routed count against a maximum matching per stage instance."""
+def first_input(turn: int, inputs: int) -> int:
+    """The input of a stage of ``inputs`` inputs that chooses first among simultaneous
+    arrivals in delivery cycle ``turn`` (0 = the first after reset): input 0, then each
+    delivery cycle the next one, round and round."""
+    return turn % inputs
+
+
+def route_cycle(
+    layout: TreeLayout, sends: dict[int, int], *, turn: int = 0, stats: bool = False
+) -> CycleResult:
+    """Delivery cycle ``turn`` (0 = the first after reset, which sets each stage's first
+    input, :func:`first_input`): ``sends[src] = dst`` (one message per leaf). With ``stats``,
+    the greedy's routed count against a maximum matching per stage instance."""
     check_online_layout(layout)
     n = layout.leaves
     # Pending arrivals: time -> list of (stage key, input vertex, src). A message is at a
@@ -128,11 +148,22 @@ def route_cycle(layout: TreeLayout, sends: dict[int, int], *, stats: bool = Fals
     taken: dict[tuple[int, str, int], set[int]] = defaultdict(set)
     arrived: dict[tuple[int, str, int], list[int]] = defaultdict(list)
     routed: dict[tuple[int, str, int], int] = defaultdict(int)
+
+    def graph_of(key):
+        node, port, t = key
+        return layout.cascade(node.bit_length() - 1, port).stages[t].graph
+
+    def order(event):
+        # Arrivals at one stage in one cycle choose in input order, from its first input on.
+        key, vertex, _src = event
+        inputs = graph_of(key).r
+        return key, (vertex - first_input(turn, inputs)) % inputs
+
     while events:
         time = min(events)
-        for key, vertex, src in sorted(events.pop(time)):
+        for key, vertex, src in sorted(events.pop(time), key=order):
             node, port, t = key
-            graph = layout.cascade(node.bit_length() - 1, port).stages[t].graph
+            graph = graph_of(key)
             arrived[key].append(vertex)
             free = [j for j in graph.adjacency[vertex] if j not in taken[key]]
             if not free:
@@ -208,7 +239,8 @@ class LeisersonOnlineModel:
                 self.acked[leaf] = False
                 if self.queues[leaf]:
                     sends[leaf] = self.queues[leaf][0][0]
-            result = route_cycle(self.layout, sends)
+            # The first delivery cycle after reset is turn 0.
+            result = route_cycle(self.layout, sends, turn=self.delivery_cycles - 1)
             self.results.append(result)
             for src, outcome in result.outcomes.items():
                 if outcome.delivered:
@@ -264,7 +296,7 @@ def run_online(
             left = sum(len(q) for q in queues.values())
             raise RuntimeError(f"{left} messages still undelivered after {max_cycles} cycles")
         sends = {src: q[0] for src, q in queues.items() if q}
-        result = route_cycle(layout, sends, stats=stats)
+        result = route_cycle(layout, sends, turn=len(results), stats=stats)
         for src in result.delivered:
             queues[src].popleft()
         results.append(result)
