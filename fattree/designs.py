@@ -12,9 +12,12 @@ when a design is built.
 from __future__ import annotations
 
 import re
+import shlex
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import __version__
 from .params import Param
 from .registry import Registry, resolve
 from .spec.capacities import LEISERSON_TREE
@@ -41,12 +44,21 @@ __all__ = [
     "parse_bench_params",
     "build_dir",
     "PORTS",
+    "SRC",
     "top_name",
+    "elaborate_verilog",
+    "verilog_command",
+    "verilog_header",
 ]
 
 #: Port styles of a design's Verilog top: ``native`` (the component's own streams) or
 #: ``axis`` (AXI4-Stream names, docs/axis.md), for designs with an :class:`AxisTop`.
 PORTS = ("native", "axis")
+
+#: What the Verilog's ``src`` attributes say: ``relative`` (each net's and cell's Python file
+#: and line, the file relative to its package: ``fattree/hdl/circuit_router.py:221``) or
+#: ``none`` (no ``src`` attributes; ``--no-src``).
+SRC = ("relative", "none")
 
 
 @dataclass(frozen=True)
@@ -525,23 +537,31 @@ def top_name(design: Design, ports: str = "native") -> str:
 
 
 def elaborate_verilog(
-    design: Design, params: dict[str, int | str], family: str | None = None, ports: str = "native"
+    design: Design,
+    params: dict[str, int | str],
+    family: str | None = None,
+    ports: str = "native",
+    src: str = "relative",
 ) -> str:
     """Verilog text of the design, top module named after it (:func:`top_name`).
 
     ``ports="axis"`` gives the design's AXI4-Stream top (:class:`AxisTop`; docs/axis.md).
     ``family`` (``"ecp5"``, ``"ice40"``) lets components use that family's primitives where
     they have a faster form (see :mod:`fattree.hdl.target`); None gives portable Verilog.
-    The text is lint-clean (:mod:`fattree.verilog_output`; the waivers of what is not are
-    :func:`fattree.verilog_output.waiver_file`).
+    ``src`` (:data:`SRC`) says what the ``src`` attributes hold: files relative to their
+    package, or nothing. The text is lint-clean (:mod:`fattree.verilog_output`; the waivers
+    of what is not are :func:`fattree.verilog_output.waiver_file`). What a user gets has
+    :func:`verilog_header` before it.
     """
     from amaranth.back import verilog
 
     from . import toolchain
     from .hdl.target import SynthesisTarget
-    from .verilog_output import tidy
+    from .verilog_output import drop_sources, relative_sources, tidy
 
     design.top(ports)  # the one-line error before any work
+    if src not in SRC:
+        raise ValueError(f"src must be one of {', '.join(SRC)}, not {src!r}")
     toolchain.setup_environment()
     platform = SynthesisTarget(family) if family else None
     component = design.build(params, ports)
@@ -551,5 +571,86 @@ def elaborate_verilog(
     own = getattr(component, "structural_verilog", None)
     text = own(top_name(design, ports)) if own is not None else None
     if text is None:
-        text = verilog.convert(component, name=top_name(design, ports), platform=platform)
-    return tidy(text)
+        text = verilog.convert(
+            component, name=top_name(design, ports), platform=platform, emit_src=src != "none"
+        )
+    text = tidy(text)
+    return drop_sources(text) if src == "none" else relative_sources(text, source_roots())
+
+
+def source_roots() -> list[tuple[str, str]]:
+    """Where the Python files that make Verilog live, as :func:`relative_sources` takes them:
+    the package's folders (the checkout's ``hdl/`` is ``fattree/hdl`` in an editable install),
+    Amaranth's, and every folder of the import path (site-packages, for the rest)."""
+    import importlib.util
+    import sys
+
+    roots = []
+    for package in ("fattree", "fattree.hdl", "fattree.sim", "fattree.boards", "amaranth"):
+        spec = importlib.util.find_spec(package)
+        for folder in (spec and spec.submodule_search_locations) or ():
+            roots.append((folder, package.replace(".", "/")))
+    return roots + [(folder, "") for folder in sys.path if folder]
+
+
+def verilog_command(
+    design: Design,
+    params: dict[str, int | str],
+    family: str | None = None,
+    ports: str = "native",
+    src: str = "relative",
+) -> str:
+    """The ``fattree verilog`` command that writes this Verilog again, byte for byte (add
+    ``-o FILE`` to choose the file): every parameter given, so a later default cannot change
+    it, but an empty text, which only a default can be (``-p name=`` is no value)."""
+    words = ["fattree", "verilog", design.name]
+    for p in design.params:
+        if params[p.name] != "":
+            words += ["-p", f"{p.name}={params[p.name]}"]
+    if family:
+        words += ["--family", family]
+    if ports != "native":
+        words += ["--ports", ports]
+    if src == "none":
+        words.append("--no-src")
+    return shlex.join(words)
+
+
+def verilog_header(
+    design: Design,
+    params: dict[str, int | str],
+    family: str | None = None,
+    ports: str = "native",
+    src: str = "relative",
+) -> str:
+    """The comment block at the top of every Verilog file ``fattree verilog`` and ``fattree
+    export`` write: the fattree version, the design, every parameter, the ports, the family,
+    what the ``src`` attributes hold and the command that writes the file again. No date:
+    the same request gives the same bytes."""
+    summary = textwrap.wrap(design.summary, 88, initial_indent="  ", subsequent_indent="  ")
+    width = max((len(p.name) for p in design.params), default=0)
+    lines = [
+        f"Generated by fattree {__version__}: regenerate with the command below, do not edit.",
+        f"Design: {design.name}, top module {top_name(design, ports)}",
+        *summary,
+        f"Parameters (fattree designs {design.name} says what each is):",
+    ]
+    for p in design.params:
+        value = params[p.name]
+        shown = '""' if value == "" else str(value)
+        lines.append(f"  {p.name:<{width}} = {shown}" + ("  (default)" * (value == p.default)))
+    if not design.params:
+        lines.append("  none")
+    lines += [
+        "Ports: native (the design's own streams)"
+        if ports == "native"
+        else "Ports: axis (AXI4-Stream names, docs/axis.md)",
+        f"Family: {family} (its primitives where they are faster)"
+        if family
+        else "Family: portable (no FPGA primitives)",
+        "Source locations: none (--no-src)"
+        if src == "none"
+        else "Source locations: src attributes, each file relative to its package",
+        f"Command: {verilog_command(design, params, family, ports, src)}",
+    ]
+    return "".join(f"// {line}".rstrip() + "\n" for line in lines) + "\n"

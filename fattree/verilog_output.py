@@ -23,14 +23,29 @@ the meaning unchanged:
 
 What remains is in :data:`WAIVERS`, each with its reason; ``fattree verilog`` writes them
 beside the Verilog as a Verilator control file (README.md, "Lint").
+
+The ``src`` attributes (``(* src = "file:line" *)``: the Python line that made each net and
+cell) name the file as the Python interpreter found it, an absolute path of the installer's
+machine; :func:`relative_sources` names it relative to its package instead
+(``fattree/hdl/circuit_router.py:221``, ``amaranth/lib/fifo.py:88``), and
+:func:`drop_sources` removes the attributes.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
-__all__ = ["Waiver", "WAIVERS", "tidy", "waiver_file", "waiver_path"]
+__all__ = [
+    "Waiver",
+    "WAIVERS",
+    "tidy",
+    "waiver_file",
+    "waiver_path",
+    "relative_sources",
+    "drop_sources",
+]
 
 
 @dataclass(frozen=True)
@@ -363,3 +378,61 @@ def tidy(text: str) -> str:
     if module is not None:
         out += module
     return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Source locations: ``(* src = "a.py:12|b.py:30" *)``, as Amaranth and Yosys write them.
+
+_SRC_RE = re.compile(r'\(\*\s*src\s*=\s*"([^"]*)"\s*\*\)')
+_SRC_LINE_RE = re.compile(r'^[ \t]*\(\*\s*src\s*=\s*"[^"]*"\s*\*\)[ \t]*\n', re.M)
+_SRC_INLINE_RE = re.compile(r'\(\*\s*src\s*=\s*"[^"]*"\s*\*\)\s*')
+_LOCATION_RE = re.compile(r"^(.*?)(:[0-9.\-]+)?$", re.S)
+
+
+def _relative_path(path: str, roots) -> str:
+    """``path`` relative to the deepest of ``roots`` (``(folder, name)`` pairs: a file under
+    ``folder`` becomes ``name/...``, or just ``...`` where ``name`` is empty) that holds it;
+    the bare file name if none does. A relative ``path`` is kept."""
+    if not os.path.isabs(path):
+        return path
+    real = os.path.realpath(path)
+    best = None
+    for folder, name in roots:
+        if real.startswith(folder.rstrip(os.sep) + os.sep) and (
+            best is None or len(folder) > len(best[0])
+        ):
+            best = (folder, name)
+    if best is None:
+        return os.path.basename(path)
+    inner = os.path.relpath(real, best[0]).replace(os.sep, "/")
+    return f"{best[1]}/{inner}" if best[1] else inner
+
+
+def relative_sources(text: str, roots) -> str:
+    """``text`` with the file of every ``src`` attribute named relative to the deepest of
+    ``roots`` that holds it (``(folder, name)`` pairs, ``folder`` a real path: the package
+    folders, ``("/.../site-packages/amaranth", "amaranth")``, and the import path's folders
+    with an empty name), its line kept; a file under none of them keeps only its base name,
+    so no absolute path of the machine that wrote the file is left in it."""
+    roots = tuple((os.path.realpath(folder), name) for folder, name in roots)
+    seen: dict[str, str] = {}
+
+    def location(part: str) -> str:
+        if part not in seen:
+            path, line = _LOCATION_RE.match(part).groups()
+            seen[part] = _relative_path(path, roots) + (line or "")
+        return seen[part]
+
+    def attribute(match) -> str:
+        start, end = match.span(1)
+        new = "|".join(location(part) for part in match.group(1).split("|"))
+        whole, at = match.group(0), match.start()
+        return whole[: start - at] + new + whole[end - at :]
+
+    return _SRC_RE.sub(attribute, text)
+
+
+def drop_sources(text: str) -> str:
+    """``text`` without ``src`` attributes: a line that holds only one goes, and one between
+    other tokens goes with the blanks after it."""
+    return _SRC_INLINE_RE.sub("", _SRC_LINE_RE.sub("", text))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from ..designs import DESIGNS, elaborate_verilog, top_name
+from ..designs import DESIGNS, elaborate_verilog, top_name, verilog_header
 from ..synthesis import FAMILIES
 from ..verilog_output import WAIVERS, waiver_file, waiver_path
 from .common import add_design_arguments, emit, resolve_design, writable_dir, writable_file
+from .verilog import add_src_argument
 
 NAME = "export"
 HELP = "write a design's Verilog, its lint waivers and a FuseSoC core file (lint, synth)"
@@ -44,6 +45,7 @@ def add_arguments(parser) -> None:
         help="FPGA family of the core's synth target (Yosys arch); the Verilog is elaborated "
         "for it as with `fattree verilog --family` (default: %(default)s)",
     )
+    add_src_argument(parser)
 
 
 def core_name(design_name: str) -> str:
@@ -109,7 +111,10 @@ def run(args) -> int:
     design, params = resolve_design(args)
     folder = writable_dir(args.fusesoc)
     # Elaborate first: a parameter the component rejects then leaves no half-written core.
-    verilog = elaborate_verilog(design, params, args.family)
+    # The file `fattree verilog --family <family>` writes, header included: its command
+    # writes this file again.
+    header = verilog_header(design, params, args.family, "native", args.src)
+    verilog = header + elaborate_verilog(design, params, args.family, src=args.src)
     verilog_path = writable_file(folder / f"{design.name}.v")
     waivers_path = writable_file(waiver_path(verilog_path))
     core_path = writable_file(folder / f"{design.name}.core")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..designs import DESIGNS, build_dir, elaborate_verilog
+from ..designs import DESIGNS, build_dir, elaborate_verilog, verilog_header
 from ..verilog_output import waiver_file, waiver_path
 from .common import (
     add_build_root_argument,
@@ -38,20 +38,41 @@ def add_arguments(parser) -> None:
         "register); default: portable Verilog, as simulated",
     )
     add_ports_argument(parser)
+    add_src_argument(parser)
     add_build_root_argument(parser, where="verilog/<design>/<params>/, without -o")
+
+
+def add_src_argument(parser) -> None:
+    """``--no-src``, the same on ``fattree verilog`` and ``fattree export``."""
+    parser.add_argument(
+        "--no-src",
+        dest="src",
+        action="store_const",
+        const="none",
+        default="relative",
+        help="leave out the src attributes (each net's Python file and line; by default "
+        "named relative to its package, e.g. fattree/hdl/circuit_router.py:221)",
+    )
+
+
+def verilog_text(design, params: dict, family: str | None, ports: str, src: str) -> str:
+    """The file a user gets: the header (version, design, parameters, the command that writes
+    it again) and the Verilog."""
+    header = verilog_header(design, params, family, ports, src)
+    return header + elaborate_verilog(design, params, family, ports, src=src)
 
 
 def run(args) -> int:
     design, params = resolve_design(args)
     ports = resolve_ports(design, args.ports)
     if args.output == "-":
-        sys.stdout.write(elaborate_verilog(design, params, args.family, ports))
+        sys.stdout.write(verilog_text(design, params, args.family, ports, args.src))
         return 0
     suffix = "-axis" if ports == "axis" else ""
     folder = build_dir("verilog", design, params, Path(args.build_root))
     path = args.output or folder / f"{design.name}{suffix}.v"
     path = writable_file(path)
-    text = elaborate_verilog(design, params, args.family, ports)
+    text = verilog_text(design, params, args.family, ports, args.src)
     path.write_text(text)
     waivers = writable_file(waiver_path(path))
     waivers.write_text(waiver_file(path.name))

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from fattree import __version__, toolchain
-from fattree.designs import elaborate_verilog, get_design
+from fattree.designs import elaborate_verilog, get_design, verilog_header
 from fattree.scripts import export
 from fattree.scripts.main import main
 from fattree.verilog_output import waiver_file
@@ -63,9 +63,13 @@ def test_export_writes_verilog_and_core(capsys, tmp_path):
         "toplevel": "circuit_tree_paper",
         "lines": data["lines"],
     }
-    # The Verilog is the text `fattree verilog` writes for the same design and parameters.
+    # The Verilog is the file `fattree verilog --family ice40` writes for the same design and
+    # parameters, header included.
     verilog = (folder / "circuit-tree-paper.v").read_text()
-    assert verilog == elaborate_verilog(get_design("circuit-tree-paper"), params, "ice40")
+    design = get_design("circuit-tree-paper")
+    header = verilog_header(design, params, "ice40")
+    assert verilog == header + elaborate_verilog(design, params, "ice40")
+    assert "// Command: fattree verilog circuit-tree-paper -p leaves=4 " in header
     assert data["lines"] == verilog.count("\n") and "module circuit_tree_paper(" in verilog
     # Its waivers are those `fattree verilog` writes beside it.
     waivers = (folder / "circuit-tree-paper.vlt").read_text()
