@@ -9,7 +9,15 @@ import pytest
 
 from fattree.hdl.leiserson_online import LeisersonOnline
 from fattree.sim.checks.leiserson_online import CHECKS, LeisersonOnlineCheck
-from fattree.sim.models.leiserson_online import LeisersonOnlineModel, route_cycle, run_online
+from fattree.sim.experiments.noc_compare import DEFAULT_FRACTIONS, load_points
+from fattree.sim.load_networks import load_network
+from fattree.sim.models import leiserson_online as online_model
+from fattree.sim.models.leiserson_online import (
+    LeisersonOnlineModel,
+    first_input,
+    route_cycle,
+    run_online,
+)
 from fattree.sim.models.leiserson_schedule import (
     ideal_capacities,
     load_factor,
@@ -17,6 +25,7 @@ from fattree.sim.models.leiserson_schedule import (
     message_set,
     random_messages,
 )
+from fattree.sim.network_load import NetworkLoad
 from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
 from fattree.spec.capacities import TreeLayout
@@ -96,14 +105,80 @@ def test_model_alone_is_the_path_latency(n, w):
                 assert outcome.stages == path_stages(layout, src, dst)
 
 
-def test_same_cycle_contention_goes_to_the_lower_input():
-    # 4 leaves, w = 4: leaves 0 and 1 both send to leaf 2. They cross the root on wires 0 and
-    # 1 (the root's R cascade is complete), then meet at node 3's L cascade (3 -> 1, complete)
-    # in the same cycle on inputs 0 and 1: input 0 (leaf 0's message) takes the one wire.
+def test_first_input_moves_on_by_one_each_delivery_cycle():
+    assert [first_input(turn, 3) for turn in range(7)] == [0, 1, 2, 0, 1, 2, 0]
+    assert [first_input(turn, 1) for turn in range(3)] == [0, 0, 0]
+
+
+def test_same_cycle_contention_goes_round_the_inputs():
+    # 4 leaves, w = 4: leaves 0 and 1 both send to leaf 2, in the same cycle. At the root they
+    # enter the R cascade (one stage, 6 -> 2, complete: U group on inputs 0-3, node 2's wires
+    # on 4 and 5) together: leaf 0's message (input 4) chooses first and takes output 0
+    # unless the stage's first input is 5 (turn 5), when leaf 1's does. They go on to node
+    # 3's L cascade (3 -> 1, U group on inputs 0-1) on those wires, again together: from the
+    # first input t mod 3, input 0 wins at first inputs 0 and 2 (order 2, 0, 1), input 1 at 1.
     layout = TreeLayout.universal(4, 4)
-    result = route_cycle(layout, {0: 2, 1: 2})
-    assert result.delivered == [0]
-    assert result.outcomes[1].lost_at == (3, "L", 0)
+    winners = []
+    for turn in range(7):
+        result = route_cycle(layout, {0: 2, 1: 2}, turn=turn)
+        (winner,) = result.delivered
+        loser = 1 - winner
+        assert result.outcomes[loser].lost_at == (3, "L", 0)
+        winners.append(winner)
+    # turn:   0  1  2  3  4  5  6  (at 5 the root swapped the wires: node 3's input 0 is leaf 1)
+    assert winners == [0, 1, 0, 0, 1, 1, 0]
+    # Turn 0 is the first delivery cycle after reset: a lone route_cycle is that one.
+    assert route_cycle(layout, {0: 2, 1: 2}).delivered == [0]
+
+
+def test_loser_of_a_cycle_wins_a_later_one_on_the_rtl():
+    # Leaves 0 and 1 each queue four messages to leaf 2 before the first delivery cycle: every
+    # cycle both heads contend as above, so leaf 2 receives them in the order of the winners
+    # (turns 0-5 as above; at 6 leaf 0's last message wins; at 7 leaf 1's goes alone). With the
+    # chain fixed at input 0, leaf 1 would wait behind all four of leaf 0's.
+    dut = LeisersonOnline(4, w=4, seed=0, queue=4)
+    messages = [(leaf, 2) for _ in range(4) for leaf in (0, 1)]
+    scoreboard, model, result = run_rtl(dut, messages, 7, stall=0.0, idle=0.0)
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    assert result["received"] == 8
+    order = [src for r in model.results for src in r.delivered]
+    assert order == [0, 1, 0, 0, 1, 1, 0, 1]
+    assert order != sorted(order)
+
+
+def saturation_share(length: int) -> float:
+    """noc-compare's starvation figure on the model (its defaults: 16 leaves, seed 1, the
+    2,000-cycle window): the worst-served source's share at the uniform random load point
+    of the highest accepted rate (the last of equal ones)."""
+    net = load_network("leiserson-online", 16, length)
+    opts = {
+        "patterns": ["random"],
+        "fractions": [float(f) for f in DEFAULT_FRACTIONS.split(",")],
+        "warmup": 400,
+        "cycles": 2000,
+        "seed": 1,
+    }
+    best = None
+    for point in load_points(net, opts):
+        run = NetworkLoad(net.nodes, net.word_bits, net.beats, point)
+        model = net.model()
+        while not run.finished:
+            run.observe(*model.cycle(*run.inputs()))
+        figures = run.figures()
+        if best is None or figures["accepted"] >= best["accepted"]:
+            best = figures
+    return best["worst_share"]
+
+
+@pytest.mark.parametrize("length", [1, 2])
+def test_no_source_starves_at_saturation(length, monkeypatch):
+    # Our rule: at uniform random traffic's saturation no source gets less than half the mean
+    # source's deliveries. A chain that always starts at input 0 broke it at 2 words: the
+    # sources whose messages reach the stages on high inputs lose every tie.
+    assert saturation_share(length) >= 0.5
+    if length == 2:
+        monkeypatch.setattr(online_model, "first_input", lambda turn, inputs: 0)
+        assert saturation_share(length) < 0.5
 
 
 @pytest.mark.parametrize(("n", "w", "seed"), [(8, 8, 1), (16, 16, 2), (16, 7, 3), (32, 32, 4)])
