@@ -642,7 +642,7 @@ def verilog_header(
     if not design.params:
         lines.append("  none")
     lines += [
-        "Ports: native (the design's own streams)"
+        "Ports: native (the design's own port names)"
         if ports == "native"
         else "Ports: axis (AXI4-Stream names, docs/axis.md)",
         f"Family: {family} (its primitives where they are faster)"

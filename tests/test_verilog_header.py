@@ -63,7 +63,7 @@ def test_header_names_version_design_parameters_ports_family_and_command(tmp_pat
         line.split()[0] for line in params
     ]
     assert lines[start + 7 :] == [
-        "Ports: native (the design's own streams)",
+        "Ports: native (the design's own port names)",
         "Family: portable (no FPGA primitives)",
         "Source locations: src attributes, each file relative to its package",
         "Command: fattree verilog circuit-tree-paper -p leaves=4 -p width=8 -p length=2 "
@@ -221,3 +221,11 @@ def test_written_file_lints_clean(tmp_path, src):
     argv = ["verilator", "--lint-only", "-Wall", "--top-module", "circuit_tree_paper", *files]
     result = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert result.returncode == 0 and not result.stderr, result.stderr[:3000]
+
+
+def test_readme_shows_the_header_selector_gets(tmp_path):
+    readme = (Path(CHECKOUT) / "README.md").read_text()
+    section = readme.split("### What the file says about itself", 1)[1]
+    (shown,) = re.findall(r"```verilog\n(.*?)```", section.split("\n### ", 1)[0], re.S)
+    shown = shown.replace("fattree 0.1.0", f"fattree {fattree.__version__}")
+    assert write(tmp_path, "selector", "-p", "width=8").startswith(shown + "\n")
