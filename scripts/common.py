@@ -118,8 +118,11 @@ def writable_file(path: str | Path) -> Path:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        existed = path.exists()
         with open(path, "a"):
             pass
+        if not existed:  # a run that fails later leaves no empty file behind
+            path.unlink()
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}", code=1) from None
     return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import sys
 
+from .. import toolchain
 from ..sim.experiments import registry
 from .common import CliError, emit, progress, progress_display, writable_file
 
@@ -32,6 +33,19 @@ def write_csv(result, path) -> None:
         writer.writerows(["" if c is None else c for c in row] for row in result.rows)
 
 
+def _tools(args, plot) -> list[str]:
+    """The optional tools this run needs, checked before it computes anything: matplotlib for
+    a plot, cocotb and the simulator for an experiment's RTL half. (numba, for the compiled
+    simulators, is checked when their first kernel is called, at the start of the work.)"""
+    needs = ["matplotlib"] if plot is not None else []
+    # The RTL half runs by default (unless --model-only) or on request (--rtl).
+    rtl = args.rtl if hasattr(args, "rtl") else not getattr(args, "model_only", False)
+    simulator = getattr(args, "simulator", None)
+    if rtl and simulator in toolchain.TOOLS:
+        needs += ["cocotb", simulator]
+    return needs
+
+
 def run(args) -> int:
     experiments = registry()
     if args.list or not args.experiment:
@@ -49,6 +63,7 @@ def run(args) -> int:
             raise CliError(f"--plot wants a .png, .svg or .pdf file, not {args.plot!r}")
         plot = writable_file(args.plot)
     csv_file = writable_file(args.csv) if getattr(args, "csv", None) else None
+    toolchain.require(*_tools(args, plot))
     quiet = args.json or args.quiet
     with progress_display(quiet) as show:
         # ``show`` is the experiment's ``progress(str)`` callback; on a terminal it also

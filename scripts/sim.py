@@ -82,7 +82,7 @@ def run(args) -> int:
         knobs = parse_bench_params(design, given_once(args.bench_param, "--bench-param"))
     except ValueError as error:
         raise CliError(str(error)) from None
-    toolchain.require(args.simulator)
+    toolchain.require("cocotb", *(["cocotbext-axi"] if ports == "axis" else []), args.simulator)
     root = writable_dir(args.build_root)
     with progress_display(args.json) as show:
         show(f"building {design.name} for {args.simulator} ...")

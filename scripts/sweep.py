@@ -16,7 +16,7 @@ import json
 import math
 import sys
 
-from .. import sweep
+from .. import sweep, toolchain
 from ..designs import DESIGNS
 from ..synthesis import FAMILIES, LUT_MAPPINGS, NEXTPNR_ROUTERS
 from .common import CliError, progress, progress_display, writable_dir, writable_file
@@ -180,6 +180,11 @@ def run(args) -> int:
         raise CliError(str(exc)) from None
     plot_dir = writable_dir(args.plot) if getattr(args, "plot", None) else None
     csv_file = writable_file(args.csv) if args.csv else None
+    # Every optional tool the sweep will need, before any job runs.
+    toolchain.require(
+        *(["matplotlib"] if plot_dir is not None else []),
+        *(["distributed"] if getattr(args, "scheduler", None) else []),
+    )
     cache = sweep.Cache(writable_dir(args.cache))
     quiet = args.json or args.quiet
     with progress_display(quiet) as show:

@@ -186,7 +186,7 @@ def run_bench(
     bench_module = bench_module or (axis.bench if axis else design.bench)
     if bench_module is None:
         raise ValueError(f"design {design.name} has no cocotb bench yet")
-    toolchain.require(simulator)
+    toolchain.require("cocotb", *(["cocotbext-axi"] if axis else []), simulator)
     from cocotb_tools.runner import get_results, get_runner
 
     top = top_name(design, ports)

@@ -10,6 +10,11 @@ from fattree import toolchain
 
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
+    parser.addoption(
+        "--run-wheel",
+        action="store_true",
+        help="also run the wheel test (builds the wheel, installs it into a clean venv)",
+    )
 
 
 #: Examples per hypothesis test that does not set its own count: a quick sample in the default
@@ -28,12 +33,13 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-slow"):
-        return
-    skip = pytest.mark.skip(reason="slow: give --run-slow")
+    wheel = pytest.mark.skip(reason="wheel: give --run-wheel")
+    slow = pytest.mark.skip(reason="slow: give --run-slow")
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        if "wheel" in item.keywords and not config.getoption("--run-wheel"):
+            item.add_marker(wheel)
+        elif "slow" in item.keywords and not config.getoption("--run-slow"):
+            item.add_marker(slow)
 
 
 @pytest.fixture

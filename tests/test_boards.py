@@ -659,8 +659,8 @@ def test_build_missing_tool(capsys, tmp_path, monkeypatch, board, missing):
         next(k for k, t in toolchain.TOOLS.items() if t.exe == missing)
     ].package
     assert err.strip().splitlines() == [
-        f"fattree build: error: {missing} not found; install it with: pip install {package}  "
-        "(or: pip install -e '.[dev]')"
+        f"fattree build: error: {missing} not found; install it with: "
+        f"pip install 'fattree[synth]'  (or: pip install {package})"
     ]
 
 

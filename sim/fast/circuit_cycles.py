@@ -42,12 +42,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ...params import check_int_range, check_power_of_two
 from ...spec.circuit import BACKOFF_CAP, BACKOFF_SLOT, LFSR_WIDTH, check_retry, router_seed
 from ...spec.lfsr import LFSRModel
+from .lazy_jit import njit
 
 __all__ = ["CycleSim", "CycleResult", "run_cycles", "diameter_cycles", "MAX_LEAVES"]
 
@@ -146,7 +146,7 @@ _IMMEDIATE, _ROUND, _BACKOFF = range(3)
 _CAP_MASK = (1 << BACKOFF_CAP) - 1
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _grant(hm, dm, bsm, rb):
     """One router's arbitration: from the new heads ``hm`` (valid on an idle input), their
     route bits ``dm``, the busy outputs ``bsm`` and the LFSR bit ``rb``, the granted and the
@@ -204,14 +204,14 @@ def _grant(hm, dm, bsm, rb):
     return gm, xm, route
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _asks_up(word, b0, b1):
     """Whether a new head on port a or b asks to go up (only then the LFSR bit is read)."""
     a = (b0 & 3) == 1 and (word & 3) == _IDLE
     return a or ((b1 & 3) == 1 and ((word >> 2) & 3) == _IDLE)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _router_step(word, b0, b1, b2, b3, rb):
     """One router's cycle: from its registers ``word``, the bytes on its four links and its
     LFSR bit, its registers after the cycle and the bytes it drives on ports 0 .. 3."""
@@ -273,7 +273,7 @@ def _router_step(word, b0, b1, b2, b3, rb):
     return new, y & 0xFF, (y >> 8) & 0xFF, (y >> 16) & 0xFF, y >> 24
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _routers(c, cur, nxt, peer, rstate, roff, seq):
     """Every router's cycle ``c``: read the links in ``cur``, drive the next bytes in ``nxt``.
     A router holding nothing with nothing arriving is skipped (its outputs are 0)."""
@@ -298,7 +298,7 @@ def _routers(c, cur, nxt, peer, rstate, roff, seq):
         )
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _word_bit(j, lv, dst):
     """Bit 0 of word ``j`` of a message to ``dst`` turning at level ``lv``: ``lv`` zeros
     (up), a one (turn), ``dst``'s bits ``lv - 1 .. 0`` (down), then the data words' 0s."""
@@ -311,7 +311,7 @@ def _word_bit(j, lv, dst):
     return 0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _take(k, c, length, nif, msgs):
     """Interface ``k`` takes the next message of its queue at cycle ``c``."""
     i = nif[k, _I_QPOS]
@@ -332,7 +332,7 @@ def _take(k, c, length, nif, msgs):
     nif[k, _I_ST] = _N_PEND
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _rejected(k, c, retry, nif, msgs, seq):
     """Interface ``k`` is rejected at cycle ``c``: count it, back to pending and, for
     back-off, wait ``BACKOFF_SLOT * (x mod 2^min(rejects, BACKOFF_CAP))`` cycles."""
@@ -347,7 +347,7 @@ def _rejected(k, c, retry, nif, msgs, seq):
         nif[k, _I_WAIT] = (x & _CAP_MASK & ((1 << exp) - 1)) * BACKOFF_SLOT
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _interfaces(c, go, retry, length, cur, nxt, peer, nif, msgs, outs, glob, seq):
     """Every interface's cycle ``c`` (``go``: the round retry's go of the previous cycle):
     read the links in ``cur``, drive the next bytes in ``nxt``, set the output registers."""
@@ -396,7 +396,7 @@ def _interfaces(c, go, retry, length, cur, nxt, peer, nif, msgs, outs, glob, seq
         nxt[base + k] = up | (ack << 3)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _in_flight(nif):
     """Whether any interface is sending or waiting for its ack (no round retry's go)."""
     for k in range(nif.shape[0]):
@@ -405,7 +405,7 @@ def _in_flight(nif):
     return False
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _kernel(retry, length, peer, links, rstate, roff, seq, nif, msgs, outs, glob, cycles):
     """Advance ``cycles`` clock cycles or until every message is acknowledged: every router,
     then every interface, each reading the current link buffer and writing the next."""

@@ -39,11 +39,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from ...params import check_int_range, check_positive_int, check_power_of_two
 from ...spec import traffic
+from .lazy_jit import njit
 
 __all__ = [
     "random_bits",
@@ -110,7 +110,7 @@ class Scratch:
         return self.base
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _levels(src, dst):
     """The level a message turns at: the highest bit in which source and destination
     differ."""
@@ -125,7 +125,7 @@ def _levels(src, dst):
     return level
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _round_kernel(n, h, src, dst, level, bits, shift, payload, base, span, free_at, alive):
     """One round (the rules of the module docstring) of messages sorted by (level,
     destination); bit ``shift`` of ``bits[lv * n/2 + t]`` is router SW(lv, t)'s random bit,
@@ -228,7 +228,7 @@ def _round(n, src, dst, level, bits, shift, payload, scratch) -> np.ndarray:
     return alive
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _sort_kernel(n, h, src, dst):
     """Counting sorts: by destination, then stably by level (O(n), unlike lexsort), in
     32-bit counters (half the memory traffic of the scattered writes)."""

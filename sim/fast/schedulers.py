@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
+
+from .lazy_jit import njit
 
 __all__ = ["SCHEDULE_ALGORITHMS", "schedule_permutations", "PermutationSchedules"]
 
@@ -22,7 +23,7 @@ SCHEDULE_ALGORITHMS = ("level-wise", "greedy", "random", "optimal")
 _MT_N, _MT_M = 624, 397
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _mt_uint32(mt):
     """CPython's genrand_uint32 on ``mt`` (624 words, then the position: getstate()'s
     layout)."""
@@ -43,7 +44,7 @@ def _mt_uint32(mt):
     return y
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _randbelow(mt, n):
     """``random.Random._randbelow_with_getrandbits(n)`` (CPython 3.8+), for n < 2^32."""
     k = 0
@@ -55,13 +56,13 @@ def _randbelow(mt, n):
     return r
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _next_switch(wp, h, s, i):
     block = wp[h + 1]
     return (s // block) * block + ((s % block) * wp[1] + i) % block
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _height(w, src, dst):
     s, d, level = src // w, dst // w, 0
     while s != d:
@@ -71,7 +72,7 @@ def _height(w, src, dst):
     return level
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _request(up, down, wp, src, dst, alg, release, mt, ports, taken, choices):
     """One request against the link state (``up``/``down``: 1 = free); fills ``ports`` and
     returns ``(granted, height, ports chosen, failed level or -1)``."""
@@ -140,7 +141,7 @@ def _request(up, down, wp, src, dst, alg, release, mt, ports, taken, choices):
     return failed < 0, height, nports, failed
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _colour(eu, ev, colours, left, right, colour, path):
     """``bipartite_edge_colouring`` of the model on arrays: ``left[u, c]`` / ``right[v, c]``
     the edge of colour c at a vertex, -1 if none; False if a vertex has too many edges."""
@@ -184,7 +185,7 @@ def _colour(eu, ev, colours, left, right, colour, path):
     return True
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _optimal(wp, levels, src, dst, heights, ports, switches):
     """``optimal_ports`` of the model: level by level, edge-colour the requests that climb
     above the level. False if the requests are not a partial permutation."""
@@ -222,7 +223,7 @@ def _optimal(wp, levels, src, dst, heights, ports, switches):
     return True
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _schedule_trials(wp, levels, switches, dsts, alg, release, rounds, states):
     """Every permutation ``dsts[t]`` (node ``k`` sends to ``dsts[t, k]``) from an empty
     network; ``states[t]`` is the random algorithm's Mersenne Twister state of trial t."""
