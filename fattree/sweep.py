@@ -522,7 +522,7 @@ class LocalPool:
     def __init__(self, workers: int | None = None):
         self.workers = len(os.sched_getaffinity(0)) if workers is None else workers
         if self.workers < 1:
-            raise SweepError(f"--workers must be a positive integer, not {self.workers}")
+            raise SweepError(f"--jobs must be a positive integer, not {self.workers}")
 
     def describe(self) -> str:
         return f"{self.workers} local worker{'s' if self.workers > 1 else ''}"

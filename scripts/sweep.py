@@ -33,7 +33,8 @@ def _common(parser) -> None:
         "experiment: the experiment's --seed, default its own)",
     )
     parser.add_argument(
-        "--workers",
+        "--jobs",
+        "-j",
         type=int,
         default=None,
         metavar="N",
@@ -136,7 +137,7 @@ def add_arguments(parser) -> None:
 def _backend(args):
     if args.scheduler:
         return sweep.DaskCluster(args.scheduler, retries=args.retries)
-    return sweep.LocalPool(args.workers)
+    return sweep.LocalPool(args.jobs)
 
 
 def _grid(args) -> list:

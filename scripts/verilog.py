@@ -8,6 +8,7 @@ from pathlib import Path
 from ..designs import DESIGNS, build_dir, elaborate_verilog, verilog_header
 from ..verilog_output import waiver_file, waiver_path
 from .common import (
+    CliError,
     add_build_root_argument,
     add_design_arguments,
     add_ports_argument,
@@ -65,6 +66,8 @@ def verilog_text(design, params: dict, family: str | None, ports: str, src: str)
 def run(args) -> int:
     design, params = resolve_design(args)
     ports = resolve_ports(design, args.ports)
+    if args.output == "-" and args.json:
+        raise CliError("--json and -o - would both write to stdout; give -o FILE.v")
     if args.output == "-":
         sys.stdout.write(verilog_text(design, params, args.family, ports, args.src))
         return 0

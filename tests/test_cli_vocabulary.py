@@ -290,3 +290,41 @@ def test_a_repeated_bench_param_is_one_error_line(capsys, tmp_path, monkeypatch,
         f"fattree {command}: error: --bench-param backpressure given twice "
         "(backpressure=10, backpressure=20); give it once"
     ]
+
+
+def _takes(parser, option: str) -> bool:
+    return any(option in a.option_strings for a in _options(parser))
+
+
+WRITES_TO_OUTPUT = sorted(
+    words for words, p in COMMANDS.items() if _takes(p, "--output") and _takes(p, "--json")
+)
+
+
+def test_the_output_commands_are_found():
+    assert [w[0] for w in WRITES_TO_OUTPUT] == ["draw", "verilog", "wave"]
+
+
+@pytest.mark.parametrize("words", WRITES_TO_OUTPUT, ids=" ".join)
+def test_json_and_output_to_stdout_are_refused_in_one_line(capsys, tmp_path, words):
+    # Both would go to stdout, the JSON unreadable after the file; nothing is written.
+    target = {"draw": ["selector"], "verilog": ["selector"], "wave": ["circuit-tree-drop"]}
+    argv = [*words, *target[words[0]], "-o", "-", "--json", "--build-root", str(tmp_path)]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip().splitlines() == [
+        f"fattree {words[0]}: error: --json and -o - would both write to stdout; give -o FILE"
+        + {"draw": ".svg", "verilog": ".v", "wave": ""}[words[0]]
+    ]
+
+
+def test_no_command_says_workers_for_parallel_jobs():
+    # Local parallelism is --jobs/-j everywhere (soak, mutants, sweep).
+    assert not [words for words, p in COMMANDS.items() if _takes(p, "--workers")]
+    assert sorted(w for w, p in COMMANDS.items() if _takes(p, "--jobs")) == [
+        ("mutants",),
+        ("soak",),
+        ("sweep", "experiment"),
+        ("sweep", "synth"),
+    ]

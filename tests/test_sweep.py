@@ -76,7 +76,7 @@ def test_synth_grid_is_the_product_with_defaults():
         (["synth", "selector", "-p", "width"], "--param wants NAME=V1,V2"),
         (["synth", "selector", "-p", "width=1", "-p", "width=2"], "given twice for selector"),
         (["synth", "selector", "--seeds", "2..1"], "runs backwards"),
-        (["synth", "selector", "--workers", "0"], "--workers must be a positive integer, not 0"),
+        (["synth", "selector", "--jobs", "0"], "--jobs must be a positive integer, not 0"),
         (["synth", "selector", "--freq", "-3"], "--freq must be a positive number"),
         (["synth", "selector", "--scheduler", "localhost:8786"], "--scheduler wants tcp://"),
         (["synth", "selector", "--x", "leaves"], "--x leaves: selector has no parameter"),
@@ -281,7 +281,7 @@ def test_synth_table_medians_ranges_and_failures():
 def test_local_pool_runs_the_jobs_in_its_processes(tmp_path, capsys):
     argv = [
         "sweep", "experiment", "hypercube-routing", "--option", "dims=4", "--option", "dims=5",
-        "--option", "procs=2", "--seeds", "1..2", "--workers", "2",
+        "--option", "procs=2", "--seeds", "1..2", "--jobs", "2",
         "--cache", str(tmp_path / "cache"), "--csv", str(tmp_path / "t.csv"), "--json",
     ]  # fmt: skip
     assert main(argv) == 0
@@ -308,7 +308,7 @@ def test_local_pool_runs_the_jobs_in_its_processes(tmp_path, capsys):
 @pytest.mark.slow
 def test_local_pool_sweep_matches_fattree_synth_and_plots(tmp_path, capsys):
     argv = [
-        "sweep", "synth", "selector", "-p", "width=2", "--seeds", "1..2", "--workers", "2",
+        "sweep", "synth", "selector", "-p", "width=2", "--seeds", "1..2", "--jobs", "2",
         "--cache", str(tmp_path / "cache"), "--build-root", str(tmp_path / "runs"),
         "--csv", str(tmp_path / "t.csv"), "--plot", str(tmp_path / "plots"), "--json",
     ]  # fmt: skip
