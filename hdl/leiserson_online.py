@@ -346,7 +346,7 @@ class LeisersonOnline(wiring.Component):
         queue: int = 4,
     ):
         LEISERSON_ONLINE.check("leaves", leaves)
-        w = leaves if w is None else check_root_capacity(leaves, w)
+        w = check_root_capacity(leaves, w) if w else leaves  # None or 0: w = n
         LEISERSON_ONLINE.check("seed", seed)
         self.data_bits = LEISERSON_ONLINE.check("data_bits", data_bits)
         self.queue = LEISERSON_ONLINE.check("queue", queue)

@@ -86,7 +86,7 @@ class LeisersonFatTree(wiring.Component):
         if capacities is not None and w is not None:
             raise ValueError("give either capacities or w, not both")
         if capacities is None:
-            w = leaves if w is None else check_root_capacity(leaves, w)
+            w = check_root_capacity(leaves, w) if w else leaves  # None or 0: w = n
             self.layout = TreeLayout.universal(leaves, w, seed)
         else:
             self.layout = TreeLayout(leaves, check_capacity_profile(leaves, capacities), seed)
