@@ -208,6 +208,8 @@ def backpressure(default: int) -> Param:
     )
 
 
+#: Every design by name, a read-only mapping of :class:`Design` records whose failed
+#: lookups name the known designs (``fattree designs`` lists them).
 DESIGNS: Registry[Design] = Registry(
     "design",
     [
