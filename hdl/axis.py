@@ -24,7 +24,7 @@ The ports are flat members (``s_axis_3_tdata``), not arrays, so that the Verilog
 the AXI ones that tools (and cocotbext-axi's ``AxiStreamBus.from_prefix``) look for.
 """
 
-from amaranth import ClockDomain, Module, Mux, Signal
+from amaranth import ClockDomain, Module, Mux, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -193,13 +193,16 @@ class CircuitTreeFastAxis(CircuitTreeAxis):
 class StreamAxis(wiring.Component):
     """Any component whose edges are ``amaranth.lib.stream`` ports, with AXI4-Stream names.
 
-    Every stream member ``x`` of ``inner`` (``In``: into the design, ``Out``: out of it)
-    becomes ``s_axis_x_*`` or ``m_axis_x_*`` (arrays: ``s_axis_x_<k>_*``) with ``tdata``,
-    ``tvalid`` and ``tready``; ``tdata`` is the payload's bits, zero-padded to whole bytes
-    (padding ignored on the way in, 0 on the way out). One beat is one whole message, so
-    there is no ``tlast`` (AXI4-Stream lets it be absent: every transfer is then a packet).
-    Other members (``cycle_valid``, ...) keep their names. Clock ``aclk``, reset
-    ``aresetn`` (active low, synchronous) drive the ``sync`` domain of ``inner``.
+    The names follow the rule of every AXI top (docs/axis.md, "Port names"). An array of
+    streams is the per-leaf stream: into the design (``In``) element ``k`` becomes
+    ``s_axis_<k>_*``, out of it (``Out``) ``m_axis_<k>_*``; so ``inner`` may have at most one
+    stream array each way (``TypeError`` otherwise). A single stream member ``x`` becomes
+    ``s_axis_x_*`` or ``m_axis_x_*``. Each has ``tdata``, ``tvalid`` and ``tready``;
+    ``tdata`` is the payload's bits, zero-padded to whole bytes (padding ignored on the way
+    in, 0 on the way out). One beat is one whole message, so there is no ``tlast``
+    (AXI4-Stream lets it be absent: every transfer is then a packet). Other members
+    (``cycle_valid``, ...) keep their names. Clock ``aclk``, reset ``aresetn`` (active low,
+    synchronous) drive the ``sync`` domain of ``inner``.
     """
 
     def __init__(self, inner: wiring.Component):
@@ -209,18 +212,29 @@ class StreamAxis(wiring.Component):
         #: names of the other members, passed through.
         self.plain = []
         members = {"aclk": In(1), "aresetn": In(1)}
+        per_leaf = {}  # direction -> the stream array that is the per-leaf stream
         for name, member in inner.signature.members.items():
             if member.is_signature and isinstance(member.signature, stream.Signature):
                 into = member.flow == In
                 ports = getattr(inner, name)
-                indexed = (
-                    [(f"{name}_{k}", ports[k]) for k in range(len(ports))]
-                    if (member.dimensions)
-                    else [(name, ports)]
-                )
+                if member.dimensions:
+                    # Two arrays one way would both be s_axis_<k>: name them apart first.
+                    owner = type(inner).__name__
+                    if len(member.dimensions) > 1:
+                        raise TypeError(f"stream array {name} of {owner} has more than one index")
+                    if into in per_leaf:
+                        way = "into" if into else "out of"
+                        raise TypeError(
+                            f"{owner} has two stream arrays {way} it, {per_leaf[into]} and "
+                            f"{name}: only one can be the per-leaf stream"
+                        )
+                    per_leaf[into] = name
+                    indexed = [(str(k), ports[k]) for k in range(len(ports))]
+                else:
+                    indexed = [(name, ports)]
                 for label, port in indexed:
                     prefix = ("s_axis_" if into else "m_axis_") + label + "_"
-                    width = -(-len(port.payload.as_value()) // 8) * 8 or 8
+                    width = -(-len(Value.cast(port.payload)) // 8) * 8 or 8
                     members |= {
                         prefix + "tdata": (In if into else Out)(width),
                         prefix + "tvalid": (In if into else Out)(1),
@@ -241,7 +255,7 @@ class StreamAxis(wiring.Component):
         m.submodules.inner = inner = self.inner
         for port, prefix, into in self.streams:
             p = lambda name, prefix=prefix: getattr(self, prefix + name)  # noqa: E731
-            payload = port.payload.as_value()
+            payload = Value.cast(port.payload)
             if into:
                 m.d.comb += [
                     port.payload.eq(p("tdata")[: len(payload)]),
@@ -270,8 +284,9 @@ def scheduler_axis(**params) -> StreamAxis:
 
 
 def leiserson_stream_axis(**params) -> StreamAxis:
-    """The Leiserson tree behind stream ports with AXI4-Stream names: ``s_axis_tx_<k>_*``,
-    ``m_axis_rx_<k>_*``, and ``cycle_valid``/``cycle_ready`` as they are."""
+    """The Leiserson tree behind stream ports with AXI4-Stream names: per leaf ``k``
+    ``s_axis_<k>_*`` (its ``tx``) and ``m_axis_<k>_*`` (its ``rx``), and
+    ``cycle_valid``/``cycle_ready`` as they are."""
     from .leiserson_stream import leiserson_stream_tree
 
     return StreamAxis(leiserson_stream_tree(**params))

@@ -1,8 +1,8 @@
 """cocotb bench of the Leiserson stream tree's AXI4-Stream top (``leiserson_stream_axis``,
 docs/axis.md), driven by cocotbext-axi as a user outside Amaranth would drive it.
 
-Per leaf ``k``: an ``AxiStreamSource`` on ``s_axis_tx_<k>`` and an ``AxiStreamSink`` on
-``m_axis_rx_<k>`` (``byte_lanes=1``: one beat is one whole message, no ``tlast``), each with a
+Per leaf ``k``: an ``AxiStreamSource`` on ``s_axis_<k>`` and an ``AxiStreamSink`` on
+``m_axis_<k>`` (``byte_lanes=1``: one beat is one whole message, no ``tlast``), each with a
 random pause generator (bench knob ``backpressure``, percent). ``cycle_valid``/``cycle_ready``
 are plain signals the bench drives itself.
 
@@ -57,8 +57,8 @@ async def axis_delivery_cycles(dut):
 
     sources, sinks = [], []
     for k in range(n):
-        sources.append(axis_end(dut, f"s_axis_tx_{k}", AxiStreamSource, rng, percent))
-        sinks.append(axis_end(dut, f"m_axis_rx_{k}", AxiStreamSink, rng, percent))
+        sources.append(axis_end(dut, f"s_axis_{k}", AxiStreamSource, rng, percent))
+        sinks.append(axis_end(dut, f"m_axis_{k}", AxiStreamSink, rng, percent))
     dut.cycle_valid.value = 0
     await start_axis(dut)
 
