@@ -1,5 +1,8 @@
-"""AXI4-Stream top of the circuit tree, for users outside Amaranth (``fattree verilog
-circuit-tree-paper --ports axis``; docs/axis.md).
+"""AXI4-Stream tops for users outside Amaranth (``fattree verilog circuit-tree-paper --ports
+axis``; docs/axis.md): the circuit trees' and the generic :class:`StreamAxis`. Every AXI top
+follows one naming rule (docs/axis.md, "Port names"): leaf ``k``'s streams ``s_axis_<k>_*``
+into the network and ``m_axis_<k>_*`` out of it, other streams ``s_axis_<name>_*`` /
+``m_axis_<name>_*``, clock ``aclk``, reset ``aresetn``, and documented sideband ports.
 
 :class:`CircuitTreeAxis` wraps :class:`fattree.hdl.circuit_tree.CircuitFatTree`. Per leaf
 ``k`` it has a slave port ``s_axis_<k>_*`` (into the network: ``tdata``, ``tvalid``,

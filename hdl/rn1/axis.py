@@ -4,7 +4,8 @@
 :class:`RN1StreamAxis` renames the streams of
 :class:`fattree.hdl.rn1.bidelta_stream.RN1BideltaStream` or
 :class:`fattree.hdl.rn1.fat_tree.RN1FatTreeStream` to AXI4-Stream ports; it adds no logic
-(the endpoint's streams already are byte streams framed by ``last``). Per endpoint ``k``:
+(the endpoint's streams already are byte streams framed by ``last``). The names follow the
+rule of every AXI top (docs/axis.md, "Port names"). Per endpoint ``k``:
 
 * ``s_axis_<k>_tdata`` (8), ``_tvalid``, ``_tready``, ``_tdest`` (``lg endpoints``),
   ``_tlast``: a frame is one message, one byte per beat; ``tdest`` of its first beat is the
