@@ -9,11 +9,11 @@ what was lost; the paper then assumes off-line settings. This design is the on-l
   :mod:`fattree.spec.concentrator_graph`) whose setting is decided in hardware. In the cycle
   an input's M bit arrives it takes the **first edge whose output is still free** in this
   delivery cycle; inputs whose M bits arrive together choose in input order from the
-  stage's first input round (a priority chain whose start moves on by one input every
-  delivery cycle, so no input is always last). The M bit leaves one cycle later, the rest
-  of the message follows; an input that finds no free output loses its message. The stage
-  keeps each path until the next ``start`` and carries acknowledgements back along it, one
-  register per stage.
+  stage's first input round (a priority chain whose start, in a cascade's first stage,
+  moves on by one input every delivery cycle, so no input is always last). The M bit
+  leaves one cycle later, the rest of the message follows; an input that finds no free
+  output loses its message. The stage keeps each path until the next ``start`` and carries
+  acknowledgements back along it, one register per stage.
 * :class:`OnlineNode`: Fig. 3 with those stages, plus a reverse wire for every wire.
 * :class:`OnlineTree`: the nodes wired as a tree (no external interface at the root).
 * :class:`LeisersonOnline`: the tree with a network interface per leaf: a queue of
@@ -65,8 +65,15 @@ class OnlineStage(wiring.Component):
     """One concentrator stage wired as ``graph``, set on-line by a greedy matching.
 
     Inputs whose M bits arrive in the same cycle choose in turn from the stage's first
-    input: 0 in the first delivery cycle after reset, then 1, 2, ..., ``r - 1``, 0, ...
-    (one further at every ``start``).
+    input: with ``rotate``, 0 in the first delivery cycle after reset, then 1, 2, ...,
+    ``r - 1``, 0, ... (one further at every ``start``); without, always 0.
+
+    Parameters
+    ----------
+    graph : BipartiteGraph
+        The stage's wiring, ``r`` inputs to ``s`` outputs.
+    rotate : bool
+        Move the first input on every delivery cycle (a cascade's first stage).
 
     Attributes
     ----------
@@ -79,10 +86,13 @@ class OnlineStage(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, graph: BipartiteGraph):
+    def __init__(self, graph: BipartiteGraph, *, rotate: bool = True):
         if not isinstance(graph, BipartiteGraph):
             raise TypeError(f"graph must be a BipartiteGraph, not {graph!r}")
+        if not isinstance(rotate, bool):
+            raise TypeError(f"rotate must be a bool, not {rotate!r}")
         self.graph = graph
+        self.rotate = rotate and graph.r > 1
         super().__init__(
             {
                 "start": In(1),
@@ -102,9 +112,11 @@ class OnlineStage(wiring.Component):
         # The input that chooses first: r - 1 after reset, so the first delivery cycle's
         # `start` makes it 0; then one further each delivery cycle, so that no input stays
         # behind the others (the paper leaves the order open; a fixed one starves).
-        first = Signal(range(g.r), init=g.r - 1)
-        with m.If(self.start):
-            m.d.sync += first.eq(Mux(first == g.r - 1, 0, first + 1))
+        first = Const(0, 1)
+        if self.rotate:
+            first = Signal(range(g.r), init=g.r - 1)
+            with m.If(self.start):
+                m.d.sync += first.eq(Mux(first == g.r - 1, 0, first + 1))
         requests = []
         for k in range(g.r):
             wire = self.i[k]
@@ -114,7 +126,7 @@ class OnlineStage(wiring.Component):
             requests.append(armed_now & wire)  # this input's M bit is here
         # The chain from `first` round to first - 1: inputs first .. r - 1, then 0 .. first - 1.
         grants = [[] for _ in range(g.r)]
-        for lap in (0, 1):
+        for lap in (0, 1) if self.rotate else (0,):
             for k, row in enumerate(g.adjacency):
                 if lap and k == g.r - 1:
                     break  # input r - 1 always comes in the first lap
@@ -158,14 +170,20 @@ class OnlineStage(wiring.Component):
 
 
 class OnlineSwitch(wiring.Component):
-    """A cascade of :class:`OnlineStage` from ``r`` to ``s`` wires (plain wires if no stage)."""
+    """A cascade of :class:`OnlineStage` from ``r`` to ``s`` wires (plain wires if no stage).
+
+    Only the first stage rotates its first input: messages that reach a later stage together
+    reached the first together, and arrive on the outputs its rotated order gave them.
+    """
 
     @validates_parameters
     def __init__(self, cascade: Cascade):
         if not isinstance(cascade, Cascade):
             raise TypeError(f"cascade must be a Cascade, not {cascade!r}")
         self.cascade = cascade
-        self.stages = [OnlineStage(stage.graph) for stage in cascade.stages]
+        self.stages = [
+            OnlineStage(stage.graph, rotate=t == 0) for t, stage in enumerate(cascade.stages)
+        ]
         r, s = cascade.r, cascade.s
         super().__init__(
             {"start": In(1), "i": In(r), "o": Out(s), "back_i": In(s), "back_o": Out(r)}

@@ -106,17 +106,19 @@ def test_model_alone_is_the_path_latency(n, w):
 
 
 def test_first_input_moves_on_by_one_each_delivery_cycle():
+    # A cascade's first stage; its later stages always start at input 0.
     assert [first_input(turn, 3) for turn in range(7)] == [0, 1, 2, 0, 1, 2, 0]
     assert [first_input(turn, 1) for turn in range(3)] == [0, 0, 0]
 
 
 def test_same_cycle_contention_goes_round_the_inputs():
     # 4 leaves, w = 4: leaves 0 and 1 both send to leaf 2, in the same cycle. At the root they
-    # enter the R cascade (one stage, 6 -> 2, complete: U group on inputs 0-3, node 2's wires
-    # on 4 and 5) together: leaf 0's message (input 4) chooses first and takes output 0
-    # unless the stage's first input is 5 (turn 5), when leaf 1's does. They go on to node
-    # 3's L cascade (3 -> 1, U group on inputs 0-1) on those wires, again together: from the
-    # first input t mod 3, input 0 wins at first inputs 0 and 2 (order 2, 0, 1), input 1 at 1.
+    # enter the R cascade (one stage, so a first stage: 6 -> 2, complete; U group on inputs
+    # 0-3, node 2's wires on 4 and 5) together: leaf 0's message (input 4) chooses first and
+    # takes output 0 unless the first input is 5 (turn 5), when leaf 1's does. They go on to
+    # node 3's L cascade (one stage, 3 -> 1, U group on inputs 0-1) on those wires, again
+    # together: from the first input t mod 3, input 0 wins at first inputs 0 and 2 (order 2,
+    # 0, 1), input 1 at 1.
     layout = TreeLayout.universal(4, 4)
     winners = []
     for turn in range(7):

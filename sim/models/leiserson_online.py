@@ -7,10 +7,10 @@ Restated from section II of the paper and the definitions of
   leaf in cycle 1, passes each node's selector in 2 cycles and each concentrator stage in 1.
   A stage input carrying an M bit takes, in that cycle, the **first edge (in adjacency
   order) whose output is still free** in this delivery cycle; inputs whose M bits arrive in
-  the same cycle choose in input order starting from the stage's first input, which moves
-  on by one input every delivery cycle (:func:`first_input`; a greedy matching, built as
-  messages arrive). An input that finds every output of its edges taken loses its message
-  there.
+  the same cycle choose in input order (a greedy matching, built as messages arrive),
+  starting, at a cascade's first stage, from an input that moves on by one every delivery
+  cycle (:func:`first_input`), and from input 0 at its other stages. An input that finds
+  every output of its edges taken loses its message there.
 * :class:`LeisersonOnlineModel` is the whole design at its ports, cycle by cycle: a queue of
   ``queue`` messages per leaf (``tx``), a global delivery-cycle counter, each leaf sending
   its oldest message every delivery cycle until it is acknowledged, and each receiver
@@ -92,9 +92,11 @@ def _out_port(n: int, node: int, in_port: str, dst: int) -> str:
 
 
 def first_input(turn: int, inputs: int) -> int:
-    """The input of a stage of ``inputs`` inputs that chooses first among simultaneous
-    arrivals in delivery cycle ``turn`` (0 = the first after reset): input 0, then each
-    delivery cycle the next one, round and round."""
+    """The input of a cascade's first stage (``inputs`` inputs) that chooses first among
+    simultaneous arrivals in delivery cycle ``turn`` (0 = the first after reset): input 0,
+    then each delivery cycle the next one, round and round. The later stages of a cascade
+    keep input 0 first: what arrives there together arrived together at the first stage, on
+    the outputs that stage's rotated order gave it."""
     return turn % inputs
 
 
@@ -154,10 +156,12 @@ def route_cycle(
         return layout.cascade(node.bit_length() - 1, port).stages[t].graph
 
     def order(event):
-        # Arrivals at one stage in one cycle choose in input order, from its first input on.
+        # Arrivals at one stage in one cycle choose in input order: from the first input
+        # round at a cascade's first stage, from input 0 at the others.
         key, vertex, _src = event
         inputs = graph_of(key).r
-        return key, (vertex - first_input(turn, inputs)) % inputs
+        first = first_input(turn, inputs) if key[2] == 0 else 0
+        return key, (vertex - first) % inputs
 
     while events:
         time = min(events)
