@@ -325,8 +325,8 @@ class HypercubeNode(wiring.Component):
 
 
 class HypercubeNetwork(wiring.Component):
-    """``2^dim`` :class:`HypercubeNode` s wired into a ``dim``-cube, with stream ports per
-    processor.
+    """``2^dim`` nodes (:class:`HypercubeNode`) wired into a ``dim``-cube, with stream ports
+    per processor.
 
     Parameters
     ----------

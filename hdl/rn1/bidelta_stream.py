@@ -49,6 +49,8 @@ class RN1BideltaStream(wiring.Component):
     sent, retries, received, dropped, timeouts : Out(16).array(endpoints)
         Each endpoint's counters (:class:`RN1Endpoint`).
 
+    Notes
+    -----
     For ``retry="round"``, every endpoint's ``go`` rises one cycle after a cycle in which no
     endpoint had a transmission under way.
     """

@@ -137,6 +137,8 @@ class RN1FatTreeStream(wiring.Component):
     sent, retries, received, dropped : Out(16).array(64)
         Each endpoint's counters (:class:`RN1Endpoint`).
 
+    Notes
+    -----
     For ``retry="round"``, every endpoint's ``go`` rises one cycle after a cycle in which no
     endpoint had a transmission under way.
     """
