@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from .. import toolchain
 from ..designs import DESIGNS, parse_bench_params
+from ..registry import resolve
 from ..sim.cocotb_runner import SIMULATORS, run_bench
+from ..sim.coverage import coverage_table
 from .common import (
     CliError,
     add_build_root_argument,
@@ -53,6 +55,12 @@ def add_arguments(parser) -> None:
         help="self-check: break the reference on purpose (one expected value, the same way "
         "for every bench: docs/verification.md); the run must fail",
     )
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="count the situations of the design's rules the run created (its cover points, "
+        "from the model) and report the holes; the run fails if a bin is never hit",
+    )
     parser.add_argument("--waves", action="store_true", help="dump waveforms in the build folder")
     parser.add_argument(
         "--family",
@@ -64,9 +72,24 @@ def add_arguments(parser) -> None:
     add_build_root_argument(parser, where="sim/<simulator>/<design>/<params>/")
 
 
+def covered_designs() -> list[str]:
+    """Designs whose reference model declares cover points (``start_coverage``)."""
+    return [
+        name
+        for name, d in DESIGNS.items()
+        if d.model and hasattr(resolve(d.model), "start_coverage")
+    ]
+
+
 def run(args) -> int:
     design, params = resolve_design(args)
     ports = resolve_ports(design, args.ports)
+    if args.coverage and (design.name not in covered_designs() or ports == "axis"):
+        raise CliError(
+            f"design {design.name} has no cover points yet"
+            + (" on its AXI4-Stream top" if ports == "axis" else "")
+            + f"; designs with them: {', '.join(covered_designs())} (native ports)"
+        )
     if design.bench is None:
         raise CliError(f"design {design.name} has no cocotb bench yet")
     if ports == "axis" and params.get("faults"):
@@ -92,7 +115,12 @@ def run(args) -> int:
             args.simulator,
             seed=args.seed,
             root=root,
-            bench={**knobs, "frames": args.frames, "mutation": args.mutate_model},
+            bench={
+                **knobs,
+                "frames": args.frames,
+                "mutation": args.mutate_model,
+                "coverage": args.coverage,
+            },
             waves=args.waves,
             family=args.family,
             ports=ports,
@@ -100,9 +128,16 @@ def run(args) -> int:
         )
     name = design.name + (" (AXI4-Stream ports)" if ports == "axis" else "")
     text = describe(name, args.simulator, result)
-    text += "\nPASS" if result.passed else "\nFAIL"
-    emit(args, result.as_dict(), text)
-    return 0 if result.passed else 1
+    passed = result.passed
+    coverage = (result.summary or {}).get("coverage")
+    if args.coverage and coverage is not None:
+        text += "\n" + coverage_table(coverage)
+        if coverage["holes"]:
+            text += f"\n  holes: {', '.join(coverage['holes'])}"
+            passed = False
+    text += "\nPASS" if passed else "\nFAIL"
+    emit(args, {**result.as_dict(), "passed": passed}, text)
+    return 0 if passed else 1
 
 
 # Keys every bench's summary has (see fattree.sim.cocotb_runner); the rest are details.

@@ -6,6 +6,7 @@ once; here at small trees, every window, short and long messages (longer than th
 so a slot's fate arrives while its words still leave) and stalled receivers.
 """
 
+import json
 import random
 import shutil
 
@@ -114,13 +115,28 @@ def _simulator() -> str:
 
 @pytest.mark.cocotb
 def test_cocotb_traffic(tmp_path):
-    # Every phase of the circuit trees' bench, receivers stalled 30 % of the cycles.
-    result = _cocotb(_simulator(), tmp_path, 4, frames=32)
+    # Every phase of the circuit trees' bench, receivers stalled 30 % of the cycles; every
+    # bin of the model's cover points hit (docs/circuit_tree_fast.md, "Coverage").
+    result = _cocotb(_simulator(), tmp_path, 4, frames=32, coverage=True)
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
     assert s["messages_checked"] == sum(s["messages"].values()) > 32
     assert s["backpressure_cycles"] > 0 and s["unacknowledged"] > 0
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    # Lemma 1's collision: both parents claiming one down port in one cycle, either first.
+    assert min(s["coverage"]["points"]["claims/L0"]["bins"].values()) > 0
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point, 16 nodes, on Verilator: about 80 s
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    from fattree.scripts.main import main
+
+    code = main(["sim", "circuit-tree", "--coverage", "--json", "--build-root", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.cocotb

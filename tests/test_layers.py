@@ -69,6 +69,7 @@ LAYERS = (
             "fattree.sim.network_load",
             "fattree.sim.load_networks",
             "fattree.sim.circuit_load",
+            "fattree.sim.coverage",
         ),
         ("definitions",),
         ("amaranth", "cocotb"),

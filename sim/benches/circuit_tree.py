@@ -74,6 +74,7 @@ async def traffic_phases(dut):
     backpressure = config["bench"]["backpressure"]
     rng = random.Random(config["seed"])
     model = MODELS[config["design"]](p)
+    coverage = model.start_coverage() if config["bench"].get("coverage") else None
     ports = Ports(dut, leaves, width, length)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
     extra = TRAFFIC[config["design"]]
@@ -114,6 +115,7 @@ async def traffic_phases(dut):
             undelivered=check.undelivered,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,
+            **({"coverage": coverage.as_dict()} if coverage is not None else {}),
         ),
     )
     scoreboard.raise_on_mismatch()

@@ -38,6 +38,7 @@ from ...spec.circuit_fast import (
 )
 from ...spec.faults import check_faults, link_faults
 from ...spec.topology import FatTree, Link
+from ..coverage import Coverage, CoverPoint
 from .circuit import TreeOutputs, _shared_states
 
 __all__ = [
@@ -123,6 +124,8 @@ class RouterFastModel:
     #: With faults a body word may enter an input that holds nothing (a link whose valid is
     #: stuck at 1): it goes nowhere. Without, that is a broken model.
     lenient = False
+    #: The run's :class:`~fattree.sim.coverage.Coverage`, or None (not measured).
+    cover: Coverage | None = None
 
     def reset(self) -> None:
         self.hold: list[int | None] = [None] * 4
@@ -164,35 +167,64 @@ class RouterFastModel:
         x = self.lfsr_bit(cycle)
         level, ins, outs = self.level, self.inputs, self.outputs
         taken = list(busy)  # busy, or granted in this cycle
+        winner: list[int | None] = [None] * 4  # the input granted each output in this cycle
         order = (A, B, C, D) if x == 0 else (A, B, D, C)
+        cover = self.cover
+        if cover is not None:
+            cover.hit(f"heads/L{level}", str(len(heads)))
         for i in order:
             if i not in heads:
                 continue
             _, dest, data = vals[i]
             f_in = self.f_in[i]
             if i < C and dest >> (level + 1) != self.sub:
-                o = C + (x ^ i)
+                o = preferred = C + (x ^ i)
                 if busy[o]:
                     o ^= 1
                 if taken[o] or outs[o] is None:
                     raise AssertionError(f"SW({level}, {self.switch}): no up port")
+                if cover is not None:
+                    cover.hit(f"up/L{level}", "preferred" if o == preferred else "other")
             else:
                 o = (dest >> level) & 1
+                if cover is not None:
+                    self._cover_down(cover, o, i, busy, winner)
                 if taken[o]:
                     self.dead[i] = True
                     self.drops += 1
                     acks.own(ins[i], cycle + f_in, 0)
                     continue
             taken[o] = True
+            winner[o] = i
             self.hold[i] = o
             nxt[outs[o]] = (1, dest, data)
             acks.mirror(outs[o], cycle + 1 + self.f_out[o], ins[i], cycle + f_in)
+
+    def _cover_down(self, cover: Coverage, o: int, i: int, busy: list, winner: list) -> None:
+        """A head wanting down port ``o``: free, held by a circuit, or claimed in this cycle
+        by ``winner[o]`` (a turning head, or the other parent first by the LFSR bit)."""
+        level = self.level
+        if busy[o]:
+            cover.hit(f"down/L{level}", "dropped: held")
+        elif winner[o] is None:
+            cover.hit(f"down/L{level}", "granted")
+        else:
+            cover.hit(f"down/L{level}", "dropped: claimed")
+            win = winner[o]  # inputs are taken children first: a parent never beats a child
+            if win < C:
+                kind = "turn over turn" if i < C else "turn over parent"
+            else:
+                kind = f"{'CD'[win - C]} over {'CD'[i - C]}"
+            cover.hit(f"claims/L{level}", kind)
 
 
 class InterfaceFastModel:
     """The interface of one node: ``window`` slots, the round-robin pointer, the word on the
     inject link, each attempt's slot by the cycle its head was on the inject link, and the
     receive store."""
+
+    #: The run's :class:`~fattree.sim.coverage.Coverage`, or None (not measured).
+    cover: Coverage | None = None
 
     def __init__(self, node: int, h: int, width: int, length: int, window: int):
         self.node, self.width, self.length, self.window = node, width, length, window
@@ -203,6 +235,7 @@ class InterfaceFastModel:
     def reset(self) -> None:
         self.state = [FREE] * self.window
         self.message: list[tuple[int, int] | None] = [None] * self.window
+        self.tries = [0] * self.window  # attempts of each slot's message so far
         self.last = self.window - 1  # slot 0 is the first after reset
         self.sending: tuple[int, int] | None = None  # (dest, data) on the inject link
         self.word = 0  # index of the word on the inject link
@@ -235,6 +268,9 @@ class InterfaceFastModel:
         store = state.index(FREE) if tx_valid and tx_ready else None
         if store is not None:
             self.message[store] = (tx_dest, tx_data)
+            self.tries[store] = 0
+        elif tx_valid and self.cover is not None:
+            self.cover.hit("window", "full")
         if self.sending is None or self.word == self.length - 1:
             pick = None
             for k in range(1, self.window + 1):
@@ -249,6 +285,7 @@ class InterfaceFastModel:
             self.sending = None
             if pick is not None:
                 state[pick] = SENT
+                self.tries[pick] += 1
                 self.last, self.sending, self.word = pick, self.message[pick], 0
                 self.flight[cycle + 1] = pick
                 self.attempts += 1
@@ -264,7 +301,20 @@ class InterfaceFastModel:
             self.tx_reject, self.tx_done = 1 - ack, ack
             self.unacknowledged += 1 - ack
             self.done += ack
+            if self.cover is not None:
+                self._cover_fate(self.cover, slot, ack)
         return (*out, *self._receive(cycle, rx_ready, fwd[self.eject], acks))
+
+    def _cover_fate(self, cover: Coverage, slot: int, ack: int) -> None:
+        """An attempt's fate; a message done: at its first attempt or a later one, and the
+        level where it turned (whose acknowledgement path brought the fate back)."""
+        cover.hit("fate", "done" if ack else "rejected")
+        if ack:
+            cover.hit("attempts", "first" if self.tries[slot] == 1 else "retried")
+            dest = self.message[slot][0]
+            cover.hit(
+                "turn", "self" if dest == self.node else f"L{(dest ^ self.node).bit_length() - 1}"
+            )
 
     def _receive(self, cycle, rx_ready, word, acks) -> tuple[int, int]:
         """The eject link's word at ``cycle`` and the store: ``(rx_valid, rx_data)``."""
@@ -275,6 +325,10 @@ class InterfaceFastModel:
             if head:
                 accept = stored is None or rx_ready
                 acks.own(self.eject, cycle + 1, int(accept))
+                if self.cover is not None:
+                    self.cover.hit(
+                        "receive", "empty" if stored is None else "leaving" if accept else "full"
+                    )
                 self.collect = [] if accept else None
                 self.rx_rejects += not accept
             if self.collect is not None:
@@ -297,6 +351,15 @@ class InterfaceFastModel:
                 raise AssertionError(f"node {self.node}: a message over a stored one")
             self.stored = arrived
         return valid, data
+
+
+def _down_bins(level: int, top: bool) -> tuple[str, ...]:
+    """What a head wanting a down port can find at ``level``. At the top a down port is wanted
+    only by the one child turning into it, whose circuits end before its next head: nothing
+    holds or claims it, except a node's own message at level 0 (a tree of 2 nodes)."""
+    if not top:
+        return ("granted", "dropped: held", "dropped: claimed")
+    return ("granted", "dropped: claimed") if level == 0 else ("granted",)
 
 
 class CircuitFastTreeModel:
@@ -373,6 +436,78 @@ class CircuitFastTreeModel:
             head, dest, data = word if word is not None else (0, 0, 0)
             dest = (dest & fault.dest_and) | fault.dest_or
             words[i] = (head, dest, (data & fault.data_and) | fault.data_or)
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The situations of the paper's rules this tree can meet, per router level and for
+        the interfaces (docs/circuit_tree_fast.md, "Coverage")."""
+        h, points = self.h, []
+        for lv in range(h):
+            top = lv == h - 1  # no parents: heads only from the children
+            points.append(
+                CoverPoint(
+                    f"heads/L{lv}",
+                    ("1", "2") if top else ("1", "2", "3", "4"),
+                    "heads meeting in one router in one cycle",
+                )
+            )
+            if not top:
+                points.append(
+                    CoverPoint(
+                        f"up/L{lv}",
+                        ("preferred", "other"),
+                        "a head goes up the port its LFSR bit picks, or the "
+                        "other when that one holds a circuit",
+                    )
+                )
+            points.append(
+                CoverPoint(
+                    f"down/L{lv}",
+                    _down_bins(lv, top),
+                    "a head finds its down port free, holding a circuit, or "
+                    "claimed in the same cycle (dropped: not acknowledged)",
+                )
+            )
+            claims = () if top else ("turn over parent", "C over D", "D over C")
+            claims += ("turn over turn",) if lv == 0 else ()
+            if claims:
+                points.append(
+                    CoverPoint(
+                        f"claims/L{lv}",
+                        claims,
+                        "two heads claim one down port in one cycle: the "
+                        "turning head first, the parents in the LFSR bit's order",
+                    )
+                )
+        return points + [
+            CoverPoint("fate", ("done", "rejected"), "an attempt acknowledged or not"),
+            CoverPoint(
+                "attempts",
+                ("first", "retried"),
+                "a message done at its first attempt or sent again after a rejection",
+            ),
+            CoverPoint(
+                "turn",
+                ("self", *(f"L{lv}" for lv in range(h))),
+                "messages done per level they turned at: every level's acknowledgement path",
+            ),
+            CoverPoint(
+                "receive",
+                ("empty", "leaving", "full"),
+                "a head arriving at a receive store that is empty, being taken, or full (rejected)",
+            ),
+            CoverPoint(
+                "window",
+                ("full",),
+                "a sender offering a message while its window of messages in flight is full",
+            ),
+        ]
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        coverage = Coverage(self.cover_points())
+        for part in (*self._router_list, *self.nis):
+            part.cover = coverage
+        return coverage
 
     @property
     def unacknowledged(self) -> list[int]:
