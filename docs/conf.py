@@ -22,19 +22,23 @@ extensions = [
 
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-# conf.py, and nothing else here, is not a page.
-exclude_patterns = ["_build"]
+exclude_patterns = []
 
 # MyST: the pages are GitHub Markdown first. Heading anchors let the pages' links to
 # `page.md#a-heading` resolve the way GitHub resolves them; the depth covers every heading
 # level the pages link to.
 myst_heading_anchors = 4
-myst_enable_extensions = [
-    "colon_fence",  # ::: fences for directives inside pages that GitHub also renders
-    "deflist",
-]
+# No warning type is suppressed. The pages name source files in code spans (`hdl/axis.py`),
+# not as links: a Markdown link to a file that exists would be copied into the site as a
+# download, and one to a file outside docs/ that is missing or a Markdown file (README.md,
+# CONTRIBUTING.md) fails as myst.xref_missing, the same check that catches a broken link
+# between pages, so it stays an error. README.md and CHANGELOG.md are pages through
+# {include}, whose relative-docs option turns their `docs/page.md` links into page links.
+# No MyST syntax extensions: the pages are plain GitHub Markdown, and an extension (definition
+# lists, dollar math) would change how some of their lines render.
+myst_enable_extensions = []
 
-# Docstrings are numpydoc; the API pages list what each module's __all__ exports.
+# Docstrings are numpydoc (docs/api.md says which objects the reference shows).
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
