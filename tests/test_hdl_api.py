@@ -16,7 +16,7 @@ def _built(design, ports="native"):
     return design.build(design.defaults(), ports)
 
 
-def test_every_design_and_axi_top_class_is_exported_and_nothing_else():
+def test_every_design_and_axi_top_class_is_exported_and_nothing_else(built_but_unused):
     made = {type(_built(d)) for d in DESIGNS.values()}
     for d in DESIGNS.values():
         if d.axis is not None:
@@ -36,7 +36,7 @@ def test_each_export_is_a_documented_component_class(name):
 
 
 @pytest.mark.parametrize("design", sorted(DESIGNS), ids=str)
-def test_the_class_takes_the_designs_parameters_as_keywords(design):
+def test_the_class_takes_the_designs_parameters_as_keywords(design, built_but_unused):
     # The same component as the command line builds, from the design's parameter names and
     # defaults (`fattree designs NAME`), with no adapter in between.
     d = DESIGNS[design]
