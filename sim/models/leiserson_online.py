@@ -103,9 +103,9 @@ def first_input(turn: int, inputs: int) -> int:
 def route_cycle(
     layout: TreeLayout, sends: dict[int, int], *, turn: int = 0, stats: bool = False
 ) -> CycleResult:
-    """Delivery cycle ``turn`` (0 = the first after reset, which sets each stage's first
-    input, :func:`first_input`): ``sends[src] = dst`` (one message per leaf). With ``stats``,
-    the greedy's routed count against a maximum matching per stage instance."""
+    """Delivery cycle ``turn`` (0 = the first after reset; it sets the first input of each
+    cascade's first stage, :func:`first_input`): ``sends[src] = dst`` (one message per leaf).
+    With ``stats``, the greedy's routed count against a maximum matching per stage instance."""
     check_online_layout(layout)
     n = layout.leaves
     # Pending arrivals: time -> list of (stage key, input vertex, src). A message is at a
