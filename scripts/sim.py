@@ -90,6 +90,8 @@ def run(args) -> int:
             + (" on its AXI4-Stream top" if ports == "axis" else "")
             + f"; designs with them: {', '.join(covered_designs())} (native ports)"
         )
+    if args.coverage and params.get("faults"):
+        raise CliError("--coverage counts the fault-free network's situations; leave out faults")
     if design.bench is None:
         raise CliError(f"design {design.name} has no cocotb bench yet")
     if ports == "axis" and params.get("faults"):

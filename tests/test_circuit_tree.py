@@ -1,5 +1,6 @@
 """CircuitFatTree RTL (amaranth.sim) against the cycle-exact model, and parameter checks."""
 
+import json
 import random
 import shutil
 from collections import Counter
@@ -343,12 +344,28 @@ def _cocotb(simulator, tmp_path, leaves, retry, frames, *, mutation=False, seed=
     ],
 )
 def test_cocotb_traffic(simulator, leaves, retry, tmp_path):
-    result = _cocotb(simulator, tmp_path, leaves, retry, frames=4 * leaves)
+    result = _cocotb(simulator, tmp_path, leaves, retry, frames=4 * leaves, coverage=True)
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
     assert s["messages_checked"] == sum(s["messages"].values()) > 4 * leaves
     assert s["backpressure"] == 30 and s["backpressure_cycles"] > 0  # the default knob
+    # Every bin of the model's cover points hit (docs/circuit_tree.md, "Coverage"), the
+    # collision of C and D at one down port among them.
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    assert s["coverage"]["points"]["claims/L0"]["bins"]["C over D"] > 0
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point, 16 nodes, on Verilator
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    from fattree.scripts.main import main
+
+    argv = ["sim", "circuit-tree-paper", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.cocotb

@@ -4,10 +4,15 @@
 (:data:`MODELS`).
 
 Phases of traffic run one after the other on the same network: random (``frames`` messages
-in all), transpose, bit reversal, a random cyclic shift, and a hot spot (every node sends two
-messages to node 0). For the fast tree (:data:`fattree.sim.checks.circuit_tree.TRAFFIC`) a
-random message may go to its sender's own node, and each sender pauses in 20 % of the cycles
-it has a message to offer, so that the nodes do not send in step.
+in all), transpose, bit reversal, a random cyclic shift, a hot spot (every node sends two
+messages to node 0), and the phases that steer into the rules' rarer situations
+(:func:`~fattree.sim.checks.circuit_tree.steering_phases`: random messages from senders that
+start at random delays, a hot spot with receivers stalled 90 % of the cycles), and last the
+rounds that close what those left of the model's coverage
+(:func:`~fattree.sim.checks.circuit_tree.hole_rounds`, reported as ``steered``). For the fast
+tree (:data:`fattree.sim.checks.circuit_tree.TRAFFIC`) a random message may go to its sender's
+own node, and each sender pauses in 20 % of the cycles it has a message to offer, so that the
+nodes do not send in step.
 :class:`fattree.sim.checks.circuit_tree.CircuitTreeCheck` runs two checks side by side:
 
 * cycle by cycle, every output of every node (``tx_ready``, ``tx_done``, ``tx_reject``,
@@ -39,6 +44,8 @@ from fattree.sim.checks.circuit_tree import (
     TRAFFIC,
     CircuitTreeCheck,
     bench_phases,
+    hole_rounds,
+    steering_phases,
 )
 from fattree.sim.cocotb_runner import (
     MessagePorts,
@@ -48,6 +55,10 @@ from fattree.sim.cocotb_runner import (
 )
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.circuit import tx_fields
+
+#: Candidate rounds tried on a copy of the model to close the coverage's holes (each a few
+#: milliseconds; none when the phases before left no hole).
+HOLE_TRIES = 3000
 
 
 class Ports(MessagePorts):
@@ -69,12 +80,13 @@ class Ports(MessagePorts):
 async def traffic_phases(dut):
     config = bench_config()
     p = config["params"]
-    leaves, width, length = p["leaves"], p["width"], p["length"]
+    leaves, width, length = shape = p["leaves"], p["width"], p["length"]
     frames = config["bench"].get("frames", 200)
     backpressure = config["bench"]["backpressure"]
     rng = random.Random(config["seed"])
     model = MODELS[config["design"]](p)
-    coverage = model.start_coverage() if config["bench"].get("coverage") else None
+    # Counted always: the last phases steer into its holes, with or without --coverage.
+    coverage = model.start_coverage()
     ports = Ports(dut, leaves, width, length)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
     extra = TRAFFIC[config["design"]]
@@ -94,11 +106,20 @@ async def traffic_phases(dut):
     # rising edge is the first one without reset (the LFSRs advance on it).
     await clock_and_reset(dut)
 
-    phases = bench_phases(leaves, width, length, rng, frames, own=extra["own"])
+    phases = [
+        (name, queues, {}) for name, queues in bench_phases(*shape, rng, frames, own=extra["own"])
+    ]
+    phases += steering_phases(*shape, rng, frames, stalls=backpressure > 0)
     counts = {}
     started = time.perf_counter()
-    for name, queues in phases:
-        counts[name] = await check.phase(name, queues, limit=200_000)
+    for name, queues, options in phases:
+        counts[name] = await check.phase(name, queues, limit=200_000, **options)
+    steer = random.Random(rng.getrandbits(32))
+    counts["steered"] = 0
+    for name, queues, options in hole_rounds(
+        model, width, length, steer, own=extra["own"], tries=HOLE_TRIES
+    ):
+        counts["steered"] += await check.phase(name, queues, limit=200_000, **options)
     seconds = time.perf_counter() - started
 
     cycle = check.cycle
@@ -115,7 +136,7 @@ async def traffic_phases(dut):
             undelivered=check.undelivered,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,
-            **({"coverage": coverage.as_dict()} if coverage is not None else {}),
+            **({"coverage": coverage.as_dict()} if config["bench"].get("coverage") else {}),
         ),
     )
     scoreboard.raise_on_mismatch()

@@ -35,7 +35,17 @@ from ..models.circuit import CircuitTreeModel, Driver, traffic
 from ..models.circuit_fast import CircuitFastTreeModel
 from .lockstep import LockstepCheck
 
-__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "MODELS", "CircuitTreeCheck", "dut_signals"]
+__all__ = [
+    "OUTPUTS",
+    "INPUTS",
+    "CHECKS",
+    "MODELS",
+    "CircuitTreeCheck",
+    "dut_signals",
+    "bench_phases",
+    "steering_phases",
+    "hole_rounds",
+]
 
 OUTPUTS = ("tx_ready", "tx_done", "tx_reject", "rx_valid", "rx_data")
 INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
@@ -114,10 +124,30 @@ class CircuitTreeCheck(LockstepCheck):
     def _ready(self) -> list[int]:
         return self.receivers_ready(self.model.leaves)
 
-    async def phase(self, name: str, queues: list[list[tuple[int, int]]], limit: int) -> int:
+    async def phase(
+        self,
+        name: str,
+        queues: list[list[tuple[int, int]]],
+        limit: int,
+        *,
+        delays: list[int] | None = None,
+        stall: float | None = None,
+        gaps: float | None = None,
+    ) -> int:
         """Offer every node its queue of ``(dest, data)`` messages until each is acknowledged
         and taken by its receiver (at most ``limit`` cycles), then check what was delivered;
-        returns how many there were."""
+        returns how many there were. ``delays``: per node, cycles of the phase before it
+        offers its first message; ``stall``: the receivers' stall probability in this phase
+        and ``gaps`` the senders' pauses in this phase (default: the check's)."""
+        kept = self.stall, self.gaps
+        self.stall = kept[0] if stall is None else stall
+        self.gaps = kept[1] if gaps is None else gaps
+        try:
+            return await self._phase(name, queues, limit, delays or [0] * len(queues))
+        finally:
+            self.stall, self.gaps = kept
+
+    async def _phase(self, name, queues, limit, delays) -> int:
         sb, leaves = self.scoreboard, self.model.leaves
         driver = Driver(queues)
         total = sum(len(q) for q in queues)
@@ -143,6 +173,10 @@ class CircuitTreeCheck(LockstepCheck):
             seen = self.read()
             valid, dest, data = driver.inputs()
             valid = self._offered(valid)
+            if self.cycle - start < max(delays):
+                valid = [
+                    v if self.cycle - start >= d else 0 for v, d in zip(valid, delays, strict=True)
+                ]
             ready = self._ready()
             self.drive(valid, dest, data, ready)
             want = self.model.step(valid, dest, data, ready)
@@ -181,6 +215,99 @@ class CircuitTreeCheck(LockstepCheck):
             extra = dict(got_messages - want_messages)
             sb.fail("message_mismatches", f"{name}: lost {lost}, unexpected or duplicated {extra}")
         return total
+
+
+def steering_phases(
+    leaves: int, width: int, length: int, rng, frames: int, *, stalls: bool = True
+) -> list:
+    """Phases that steer the traffic into the rarer situations of the rules, as
+    ``(name, queues, options)`` for :meth:`CircuitTreeCheck.phase`: ``staggered``, random
+    messages whose senders start at random delays of up to four hops per level (so that
+    headers from below and from above meet in one router: from a common start they never
+    do, a header from above having come two hops further per level), and ``hotspot-stalled``,
+    every node sending to node 0 while the receivers are not ready in 90 % of the cycles (so
+    that messages arrive at a full receive stream; not with ``stalls`` False, for receivers
+    that are always ready)."""
+    h = leaves.bit_length() - 1
+    per_node = max(1, -(-frames // leaves))
+    staggered = traffic("random", leaves, width, length, rng, messages=per_node)
+    delays = [rng.randrange(4 * h + 1) for _ in range(leaves)]
+    hot = traffic("hotspot", leaves, width, length, rng, messages=2)
+    phases = [("staggered", staggered, {"delays": delays})]
+    return [*phases, ("hotspot-stalled", hot, {"stall": 0.9})] if stalls else phases
+
+
+def hole_rounds(model, width: int, length: int, rng, *, own: bool, tries: int):
+    """Rounds of a few messages that close the holes of ``model.coverage``, found by trying
+    each candidate on a copy of the model first (receivers ready, no pauses, so the run
+    repeats on the design exactly): yields ``(name, queues, options)`` for
+    :meth:`CircuitTreeCheck.phase`, one round that hits a hole at a time, until no hole is
+    left or ``tries`` candidates were tried. The candidates are random messages from
+    random delays, and rounds aimed at one router: two messages crossing it from its two
+    halves and two arriving from its sibling's, four hops later, from above."""
+    leaves = model.leaves
+    for k in range(tries):
+        holes = set(model.coverage.holes())
+        if not holes:
+            return
+        if rng.random() < 0.5:
+            senders = _aimed_round(leaves, rng)
+        else:
+            senders = _random_round(leaves, rng, own=own)
+        queues = [[] for _ in range(leaves)]
+        delays = [0] * leaves
+        for n, (dest, delay) in senders.items():
+            queues[n], delays[n] = [(dest, rng.getrandbits(width * length))], delay
+        if holes - set(_tried(model, queues, delays).holes()):
+            yield f"steer-{k}", queues, {"delays": delays, "stall": 0.0, "gaps": 0.0}
+
+
+def _aimed_round(leaves: int, rng) -> dict[int, tuple[int, int]]:
+    """Senders ``{node: (dest, delay)}`` aimed at one router below the top: a message across
+    it from each half of its subtree, and two into its subtree from the sibling subtree's
+    halves, which turn one level up and come down to it ``gap`` cycles later."""
+    h = leaves.bit_length() - 1
+    level = rng.randrange(max(1, h - 1))
+    size = 1 << (level + 1)
+    base = rng.randrange(0, leaves, 2 * size) if 2 * size <= leaves else 0
+    own = list(range(base, base + size))
+    sibling = list(range(base + size, base + 2 * size)) if 2 * size <= leaves else own
+    gap = rng.choice((2, 4, 6))
+    low, high = own[: size // 2], own[size // 2 :]
+    return {
+        rng.choice(low): (rng.choice(high), gap),
+        rng.choice(high): (rng.choice(low), gap),
+        rng.choice(sibling[: size // 2]): (rng.choice(own), 0),
+        rng.choice(sibling[size // 2 :]): (rng.choice(own), 0),
+    }
+
+
+def _random_round(leaves: int, rng, *, own: bool) -> dict[int, tuple[int, int]]:
+    h = leaves.bit_length() - 1
+    senders = rng.sample(range(leaves), rng.randrange(2, min(leaves, 8) + 1))
+    return {
+        n: (rng.choice([d for d in range(leaves) if own or d != n]), rng.randrange(4 * h + 1))
+        for n in senders
+    }
+
+
+def _tried(model, queues, delays):
+    """The coverage a round would reach: run on a clone of ``model`` as the check runs it
+    (receivers always ready), to the last message delivered."""
+    twin = model.clone()
+    driver = Driver(queues)
+    total = sum(map(len, queues))
+    leaves = len(queues)
+    done = received = cycle = 0
+    while (done < total or received < total) and cycle < 10_000:
+        valid, dest, data = driver.inputs()
+        valid = [v if cycle >= d else 0 for v, d in zip(valid, delays, strict=True)]
+        out = twin.step(valid, dest, data, [1] * leaves)
+        driver.taken([r & v for r, v in zip(out.tx_ready, valid, strict=True)])
+        done += sum(out.tx_done)
+        received += sum(out.rx_valid)
+        cycle += 1
+    return twin.coverage
 
 
 def bench_phases(leaves: int, width: int, length: int, rng, frames: int, *, own: bool = False):

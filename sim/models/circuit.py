@@ -14,6 +14,7 @@ in the cycle a new message's first word arrives, rejects that message (docs/circ
 
 from __future__ import annotations
 
+import copy
 import functools
 from dataclasses import dataclass, field
 
@@ -34,6 +35,7 @@ from ...spec.faults import check_faults, link_faults
 from ...spec.lfsr import LFSRModel
 from ...spec.topology import FatTree
 from ...spec.traffic import HOT_SPOT, PATTERNS, destination
+from ..coverage import Coverage, CoverPoint
 from .driver import Driver
 
 __all__ = [
@@ -74,6 +76,11 @@ class RouterModel:
     the parity of the shared LFSR's state under :func:`lfsr_mask` (the same bit, and what
     the tree's hardware does); a router with nothing to do in a cycle only counts it.
     """
+
+    #: The run's :class:`~fattree.sim.coverage.Coverage` (None: not measured) and the
+    #: router's level, which names its cover points (set by the tree).
+    cover: Coverage | None = None
+    level = 0
 
     def __init__(self, seed: int = 1):
         # As the hardware's CircuitRouter checks it (lfsr_mask is cached: a list is unhashable).
@@ -240,6 +247,8 @@ class RouterModel:
                 if rel_rej or rel_ack:
                     n_state[i] = DEAD
                     n_bk_reject[i], n_bk_ack[i] = int(bool(rel_rej)), int(bool(rel_ack))
+                    if self.cover is not None:
+                        self.cover.hit(f"release/L{self.level}", "reject" if rel_rej else "ack")
             elif s == DEAD and not in_valid[i]:
                 n_state[i] = IDLE
         n_busy = [0 if busy[o] and (out_reject[o] or out_ack[o]) else busy[o] for o in range(4)]
@@ -264,6 +273,8 @@ class RouterModel:
         h0, h1, h2, h3 = headers
         t0, t1, t2, t3 = in_data[0] & 1, in_data[1] & 1, in_data[2] & 1, in_data[3] & 1
         grant, grant_to, reject = self._arbitrate(h0, h1, h2, h3, t0, t1, t2, t3, busy)
+        if self.cover is not None:
+            self._cover_headers(self.cover, headers, (t0, t1, t2, t3), grant, grant_to, busy)
         g0, g1, g2, g3 = grant
         claim = [None] * 4
         if g0:
@@ -290,6 +301,8 @@ class RouterModel:
                 if rel_rej or rel_ack:
                     n_state[i] = DEAD
                     n_bk_reject[i], n_bk_ack[i] = int(rel_rej), int(rel_ack)
+                    if self.cover is not None:
+                        self.cover.hit(f"release/L{self.level}", "reject" if rel_rej else "ack")
             elif state[i] == DEAD and not in_valid[i]:
                 n_state[i] = IDLE
         # Output registers: a claim takes the port, a reject or ack from beyond frees it.
@@ -313,9 +326,36 @@ class RouterModel:
         # Every header was granted (forwarding) or rejected (dead): not quiet.
         self.quiet = False
 
+    def _cover_headers(self, cover: Coverage, headers, turn, grant, grant_to, busy) -> None:
+        """The arbitration of this cycle's headers (route bits ``turn``): up the random port
+        or the other, down or across granted, or rejected because the port is held or was
+        claimed in this cycle by a turn (first) or by ``C`` (before ``D``)."""
+        level = self.level
+        cover.hit(f"heads/L{level}", str(sum(map(bool, headers))))
+        r = self.up_bit
+        for i in range(4):
+            if not headers[i]:
+                continue
+            if i < C and not turn[i]:
+                preferred = C + (r if i == A else 1 - r)
+                cover.hit(f"up/L{level}", "preferred" if grant_to[i] == preferred else "other")
+                continue
+            o = (B if i == A else A) if i < C else turn[i]
+            if grant[i]:
+                cover.hit(f"down/L{level}", "granted")
+            elif busy[o]:
+                cover.hit(f"down/L{level}", "rejected: held")
+            else:
+                cover.hit(f"down/L{level}", "rejected: claimed")
+                by_c = i == D and headers[C] and turn[C] == o and grant[C]
+                cover.hit(f"claims/L{level}", "C over D" if by_c else "turn over parent")
+
 
 class InterfaceModel:
     """Registers of one :class:`~fattree.hdl.network_interface.NetworkInterface`."""
+
+    #: The run's :class:`~fattree.sim.coverage.Coverage`, or None (not measured).
+    cover: Coverage | None = None
 
     def __init__(self, node, leaves, width=1, length=1, retry="immediate", seed=1):
         self.leaves = check_power_of_two("leaves", leaves, 2)
@@ -333,6 +373,7 @@ class InterfaceModel:
         self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed)
         self.state = N_IDLE
         self.route: list[int] = []
+        self.dest = 0
         self.data = 0
         self.last = 0
         self.index = 0
@@ -377,6 +418,7 @@ class InterfaceModel:
                 if tx_dest == self.node:
                     raise ValueError(f"node {self.node} cannot send a message to itself")
                 self.route = route_bits(self.node, tx_dest)
+                self.dest = tx_dest
                 self.last = len(self.route) - 1 + self.length
                 self.data = tx_data
                 self.attempts = 0
@@ -391,6 +433,8 @@ class InterfaceModel:
                 start = self.wait == 0
                 if self.wait:
                     self.wait -= 1
+            if self.cover is not None and self.retry != "immediate":
+                self.cover.hit("retry", "start" if start else "wait")
             if start:
                 self.up_valid, self.up_data = 1, self._word(0)
                 self.index = 1
@@ -399,6 +443,8 @@ class InterfaceModel:
             if up_reject:
                 self.up_valid, self.up_data = 0, 0
                 self.tx_reject = 1
+                if self.cover is not None:
+                    self.cover.hit("fate", "rejected")
                 self.state = N_PEND
                 exp = self.attempts + int(self.attempts != BACKOFF_CAP)
                 if self.attempts != BACKOFF_CAP:
@@ -409,6 +455,8 @@ class InterfaceModel:
             elif state == N_WAIT and up_ack:
                 self.tx_done = 1
                 self.state = N_IDLE
+                if self.cover is not None:
+                    self._cover_done(self.cover)
             elif state == N_SEND:
                 if self.index <= self.last:
                     self.up_valid, self.up_data = 1, self._word(self.index)
@@ -417,7 +465,8 @@ class InterfaceModel:
                     self.up_valid, self.up_data = 0, 0
                     self.state = N_WAIT
         # Receive: a message waiting in rx that is not taken now makes the interface full.
-        full = self.rx_valid and not rx_ready
+        held = self.rx_valid  # a received message waiting in rx at this cycle
+        full = held and not rx_ready
         if rx_ready:
             self.rx_valid = 0
         self.down_ack = 0
@@ -427,6 +476,8 @@ class InterfaceModel:
                 self.buffer = down_data
             else:
                 self.buffer = (self.buffer >> self.width) | (down_data << self._top)
+            if not self.was_valid and self.cover is not None:
+                self.cover.hit("receive", "full" if full else "leaving" if held else "empty")
             if not self.was_valid and full:
                 self.down_reject, self.dead = 1, 1
                 self.rx_rejects += 1
@@ -437,6 +488,13 @@ class InterfaceModel:
         self.was_valid = 1 if down_valid else 0
         if self._backoff:
             self.lfsr.clock()
+
+    def _cover_done(self, cover: Coverage) -> None:
+        """A message done: at its first attempt or after rejections, and the level where it
+        turned (whose acknowledgement path brought the fate back)."""
+        cover.hit("fate", "done")
+        cover.hit("attempts", "retried" if self.attempts else "first")
+        cover.hit("turn", f"L{(self.dest ^ self.node).bit_length() - 1}")
 
 
 @dataclass(slots=True)
@@ -453,6 +511,9 @@ class TreeOutputs:
 
 class CircuitTreeModel:
     """The whole network, cycle by cycle (see :class:`fattree.hdl.circuit_tree.CircuitFatTree`)."""
+
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
 
     def __init__(self, leaves=16, width=8, length=2, seed=1, retry="immediate", faults=""):
         self.leaves = CIRCUIT_TREE.check("leaves", leaves, model=True)
@@ -555,6 +616,91 @@ class CircuitTreeModel:
                     reject, ack = self.routers[dst].bk_reject[q], self.routers[dst].bk_ack[q]
                 _, _, orej, oack = self._inputs_of[src]
                 orej[p], oack[p] = fault.backward(reject, ack)
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The situations of the paper's rules this tree can meet, per router level and for
+        the interfaces (docs/circuit_tree.md, "Coverage")."""
+        h, points = self.h, []
+        for lv in range(h):
+            top = lv == h - 1  # no parents: headers only from the children, who turn
+            points += [
+                CoverPoint(
+                    f"heads/L{lv}",
+                    ("1", "2") if top else ("1", "2", "3", "4"),
+                    "headers arriving at one router in one cycle",
+                ),
+                CoverPoint(
+                    f"down/L{lv}",
+                    # At the top only the other child turns into a port, and only while it
+                    # holds no path: nothing holds or claims it there.
+                    ("granted",) if top else ("granted", "rejected: held", "rejected: claimed"),
+                    "a header going down or across finds its port free, held by a path, or "
+                    "claimed in the same cycle (rejected back to its sender)",
+                ),
+                CoverPoint(
+                    f"release/L{lv}",
+                    ("ack", "reject"),
+                    "a path ended by the acknowledgement or the reject from beyond it",
+                ),
+            ]
+            if not top:
+                points += [
+                    CoverPoint(
+                        f"up/L{lv}",
+                        ("preferred", "other"),
+                        "a header goes up the port the LFSR bit picks, or the other one",
+                    ),
+                    CoverPoint(
+                        f"claims/L{lv}",
+                        ("turn over parent", "C over D"),
+                        "two headers claim one down port in one cycle (the paper's "
+                        "collision): a turn first, then C before D",
+                    ),
+                ]
+        points += [
+            CoverPoint("fate", ("done", "rejected"), "an attempt acknowledged or rejected"),
+            CoverPoint(
+                "attempts",
+                ("first", "retried"),
+                "a message done at its first attempt, or after rejections",
+            ),
+            CoverPoint(
+                "turn",
+                tuple(f"L{lv}" for lv in range(h)),
+                "messages done per level they turned at: every level's acknowledgement path",
+            ),
+            CoverPoint(
+                "receive",
+                ("empty", "leaving", "full"),
+                "a message arriving at a receive stream that is empty, being taken in that "
+                "cycle, or full (rejected)",
+            ),
+        ]
+        if self.retry != "immediate":
+            points.append(
+                CoverPoint(
+                    "retry",
+                    ("start", "wait"),
+                    f"a pending message starts, or waits ({self.retry} retry)",
+                )
+            )
+        return points
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        coverage = Coverage(self.cover_points())
+        for (lv, _), router in self.routers.items():
+            router.cover, router.level = coverage, lv
+        for ni in self.nis:
+            ni.cover = coverage
+        self.coverage = coverage
+        return coverage
+
+    def clone(self):
+        """An independent copy in the same state (its coverage too), to try traffic on; the
+        LFSR state table, shared and never written, is not copied."""
+        states = _shared_states()
+        return copy.deepcopy(self, {id(states): states})
 
     def reset(self) -> None:
         for r in self.routers.values():

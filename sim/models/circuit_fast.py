@@ -26,6 +26,8 @@ model (:class:`AckCollision`); with them it reads 0.
 
 from __future__ import annotations
 
+import copy
+
 from ...spec.circuit import lfsr_mask, router_seed
 from ...spec.circuit_fast import (
     CIRCUIT_TREE_FAST,
@@ -367,6 +369,9 @@ class CircuitFastTreeModel:
     words of ``width`` bits, routers' LFSRs from ``seed``, ``window`` messages per node,
     dead links and routers and stuck wires ``faults`` (:mod:`fattree.spec.faults`)."""
 
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
+
     def __init__(self, leaves=16, width=8, length=2, seed=1, window=8, faults=""):
         self.leaves = CIRCUIT_TREE_FAST.check("leaves", leaves, model=True)
         self.width = CIRCUIT_TREE_FAST.check("width", width, model=True)
@@ -507,7 +512,14 @@ class CircuitFastTreeModel:
         coverage = Coverage(self.cover_points())
         for part in (*self._router_list, *self.nis):
             part.cover = coverage
+        self.coverage = coverage
         return coverage
+
+    def clone(self):
+        """An independent copy in the same state (its coverage too), to try traffic on; the
+        LFSR state table, shared and never written, is not copied."""
+        states = _shared_states()
+        return copy.deepcopy(self, {id(states): states})
 
     @property
     def unacknowledged(self) -> list[int]:
