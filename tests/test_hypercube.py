@@ -8,7 +8,14 @@ from collections import Counter
 import pytest
 
 from fattree.hdl.hypercube import HypercubeNetwork, HypercubeNode
-from fattree.sim.checks.hypercube import CHECKS, INPUTS, OUTPUTS, HypercubeCheck, bench_phases
+from fattree.sim.checks.hypercube import (
+    CHECKS,
+    INPUTS,
+    OUTPUTS,
+    HypercubeCheck,
+    bench_phases,
+    hole_rounds,
+)
 from fattree.sim.models.hypercube import HypercubeModel, run_model, traffic
 from fattree.sim.scoreboard import Scoreboard
 from fattree.sim.testbench import simulate
@@ -36,11 +43,16 @@ def ports(dut):
     }
 
 
-def lockstep(dim, procs, buffers, phases, *, stall=0.0, mutate=False, limit=3000, seed=1):
-    """Run ``phases`` (name, queues) through the RTL and the model side by side; returns the
+def lockstep(
+    dim, procs, buffers, phases, *, stall=0.0, mutate=False, limit=3000, seed=1, cover=False
+):
+    """Run ``phases`` (name, queues, and optionally the phase's options) through the RTL and
+    the model side by side (``cover``: the model counting its cover points); returns the
     scoreboard, the check and the model."""
     dut = HypercubeNetwork(dim, procs, buffers, 8)
     model = HypercubeModel(dim, procs, buffers, 8)
+    if cover:
+        model.start_coverage()
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
     signals = ports(dut)
     checks = []
@@ -58,8 +70,8 @@ def lockstep(dim, procs, buffers, phases, *, stall=0.0, mutate=False, limit=3000
             model, scoreboard, read, drive, ctx.tick, stall=stall, rng=random.Random(seed)
         )
         checks.append(check)
-        for name, queues in phases:
-            await check.phase(name, queues, limit)
+        for name, queues, *options in phases:
+            await check.phase(name, queues, limit, **(options[0] if options else {}))
 
     simulate(dut, bench)
     return scoreboard, checks[0], model
@@ -67,7 +79,7 @@ def lockstep(dim, procs, buffers, phases, *, stall=0.0, mutate=False, limit=3000
 
 def assert_clean(scoreboard, phases):
     assert scoreboard.mismatches == 0, scoreboard.first_mismatch
-    assert scoreboard.checked == sum(len(q) for _, queues in phases for q in queues)
+    assert scoreboard.checked == sum(len(q) for _, queues, *_ in phases for q in queues)
 
 
 @pytest.mark.parametrize(
@@ -106,6 +118,27 @@ def test_no_buffers_refers_every_blocked_message():
     scoreboard, check, _ = lockstep(3, 2, 0, phases)
     assert_clean(scoreboard, phases)
     assert check.referrals > 0
+
+
+def test_hole_rounds_on_the_rtl():
+    # The same rounds through the RTL in lock step: the `ready` option drives the design's
+    # receivers as the copy of the model saw them, and every message arrives once.
+    rng = random.Random(1)
+    phases = bench_phases(2, 1, 8, rng, frames=12)
+    trial = HypercubeModel(2, 1, 1)
+    trial.start_coverage()
+    for _name, queues in phases:
+        run_model(trial, queues)
+    steered = []
+    for name, queues, options in hole_rounds(trial, random.Random(2), tries=3000):
+        start = trial.cycle
+        run_model(trial, queues, rx_ready=lambda c, s=start, r=options["ready"]: r(c - s))
+        steered.append((name, queues, options))
+    assert trial.coverage.holes() == []
+    scoreboard, check, model = lockstep(2, 1, 1, [*phases, *steered], cover=True)
+    assert_clean(scoreboard, [*phases, *steered])
+    assert model.coverage.holes() == [] and check.referrals == model.referrals
+    assert all(check.phases[name]["messages"] for name, _, _ in steered)
 
 
 def test_broken_model_is_caught():
@@ -207,7 +240,7 @@ def test_rtl_size_limit_and_node_number():
 ICARUS = pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
 
 
-def run_cocotb(simulator, tmp_path, *, dim=3, mutation=False, frames=48):
+def run_cocotb(simulator, tmp_path, *, dim=3, mutation=False, frames=48, coverage=False):
     from fattree.designs import get_design
     from fattree.sim.cocotb_runner import run_bench
 
@@ -216,7 +249,7 @@ def run_cocotb(simulator, tmp_path, *, dim=3, mutation=False, frames=48):
         {"dim": dim, "procs": 2, "buffers": 2, "data_bits": 8},
         simulator,
         seed=1,
-        bench={"frames": frames, "mutation": mutation},
+        bench={"frames": frames, "mutation": mutation, "coverage": coverage},
         root=tmp_path,
     )
 
@@ -224,10 +257,29 @@ def run_cocotb(simulator, tmp_path, *, dim=3, mutation=False, frames=48):
 @pytest.mark.cocotb
 @ICARUS
 def test_cocotb_icarus(tmp_path):
-    result = run_cocotb("icarus", tmp_path)
-    assert result.passed, result.summary
-    assert result.summary["mismatches"] == 0
-    assert result.summary["referrals"] > 0
+    # The bench's phases, then the rounds that close the model's coverage (docs/hypercube.md,
+    # "Coverage"): at this small point the phases leave holes, the rounds close every one.
+    result = run_cocotb("icarus", tmp_path, coverage=True)
+    s = result.summary
+    assert result.passed, s
+    assert s["mismatches"] == 0
+    assert s["referrals"] > 0
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    assert s["steered"] > 0 and s["messages_checked"] > 48 + s["steered"]
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point (dim 4, 2 processors, 2 slots) on Verilator: about 90 s
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    code = main(["sim", "hypercube", "--coverage", "--json", "--build-root", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    coverage = out["summary"]["coverage"]
+    assert coverage["holes"] == [] and coverage["hit"] == coverage["bins"] == 163
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.cocotb

@@ -15,19 +15,23 @@ time in network of each message (from its transmit transfer to its receive trans
 from the model, which carries each message's send cycle; :attr:`HypercubeCheck.longest` is
 the most over every phase.
 
+:func:`hole_rounds` makes the rounds that close the holes of the model's coverage, each tried
+on a copy of the model before it runs on the design.
+
 Names are the plain per-processor (or per-node) signals; the callers map them to the design's
 ports (``tx[g].valid``, ``tx[g].payload.dest`` ..., ``rx[g].ready``, ``refer[n]``).
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
-from ..models.hypercube import Driver, HypercubeModel, traffic
+from ..models.hypercube import Driver, HypercubeModel, run_model, traffic
 from ..scoreboard import Scoreboard
 from .lockstep import LockstepCheck
 
-__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "HypercubeCheck", "bench_phases"]
+__all__ = ["OUTPUTS", "INPUTS", "CHECKS", "HypercubeCheck", "Stalls", "bench_phases", "hole_rounds"]
 
 OUTPUTS = ("tx_ready", "rx_valid", "rx_data", "refer")
 INPUTS = ("tx_valid", "tx_dest", "tx_data", "rx_ready")
@@ -58,10 +62,13 @@ class HypercubeCheck(LockstepCheck):
     def _ready(self) -> list[int]:
         return self.receivers_ready(self.model.processors)
 
-    async def phase(self, name: str, queues: list[list[tuple[int, int]]], limit: int) -> int:
+    async def phase(
+        self, name: str, queues: list[list[tuple[int, int]]], limit: int, *, ready=None
+    ) -> int:
         """Offer every processor its queue of ``(dest, data)`` messages until each is taken by
         its receiver (at most ``limit`` cycles), then check what was delivered; returns how
-        many messages there were."""
+        many messages there were. ``ready``: the receivers' ready list in each cycle of the
+        phase (:class:`Stalls`), in place of the check's random stalls."""
         sb, model = self.scoreboard, self.model
         n = model.processors
         driver = Driver(queues)
@@ -81,18 +88,18 @@ class HypercubeCheck(LockstepCheck):
             # A receive stream's payload means nothing while it is not valid.
             seen[2] = [x if v else 0 for v, x in zip(seen[1], seen[2], strict=True)]
             valid, dest, data = driver.inputs()
-            ready = self._ready()
-            self.drive(valid, dest, data, ready)
-            want = model.step(valid, dest, data, ready)
+            rx_ready = self._ready() if ready is None else ready(self.cycle - start)
+            self.drive(valid, dest, data, rx_ready)
+            want = model.step(valid, dest, data, rx_ready)
             expected = [want.tx_ready, want.rx_valid, want.rx_data, want.refer]
             sb.compare("cycle_mismatches", f"{name}, cycle {self.cycle}", seen, expected, OUTPUTS)
             tx_ready, rx_valid, rx_data, refer = seen
             driver.taken(tx_ready)
-            arrived = [(g, rx_data[g]) for g in range(n) if rx_valid[g] and ready[g]]
+            arrived = [(g, rx_data[g]) for g in range(n) if rx_valid[g] and rx_ready[g]]
             if arrived:
                 received += arrived
                 progress = self.cycle
-            self.backpressure_cycles += sum(1 for g in range(n) if rx_valid[g] and not ready[g])
+            self.backpressure_cycles += sum(1 for g in range(n) if rx_valid[g] and not rx_ready[g])
             self.referrals += sum(refer)
             self.cycle += 1
             await self.tick()
@@ -137,3 +144,43 @@ def bench_phases(dim: int, procs: int, data_bits: int, rng, frames: int):
         ("bit-reversal", traffic("bit-reversal", dim, procs, data_bits, rng)),
         ("hotspot", traffic("hotspot", dim, procs, data_bits, rng, messages=2)),
     ]
+
+
+class Stalls:
+    """Receivers not ready in a fraction ``stall`` of the cycles, the same pattern every time
+    it is asked (a phase tried on a copy of the model, then run on the design): the ready
+    list of ``processors`` receivers in cycle ``t`` of a phase comes from ``seed`` and ``t``."""
+
+    def __init__(self, seed: int, stall: float, processors: int):
+        self.seed, self.stall, self.processors = seed, stall, processors
+
+    def __call__(self, t: int) -> list[int]:
+        rng = random.Random((self.seed << 32) | t)
+        return [int(rng.random() >= self.stall) for _ in range(self.processors)]
+
+
+def hole_rounds(model: HypercubeModel, rng, *, tries: int):
+    """Rounds of traffic that close the holes of ``model.coverage``, each tried on a copy of
+    the model first: yields ``(name, queues, options)`` for :meth:`HypercubeCheck.phase`, one
+    round that hits a hole at a time, until no hole is left or ``tries`` candidates were
+    tried. A candidate is a few messages from some processors, most of them to one hot
+    processor in half the candidates (full buffers, referrals, waiting injections), with
+    receivers stalling in 0 .. 90 % of the cycles (:class:`Stalls`, so the round repeats
+    on the design exactly)."""
+    n, bits = model.processors, model.data_bits
+    for k in range(tries):
+        holes = set(model.coverage.holes())
+        if not holes:
+            return
+        hot = rng.randrange(n) if rng.random() < 0.5 else None
+        queues: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for g in rng.sample(range(n), rng.randrange(1, n + 1)):
+            for _ in range(rng.randrange(1, 5)):
+                dest = hot if hot is not None and rng.random() < 0.7 else rng.randrange(n)
+                queues[g].append((dest, rng.getrandbits(bits)))
+        ready = Stalls(rng.getrandbits(32), rng.choice((0.0, 0.3, 0.6, 0.9)), n)
+        twin = model.clone()
+        start = twin.cycle
+        run_model(twin, queues, limit=100_000, rx_ready=lambda c, r=ready, s=start: r(c - s))
+        if holes - set(twin.coverage.holes()):
+            yield f"steer-{k}", queues, {"ready": ready}

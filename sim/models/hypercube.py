@@ -30,6 +30,7 @@ what the hardware does not (source, injection cycle, hops) to report the time in
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass, field
 
@@ -42,6 +43,7 @@ from ...spec.hypercube import (
     split_dest,
 )
 from ...spec.traffic import HOT_SPOT, destination
+from ..coverage import Coverage, CoverPoint
 from .driver import Driver
 
 __all__ = [
@@ -119,6 +121,9 @@ class HypercubeModel:
         Referrals and wire crossings so far, over the whole network.
     """
 
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
+
     def __init__(self, dim: int, procs: int = 1, buffers: int = 2, data_bits: int = 8):
         self.dim, self.procs, self.buffers, self.data_bits = check_hypercube(
             dim, procs, buffers, data_bits
@@ -134,6 +139,125 @@ class HypercubeModel:
         self.referrals = 0
         self.hops = 0
         self.injected = 0
+
+    # -- coverage ----------------------------------------------------------------------------
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The situations of the paper's rules (section 4.2) and of docs/hypercube.md's choices
+        that this cube can meet (docs/hypercube.md, "Coverage"). Bins a point's parameters
+        rule out are left out: contention between buffered messages needs two slots, between
+        arrivals two wires, between injection heads two processors; with no buffer slot
+        nothing is kept or buffered; at dim 1 no message is referred for want of a wire."""
+        k, p, b = self.dim, self.procs, self.buffers
+        contend = (
+            ("buffer over buffer",) * (b >= 2)
+            + ("buffer over arrival",) * (b >= 1)
+            + ("arrival over arrival",) * (k >= 2)
+            + ("network over injection", "referral over injection")
+            + ("injection over injection",) * (p >= 2)
+        )
+        points = []
+        for i in range(k):
+            points += [
+                CoverPoint(
+                    f"link/W{i}",
+                    tuple(f"N{n}" for n in range(self.nodes_count)),
+                    "a message sent by each node over its wire i: every link of the cube used",
+                ),
+                CoverPoint(
+                    f"wire/W{i}",
+                    ("route", "inject", "refer"),
+                    "a message crossing wire i: a network message over a wire of its relative "
+                    "address, an injection head, or a referral (one step away)",
+                ),
+                CoverPoint(
+                    f"contend/W{i}",
+                    contend,
+                    "wire i taken by a message earlier in the node's order while a later one "
+                    "wanted it: buffer slots oldest first, then arrivals, referrals, injections",
+                ),
+            ]
+        kept = ("kept", "buffered") if b else ()
+        points += [
+            CoverPoint(
+                "network",
+                ("delivered", "routed", *kept, "referred"),
+                "a network message's fate in a cycle: into its receive register, over a wire "
+                "of its relative address, kept in or put into a buffer slot, referred",
+            ),
+            CoverPoint(
+                "refer",
+                # At dim 1 a blocked message's one wire is taken: none is left to refer it over
+                # (b + 2 messages for b + 1 places), so the node never has one.
+                ("at its node", "blocked") if k > 1 else ("at its node",),
+                "why a message was referred: at its node with its receiver busy, or every wire "
+                "of its relative address taken",
+            ),
+            CoverPoint(
+                "referrals",
+                tuple(str(r) for r in range(1, k + 1)),
+                "referrals by one node in one cycle (its refer output): up to one per wire",
+            ),
+            CoverPoint(
+                "places",
+                ("all taken",),
+                "a node with as many network messages to place as it has places (buffer slots "
+                "and wires): the bound that leaves a wire for every referral",
+            ),
+        ]
+        if b:
+            points.append(
+                CoverPoint(
+                    "buffer",
+                    tuple(str(n) for n in range(b + 1)),
+                    "buffer slots in use after a cycle; all of them: the next blocked "
+                    "message is referred",
+                )
+            )
+        return points + [
+            CoverPoint(
+                "inject",
+                ("delivered", "wire", *(("buffered",) if b else ()), "waits"),
+                "an injection head's fate: delivered in its own node, over a wire, into a "
+                "free buffer slot, or left waiting in its queue (never referred)",
+            ),
+            CoverPoint(
+                "tx",
+                ("refused",),
+                "a processor offering a message while its injection queue is full",
+            ),
+            CoverPoint(
+                "receive",
+                ("into empty", "into leaving", "held", "claimed"),
+                "a message at its node and its receive register: empty, read in this cycle, "
+                "holding one not read, or taken by another message in this cycle",
+            ),
+            CoverPoint(
+                "deliver",
+                tuple(f"P{g}" for g in range(self.processors)),
+                "messages put into each processor's receive register",
+            ),
+            CoverPoint(
+                "distance",
+                tuple(str(d) for d in range(k + 1)),
+                "messages delivered per distance from their source node (bits of the relative "
+                "address at injection): the own node up to the cube's diameter",
+            ),
+            CoverPoint(
+                "path",
+                ("shortest", "longer"),
+                "a message delivered in as many hops as its distance, or in more after referrals",
+            ),
+        ]
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        self.coverage = Coverage(self.cover_points())
+        return self.coverage
+
+    def clone(self) -> HypercubeModel:
+        """An independent copy in the same state (its coverage too), to try traffic on."""
+        return copy.deepcopy(self)
 
     # -- outputs -----------------------------------------------------------------------------
 
@@ -168,6 +292,8 @@ class HypercubeModel:
             # Injection after the node's decisions: the new message joins the queue's tail.
             for q in range(p):
                 g = n * p + q
+                if tx_valid[g] and not out.tx_ready[g] and self.coverage is not None:
+                    self.coverage.hit("tx", "refused")
                 if tx_valid[g] and out.tx_ready[g]:
                     dest = tx_dest[g] & (self.processors - 1)
                     dst_node, dst_proc = split_dest(dest, p)
@@ -184,11 +310,13 @@ class HypercubeModel:
     def _node_step(self, n: int, node: _Node, ready) -> list[Message | None]:
         """One node's decisions; returns what it sends on each wire."""
         p, dim, cycle = self.procs, self.dim, self.cycle
+        cover = self.coverage
         # Receivers: a held message taken this cycle frees its register.
-        rx_free = []
+        rx_free, read = [], []
         for q in range(p):
             held = node.rx[q]
-            if held is not None and ready[q]:
+            read.append(held is not None and ready[q])
+            if read[q]:
                 self.delivered.append(
                     Delivery(
                         n * p + q, held.data, held.src, cycle - held.sent, held.hops, held.referrals
@@ -196,60 +324,146 @@ class HypercubeModel:
                 )
                 node.rx[q] = None
             rx_free.append(node.rx[q] is None)
+        was_free = list(rx_free)
         network = node.buffer + [m for m in node.arrive if m is not None]
         heads = [(q, queue[0]) for q, queue in enumerate(node.inject) if queue]
         # 1. deliver: per processor, the first message for it (network first, then heads).
         delivered = set()
         for msg in network + [h for _, h in heads]:
+            if msg.rel == 0 and cover is not None:
+                cover.hit("receive", _receive_bin(msg.proc, rx_free, was_free, read))
             if msg.rel == 0 and rx_free[msg.proc]:
                 node.rx[msg.proc] = msg
                 rx_free[msg.proc] = False
                 delivered.add(id(msg))
+                if cover is not None:
+                    self._cover_delivery(cover, n * p + msg.proc, msg)
         # 2. route: the lowest free wire whose bit is 1.
         free = (1 << dim) - 1
         wires: list[Message | None] = [None] * dim
+        if cover is not None:
+            self._owner: list[str | None] = [None] * dim  # who took each wire
+            self._node = n
         remaining = []
-        for msg in network:
+        for index, msg in enumerate(network):
             if id(msg) in delivered:
                 continue
+            kind = "buffer" if index < len(node.buffer) else "arrival"
+            self._cover_contention(msg.rel, free, kind)
             avail = msg.rel & free
             if avail:
-                free = self._send(wires, msg, avail, free)
+                free = self._send(wires, msg, avail, free, kind)
             else:
                 remaining.append(msg)
-        # 3. buffer, in order; 4. refer the rest over the lowest free wires.
+        # 3. buffer, in order; 4. refer the rest over the lowest free wires. A buffered
+        # message comes first in ``remaining``, so it keeps its slot: only arrivals are referred.
         buffer = remaining[: self.buffers]
         referred = remaining[self.buffers :]
+        if cover is not None:
+            self._cover_places(cover, node, network, delivered, buffer, referred)
         for msg in referred:
             if not free:  # cannot happen: at most dim + buffers network messages
                 raise AssertionError(f"node {n}: no free wire to refer a message to")
             msg.referrals += 1
-            free = self._send(wires, msg, free, free)
+            free = self._send(wires, msg, free, free, "referral")
         self.referrals += len(referred)
         node.refer = len(referred)
         # 5. inject: a head takes a wire of its relative address, else a buffer slot, else waits.
         for q, msg in heads:
             if id(msg) in delivered:
                 node.inject[q].pop(0)
-                continue
-            avail = msg.rel & free
-            if avail:
-                free = self._send(wires, msg, avail, free)
-                node.inject[q].pop(0)
-            elif len(buffer) < self.buffers:
-                buffer.append(msg)
-                node.inject[q].pop(0)
+                fate = "delivered"
+            else:
+                self._cover_contention(msg.rel, free, "injection")
+                avail = msg.rel & free
+                fate = "waits"
+                if avail:
+                    free = self._send(wires, msg, avail, free, "injection")
+                    node.inject[q].pop(0)
+                    fate = "wire"
+                elif len(buffer) < self.buffers:
+                    buffer.append(msg)
+                    node.inject[q].pop(0)
+                    fate = "buffered"
+            if cover is not None:
+                cover.hit("inject", fate)
+        if cover is not None and self.buffers:
+            cover.hit("buffer", str(len(buffer)))
         node.buffer = buffer
         return wires
 
-    def _send(self, wires, msg: Message, avail: int, free: int) -> int:
-        """Send ``msg`` over the lowest wire of ``avail``; returns the wires still free."""
+    def _send(self, wires, msg: Message, avail: int, free: int, kind: str) -> int:
+        """Send ``msg`` (a ``kind`` of :data:`_CONTENTION`'s) over the lowest wire of ``avail``;
+        returns the wires still free."""
         wire = (avail & -avail).bit_length() - 1
         msg.rel ^= 1 << wire
         msg.hops += 1
         self.hops += 1
         wires[wire] = msg
+        if self.coverage is not None:
+            self._owner[wire] = kind
+            self.coverage.hit(f"link/W{wire}", f"N{self._node}")
+            self.coverage.hit(f"wire/W{wire}", _HOW[kind])
         return free & ~(1 << wire)
+
+    def _cover_delivery(self, cover: Coverage, g: int, msg: Message) -> None:
+        distance = (relative_address(msg.src // self.procs, g // self.procs)).bit_count()
+        cover.hit("deliver", f"P{g}")
+        cover.hit("distance", str(distance))
+        cover.hit("path", "shortest" if msg.hops == distance else "longer")
+
+    def _cover_contention(self, rel: int, free: int, kind: str) -> None:
+        """Count each wire of ``rel`` below the one this message gets (all of them if it gets
+        none) as lost to the message that took it earlier in the node's order."""
+        if self.coverage is None:
+            return
+        avail = rel & free
+        lost = rel & ~free & ((avail & -avail) - 1 if avail else -1)
+        while lost:
+            wire = (lost & -lost).bit_length() - 1
+            lost &= lost - 1
+            self.coverage.hit(f"contend/W{wire}", _CONTENTION[self._owner[wire], kind])
+
+    def _cover_places(self, cover, node, network, delivered, buffer, referred) -> None:
+        """Each network message's fate, why each referral, and whether every place is taken."""
+        kept, slots, sent_away = ({id(m) for m in ms} for ms in (node.buffer, buffer, referred))
+        for msg in network:
+            if id(msg) in delivered:
+                fate = "delivered"
+            elif id(msg) in slots:
+                fate = "kept" if id(msg) in kept else "buffered"
+            elif id(msg) in sent_away:
+                fate = "referred"
+                cover.hit("refer", "blocked" if msg.rel else "at its node")
+            else:
+                fate = "routed"
+            cover.hit("network", fate)
+        if referred:
+            cover.hit("referrals", str(len(referred)))
+        if len(network) - len(delivered & {id(m) for m in network}) == self.buffers + self.dim:
+            cover.hit("places", "all taken")
+
+
+#: The wire a message of each kind takes: which bin of ``wire/W<i>`` it counts in.
+_HOW = {"buffer": "route", "arrival": "route", "referral": "refer", "injection": "inject"}
+#: ``(winner, loser)`` of a wire: which bin of ``contend/W<i>`` it counts in. Only kinds
+#: earlier in the node's order win: buffer slots, arrivals, referrals, then injection heads.
+_CONTENTION = {
+    ("buffer", "buffer"): "buffer over buffer",
+    ("buffer", "arrival"): "buffer over arrival",
+    ("arrival", "arrival"): "arrival over arrival",
+    ("buffer", "injection"): "network over injection",
+    ("arrival", "injection"): "network over injection",
+    ("referral", "injection"): "referral over injection",
+    ("injection", "injection"): "injection over injection",
+}
+
+
+def _receive_bin(proc: int, rx_free: list, was_free: list, read: list) -> str:
+    """A message at its node against its receive register (before it is placed)."""
+    if rx_free[proc]:
+        return "into leaving" if read[proc] else "into empty"
+    return "claimed" if was_free[proc] else "held"
 
 
 def traffic(
