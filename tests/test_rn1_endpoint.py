@@ -4,6 +4,7 @@ directed timing, and the bidelta network with an endpoint on every node (rn1-bid
 in amaranth.sim and as a cocotb bench."""
 
 import argparse
+import json
 import random
 import shutil
 from collections import Counter
@@ -426,12 +427,28 @@ def test_cocotb_bench(simulator, tmp_path):
         {"endpoints": 4, "seed": 3, "retry": "backoff", "max_bytes": 4},
         simulator,
         seed=5,
-        bench={"frames": 32},
+        bench={"frames": 32, "coverage": True},
         root=tmp_path,
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0 and s["messages_checked"] > 50 and s["retries"] > 0
+    # Every bin of the model's cover points hit at this point (docs/dehon.md, "Coverage of
+    # the network with endpoints"), the back-off window at its cap among them.
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    assert s["coverage"]["points"]["retry/backoff"]["bins"]["window capped"] > 0
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point, 16 endpoints, on Verilator: build and run
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    from fattree.scripts.main import main
+
+    argv = ["sim", "rn1-bidelta-stream", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.cocotb

@@ -29,7 +29,15 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from fattree.sim.checks.rn1_endpoint import CHECKS, StreamCheck, Traffic, messages
+from fattree.sim.checks.rn1_endpoint import (
+    CHECKS,
+    STEER,
+    StreamCheck,
+    Traffic,
+    hole_rounds,
+    messages,
+    steering_phases,
+)
 from fattree.sim.cocotb_runner import ChangedInputs, bench_config, clock_and_reset, write_summary
 from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
 from fattree.sim.scoreboard import Scoreboard
@@ -40,6 +48,10 @@ COUNTERS = ("sent", "retries", "received", "dropped", "timeouts")
 #: Messages of the burst phase, all endpoints to one destination at once in each round:
 #: 24 rounds of 4 endpoints, 6 of 16, 2 of 64 (a round serialises at its destination).
 BURST_MESSAGES = 96
+
+#: Candidate rounds tried on a copy of the model to close the coverage's holes (none when
+#: the phases before left no hole).
+HOLE_TRIES = 400
 
 #: The model of each design this bench runs, built from the design's parameters.
 MODELS = {
@@ -92,6 +104,9 @@ async def traffic_phases(dut):
     config = bench_config()
     p, knobs = config["params"], config["bench"]
     model = MODELS[config["design"]](p)
+    # Counted always where the model has cover points: the last phases steer into its
+    # holes, with or without --coverage.
+    coverage = model.start_coverage() if hasattr(model, "start_coverage") else None
     n, mb = len(model.endpoints), p["max_bytes"]
     frames = knobs.get("frames", 200)
     rng = random.Random(config["seed"])
@@ -125,6 +140,8 @@ async def traffic_phases(dut):
     for burst in range(max(2, BURST_MESSAGES // n)):
         queues = [[(burst % n, [rng.getrandbits(8)])] for _ in range(n)]
         counts["bursts"] += await check.phase("burst", queues, limit=20_000, settle=8)
+    if coverage is not None:
+        await _steer(check, model, rng, counts, backpressure=traffic.backpressure)
     seconds = time.perf_counter() - started
     stats, blocked = check.stats, check.blocked_per_message
     write_summary(
@@ -140,6 +157,22 @@ async def traffic_phases(dut):
             dropped_frames=stats["dropped"],
             seconds=round(seconds, 3),
             cycles_per_second=round(check.cycle / seconds, 1) if seconds else None,
+            **({"coverage": coverage.as_dict()} if knobs.get("coverage") else {}),
         ),
     )
     scoreboard.raise_on_mismatch()
+
+
+async def _steer(check: StreamCheck, model, rng, counts: dict, *, backpressure: int) -> None:
+    """The phases that steer into the rules' rarer situations, then the rounds that close
+    what they left of the model's coverage (tried on a copy of the model first)."""
+    mb = check.max_bytes
+    for name, queues, traffic in steering_phases(model, mb, rng, stalls=backpressure > 0):
+        check.traffic = traffic
+        counts[name] = await check.phase(name, queues, limit=200_000)
+    check.traffic = STEER
+    counts["steered"] = 0
+    for name, queues in hole_rounds(
+        model, mb, random.Random(rng.getrandbits(32)), tries=HOLE_TRIES
+    ):
+        counts["steered"] += await check.phase(name, queues, limit=20_000)

@@ -48,6 +48,9 @@ __all__ = [
     "run_model",
     "run_stream_model",
     "stream_ports",
+    "STEER",
+    "steering_phases",
+    "hole_rounds",
 ]
 
 CHECKS = ("cycle_mismatches", "message_mismatches")
@@ -645,3 +648,67 @@ def run_stream_model(
     if check.scoreboard.mismatches:
         raise AssertionError(check.scoreboard.first_mismatch)
     return check
+
+
+#: The users of the rounds that close coverage holes: no idle beats, no over-long frames,
+#: receivers always ready, so a round runs on the design exactly as on the model's copy.
+STEER = Traffic(idle=0, backpressure=0, overlong=0.0)
+
+
+def steering_phases(model: RN1BideltaStreamModel, max_bytes: int, rng, *, stalls: bool = True):
+    """Phases that steer into the protocol's rarer situations while ``model.coverage`` has
+    holes, as ``(name, queues, traffic)``: ``hotspot-stalled``, every endpoint sending two
+    messages to endpoint 0 while the receivers are not ready in 99 % of the cycles, so that
+    its buffers stay full and the senders meet long runs of BLOCKED from the receiver
+    (eight and more in a row, the back-off window at its cap); none with ``stalls`` False
+    (receivers always ready)."""
+    if stalls and model.coverage.holes():
+        queues = messages("hotspot", len(model.endpoints), 2, max_bytes, rng)
+        yield "hotspot-stalled", queues, Traffic(idle=0, backpressure=99, overlong=0.0)
+
+
+def hole_rounds(model: RN1BideltaStreamModel, max_bytes: int, rng, *, tries: int):
+    """Rounds of a few messages that close the holes of ``model.coverage``, each tried on a
+    copy of the model first (users as :data:`STEER`): yields ``(name, queues)``, one round
+    that hits a hole at a time, until no hole is left or ``tries`` candidates were tried.
+    A candidate: 2 to ``n`` senders, their messages to one or two destinations, of one
+    length (their heads meet in one cycle), of two lengths one byte apart (heads one
+    cycle apart: the most a round of ``retry="round"`` spreads them, so later heads find
+    outputs held) or of random lengths."""
+    n = len(model.endpoints)
+    for k in range(tries):
+        holes = set(model.coverage.holes())
+        if not holes:
+            return
+        senders = rng.sample(range(n), rng.randint(2, n))
+        dests = [rng.randrange(n) for _ in range(rng.randint(1, 2))]
+        spread = rng.choice((0, 1, max_bytes))  # lengths L .. L + spread
+        length = rng.randint(1, max_bytes - min(spread, max_bytes - 1))
+        queues = [[] for _ in range(n)]
+        for e in senders:
+            size = min(max_bytes, rng.randint(length, length + spread))
+            queues[e] = [(rng.choice(dests), [rng.getrandbits(8) for _ in range(size)])]
+        if holes - set(_tried(model, queues, max_bytes).holes()):
+            yield f"steer-{k}", queues
+
+
+def _tried(model: RN1BideltaStreamModel, queues, max_bytes: int):
+    """The coverage a round would reach: the phase run on a copy of ``model`` as the check
+    runs it (users as :data:`STEER`)."""
+    twin = model.clone()
+
+    async def tick():
+        return None
+
+    outputs = lambda: model_outputs(twin.endpoints)  # noqa: E731
+    check = StreamCheck(
+        twin, Scoreboard(CHECKS), outputs, lambda _: None, tick, max_bytes=max_bytes, traffic=STEER
+    )
+    # Nothing in the phase waits (the tick returns at once): run it to its end here, as
+    # the bench may itself be running in an event loop.
+    phase = check.phase("try", queues, limit=20_000)
+    try:
+        phase.send(None)
+    except StopIteration:
+        return twin.coverage
+    raise AssertionError("a phase on the model alone waited")

@@ -54,6 +54,7 @@ from ...spec.rn1 import (
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, RN1_BIDELTA, bidelta
 from ...spec.rn1_hybrid import hybrid_network
 from ...spec.rn1_tree import RN1_UNIT_TREE, fat_tree_network, unit_tree
+from ..coverage import Coverage, CoverPoint
 
 __all__ = [
     "IDLE",
@@ -68,9 +69,63 @@ __all__ = [
     "RN1SparseNetworkModel",
     "RN1HybridModel",
     "RN1FatTreeModel",
+    "router_cover_points",
 ]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
+
+#: Heads for one arbitration group in one cycle, as the cover bins name them.
+_HEADS = ("1 head", "2 heads", "3+ heads")
+#: Free outputs of a group, as the cover bins name them: per mode, by count.
+_FREE = {"primary": ("none free", "1 free", "2 free"), "alternate": ("held", "free")}
+
+
+def router_cover_points(tag: str, mode: str, senders: int = CHANNELS) -> list[CoverPoint]:
+    """The situations of DeHon's routing rule a router counts (:attr:`RN1Model.cover`) for
+    a network whose heads only open circuits, close with DROP and are answered from
+    downstream (as the endpoints of ``rn1-bidelta-stream`` do): arbitration per group,
+    the random choice between two free outputs (primary mode only: the alternate mode has
+    one output per group), the discarded transmissions, and the circuits released by the
+    status passing back. ``tag`` names the routers counted together (a stage); ``senders``,
+    how many senders can reach one group of them, each with one transmission at a time: a
+    bin needing more (heads plus held outputs) cannot happen and is not declared."""
+    outputs = 2 if mode == "primary" else 1
+    bins = tuple(
+        f"{h}, {f}"
+        for n, h in enumerate(_HEADS, 1)
+        for free, f in reversed(list(enumerate(_FREE[mode])))
+        if n + outputs - free <= senders
+    )
+    points = [
+        CoverPoint(
+            f"arbitrate/{tag}",
+            bins,
+            "heads wanting one direction in one cycle against its free outputs: the "
+            "lowest inputs win the free ones, the rest (and all, when none is free) are "
+            "blocked",
+        )
+    ]
+    if mode == "primary":
+        points.append(
+            CoverPoint(
+                f"choice/{tag}",
+                ("2d", "2d+1"),
+                "both outputs of a direction free: the LFSR picks which one the first head takes",
+            )
+        )
+    return points + [
+        CoverPoint(
+            f"discard/{tag}",
+            ("answered BLOCKED",),
+            "a blocked transmission discarded entire and answered BLOCKED at its close",
+        ),
+        CoverPoint(
+            f"release/{tag}",
+            ("CONNECTED back", "BLOCKED back"),
+            "a circuit released by the status passing back after its close: the "
+            "destination's acknowledgement, or BLOCKED from a later stage or a full receiver",
+        ),
+    ]
 
 
 class RN1Model:
@@ -99,6 +154,11 @@ class RN1Model:
         self.priority = RN1.check("priority", priority, model=True)
         self._alternate = 0
         self.reset()
+
+    #: The run's :class:`~fattree.sim.coverage.Coverage` (None: not counted) and the tag
+    #: its points are named by (:func:`router_cover_points`; both set by the network).
+    cover: Coverage | None = None
+    cover_tag = ""
 
     @property
     def alternate(self) -> int:
@@ -144,6 +204,8 @@ class RN1Model:
             order = inputs[start:] + inputs[:start]
             reqs = [i for i in order if header[i] and direction(heads[i]) == d]
             free = [o for o in outs if not self.busy[o]]
+            if reqs and self.cover is not None:
+                self._cover_group(len(reqs), len(free), (rand >> d) & 1)
             if len(free) == 2:
                 r = (rand >> d) & 1
                 free = [outs[r], outs[1 - r]]
@@ -152,6 +214,24 @@ class RN1Model:
             if won and self.priority == "round-robin":
                 self.pointer[key] = (inputs.index(won[-1][0]) + 1) % len(inputs)
         return grants
+
+    def _cover_group(self, heads: int, free: int, r: int) -> None:
+        """Count one group's arbitration: ``heads`` requests, ``free`` outputs, the LFSR bit."""
+        tag, mode = self.cover_tag, self.routing
+        self.cover.hit(f"arbitrate/{tag}", f"{_HEADS[min(heads, 3) - 1]}, {_FREE[mode][free]}")
+        if free == 2:
+            self.cover.hit(f"choice/{tag}", "2d+1" if r else "2d")
+
+    def _cover_release(self, f: int, b: int, closing: int) -> None:
+        """Count a released circuit by the status that released it; a status on the
+        forward link (after a turn) or a BLOCKED before the close is named apart, and is no
+        bin of a network that neither turns nor sees it (the count then fails loudly)."""
+        back = not ctrl_of(b) and data_of(b) in STATUS
+        code = "BLOCKED" if data_of(b if back else f) == BLOCKED else "CONNECTED"
+        where = "back" if back else "forward"
+        self.cover.hit(
+            f"release/{self.cover_tag}", f"{code} {where}" + ("" if closing else ", not closing")
+        )
 
     def step(self, i_fwd, o_bk) -> None:
         """One clock with ``i_fwd`` (per input, forward word) and ``o_bk`` (per output,
@@ -187,6 +267,8 @@ class RN1Model:
                 if not ctrl[i]:
                     n_state[i] = IDLE
                     n_i_bk[i] = word(0, BLOCKED)
+                    if self.cover is not None:
+                        self.cover.hit(f"discard/{self.cover_tag}", "answered BLOCKED")
             elif state[i] == OPEN:
                 o = self.route[i]
                 f, b = i_fwd[i], o_bk[o]
@@ -202,6 +284,8 @@ class RN1Model:
                     n_state[i], n_closing[i] = IDLE, 0
                     n_busy[o] = 0
                     decisions[i] = "release"
+                    if self.cover is not None:
+                        self._cover_release(f, b, self.closing[i])
                 elif (f_close and data_of(f) != TURN) or (b_close and data_of(b) != TURN):
                     n_closing[i] = 1
         self.state, self.route, self.closing = n_state, n_route, n_closing

@@ -36,9 +36,11 @@ The rules, per cycle:
 
 from __future__ import annotations
 
+import copy
+
 from ...params import check_int_range
 from ...spec.lfsr import LFSRModel
-from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, data_of, word
+from ...spec.rn1 import BLOCKED, CONNECTED, arbitration_groups, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
 from ...spec.rn1_endpoint import (
     BACKOFF_CAP,
@@ -58,13 +60,16 @@ from ...spec.rn1_endpoint import (
     path_routers,
     route_heads,
 )
-from .rn1 import RN1BideltaModel, RN1FatTreeModel
+from ..coverage import Coverage, CoverPoint
+from .rn1 import RN1BideltaModel, RN1FatTreeModel, router_cover_points
 
 __all__ = ["RN1EndpointModel", "RN1BideltaStreamModel", "RN1FatTreeStreamModel"]
 
 LOAD, PEND, SEND, WAIT = range(4)
 R_IDLE, R_RECV, R_DISCARD = range(3)
 _TOP = (1 << COUNTER_BITS) - 1
+#: Failed attempts before a message was sent, as the cover bins name them.
+_STREAKS = ((0, "first try"), (1, "1 retry"), (2, "2-3 retries"), (4, "4-7"), (8, "8+"))
 
 
 class RN1EndpointModel:
@@ -90,6 +95,10 @@ class RN1EndpointModel:
         self.heads = route_heads(self.route, self.endpoints, self.node)
         self.timeout = check_timeout(timeout, path_routers(self.route, self.endpoints))
         self.reset()
+
+    #: The run's :class:`~fattree.sim.coverage.Coverage` (None: not counted; the points are
+    #: :meth:`RN1BideltaStreamModel.cover_points`).
+    cover: Coverage | None = None
 
     def reset(self) -> None:
         self.lfsr = LFSRModel(LFSR_WIDTH, seed=self.seed)
@@ -166,6 +175,8 @@ class RN1EndpointModel:
         """The send side's cycle (``n_o_fwd``: the forward words it puts out next cycle);
         returns the counts ``(sent, retries, dropped, timeouts)`` it adds."""
         state = self.state
+        if tx_valid and self.cover is not None:
+            self.cover.hit("tx", "taken" if state == LOAD else "held: sending")
         if state == LOAD:
             if tx_valid:
                 return 0, 0, self._load(tx_data, tx_dest, tx_last), 0
@@ -196,6 +207,9 @@ class RN1EndpointModel:
             self.buf.append(tx_data & 0xFF)
         if not tx_last:
             return 0
+        if self.cover is not None:
+            full = "max_bytes" if len(self.buf) == self.max_bytes else "shorter"
+            self.cover.hit("frame", "too long: dropped" if too_long else full)
         if too_long:
             self.buf, self.over = [], False
             return 1
@@ -210,6 +224,8 @@ class RN1EndpointModel:
         if self.retry == "immediate":
             return True
         if self.retry == "round":
+            if self.cover is not None:
+                self.cover.hit("retry/round", "go: start" if go else "no go: wait")
             return bool(go)
         start = self.wait == 0
         if self.wait:
@@ -220,6 +236,8 @@ class RN1EndpointModel:
         """WAIT: the status on the backward link of ``port`` (or none, until the timeout);
         returns the counts ``(sent, retries, dropped, timeouts)`` it adds."""
         sent = retries = dropped = timeouts = 0
+        if self.cover is not None:
+            self._cover_status(status)
         if status == word(0, CONNECTED):
             sent = 1
             self.blocked_per_message.append(self.in_a_row)
@@ -246,9 +264,45 @@ class RN1EndpointModel:
                 if self.retry == "backoff":
                     x = self.lfsr.state
                     self.wait = backoff_cycles(min(self.in_a_row, BACKOFF_CAP), x)
+                    if self.cover is not None:
+                        self._cover_backoff()
         else:
             self.age += 1
         return sent, retries, dropped, timeouts
+
+    def _cover_status(self, status) -> None:
+        """Count the status (or its absence) in a WAIT cycle: by output, by where it came
+        from (its wait tells: a BLOCKED from stage ``j`` of the bidelta comes ``2j + 2``
+        cycles after the last byte, the destination's answer ``2s + 2``), and, when it ends
+        the message, by the failed attempts before."""
+        cover, k = self.cover, self.port
+        connected, blocked = status == word(0, CONNECTED), status == word(0, BLOCKED)
+        if not (connected or blocked):
+            if self.age == self.timeout - 1:
+                cover.hit("status", f"timeout on output {k}")
+                if self.strikes + 1 == GIVE_UP:
+                    cover.hit("message", "given up")
+            return
+        code = "CONNECTED" if connected else "BLOCKED"
+        cover.hit("status", f"{code} on output {k}")
+        stage, odd = divmod(self.age - 2, 2)
+        stages = path_routers(self.route, self.endpoints)
+        if connected or stage == stages:
+            where = code if connected else "BLOCKED by the receiver"
+        else:
+            where = f"BLOCKED by stage {stage}" + (f", after {self.age}" if odd else "")
+        cover.hit("answer", where)
+        if self.in_a_row:
+            cover.hit(f"retry/{self.retry}", f"retry {code}")
+        if connected:
+            cover.hit("message", next(b for n, b in reversed(_STREAKS) if self.in_a_row >= n))
+
+    def _cover_backoff(self) -> None:
+        """Count the back-off drawn after a failed attempt: none (at once) or a wait, and
+        whether the window had reached its cap."""
+        self.cover.hit("retry/backoff", "drew a wait" if self.wait else "drew 0: at once")
+        if self.in_a_row >= BACKOFF_CAP:
+            self.cover.hit("retry/backoff", "window capped")
 
     def _receive(self, i_fwd) -> tuple[list[int], list[bool], int]:
         """The receive side's cycle on both inputs: the backward words it answers next cycle,
@@ -262,6 +316,8 @@ class RN1EndpointModel:
             ctrl = ctrl_of(f)
             if self.rstate[k] == R_IDLE:
                 if ctrl and not self.rprev[k]:
+                    if self.cover is not None:
+                        self.cover.hit("receive", "refused: full" if self.full[k] else "accepted")
                     if self.full[k]:
                         self.rstate[k] = R_DISCARD
                     else:
@@ -276,6 +332,8 @@ class RN1EndpointModel:
                 else:
                     self.rstate[k] = R_IDLE
                     if self.rover[k] or not self.rbuf[k]:
+                        if self.cover is not None:  # no bin: a sender of equal max_bytes
+                            self.cover.hit("receive", "refused: too long or empty")
                         n_i_bk[k] = word(0, BLOCKED)
                     else:
                         n_i_bk[k] = word(0, CONNECTED)
@@ -285,11 +343,15 @@ class RN1EndpointModel:
                 self.rstate[k] = R_IDLE
                 n_i_bk[k] = word(0, BLOCKED)
             self.rprev[k] = ctrl
+        if received == ENDPOINT_LINKS and self.cover is not None:
+            self.cover.hit("receive", "stored on both inputs at once")
         return n_i_bk, n_full, received
 
     def _deliver(self, rx_ready, n_full: list[bool]) -> None:
         """The ``rx`` side's cycle: a beat of buffer ``sel`` taken, or ``sel`` flipped past
         an empty buffer (``n_full``: the full flags after this cycle, updated)."""
+        if self.full[self.sel] and self.cover is not None:
+            self.cover.hit("rx", "taken" if rx_ready else "held: not ready")
         if not self.full[self.sel]:
             self.sel ^= 1
         elif rx_ready:
@@ -369,6 +431,124 @@ class RN1BideltaStreamModel(_StreamModel):
             ],
             dead_outputs,
         )
+
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The situations of DeHon's routing rule per stage (:func:`router_cover_points`)
+        and of the endpoint protocol, over all endpoints (docs/dehon.md, "Coverage of the
+        network with endpoints"). Timeouts and given-up messages are declared only with
+        ``dead_outputs``: in a working network every status comes within the timeout."""
+        net, ep = self.net.net, self.endpoints[0]
+        senders = _senders_per_stage(net)
+        points = [
+            p
+            for j in range(net.stages)
+            for p in router_cover_points(f"S{j}", net.mode(j), senders[j])
+        ]
+        cut = self.dead_outputs
+        timeouts = tuple(f"timeout on output {k}" for k in (0, 1) if any(c % 2 == k for c in cut))
+        mute = any(2 * e in cut and 2 * e + 1 in cut for e in range(len(self.endpoints)))
+        retry = {
+            "immediate": (),
+            "round": ("go: start", "no go: wait"),
+            "backoff": ("drew 0: at once", "drew a wait", "window capped"),
+        }[ep.retry]
+        frames = ("shorter",) if ep.max_bytes > 1 else ()
+        return points + [
+            CoverPoint(
+                "tx",
+                ("taken", "held: sending"),
+                "a frame's beat taken, or held while the endpoint sends the previous message",
+            ),
+            CoverPoint(
+                "frame",
+                (*frames, "max_bytes", "too long: dropped"),
+                "a frame that fits the send buffer, fills it, or is too long (dropped and counted)",
+            ),
+            CoverPoint(
+                "status",
+                tuple(f"{c} on output {k}" for k in (0, 1) for c in ("CONNECTED", "BLOCKED"))
+                + timeouts,
+                "the status of an attempt on each of the endpoint's two ways in "
+                "(attempts take turns), or none in time",
+            ),
+            CoverPoint(
+                "answer",
+                (
+                    "CONNECTED",
+                    *(f"BLOCKED by stage {j}" for j in range(net.stages)),
+                    "BLOCKED by the receiver",
+                ),
+                "where the status came from, end to end: the destination's "
+                "acknowledgement, a stage that found no free output, or a "
+                "destination whose buffer was full",
+            ),
+            CoverPoint(
+                "message",
+                (*(b for _, b in _STREAKS), *(("given up",) if mute else ())),
+                "a message sent at its first attempt or after failed ones (in a "
+                "row), or dropped after four timeouts in a row",
+            ),
+            CoverPoint(
+                f"retry/{ep.retry}",
+                ("retry CONNECTED", "retry BLOCKED", *retry),
+                f"the {ep.retry} strategy: a retry's status, and what it decides",
+            ),
+            CoverPoint(
+                "receive",
+                ("accepted", "refused: full", "stored on both inputs at once"),
+                "a head arriving at an input whose buffer is empty or still holds "
+                "a message (refused: receive back-pressure); both inputs storing "
+                "in one cycle",
+            ),
+            CoverPoint(
+                "rx",
+                ("taken", "held: not ready"),
+                "a received message's beat taken, or held by a user not ready",
+            ),
+        ]
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        coverage = Coverage(self.cover_points())
+        for (stage, _), router in self.net.routers.items():
+            router.cover, router.cover_tag = coverage, f"S{stage}"
+        for ep in self.endpoints:
+            ep.cover = coverage
+        self.coverage = coverage
+        return coverage
+
+    def clone(self) -> RN1BideltaStreamModel:
+        """An independent copy in the same state (its coverage too), to try traffic on."""
+        return copy.deepcopy(self)
+
+
+def _senders_per_stage(net) -> list[int]:
+    """Per stage of the bidelta ``net``, the most endpoints whose transmissions can reach
+    one arbitration group of one router (4 in the one router of 4 endpoints, which takes
+    both outputs of every endpoint)."""
+    reach: dict[tuple, set[int]] = {}  # router input end -> endpoints reaching it
+    sources = {}  # router -> endpoints reaching any of its inputs, for its outputs
+    for j in range(net.stages):
+        for src, dst in net.links:
+            if dst[0] != "in" or dst[1] != j:
+                continue
+            if src[0] == "ep_out":
+                reach[dst] = {src[1]}
+            else:
+                reach[dst] = sources[src[1:3]]
+        for r in range(net.routers_per_stage):
+            sources[j, r] = set().union(*(reach.get(("in", j, r, i), set()) for i in range(8)))
+    return [
+        max(
+            len(set().union(*(reach.get(("in", j, r, i), set()) for i in inputs)))
+            for r in range(net.routers_per_stage)
+            for _, inputs, _ in arbitration_groups(net.mode(j))
+        )
+        for j in range(net.stages)
+    ]
 
 
 class RN1FatTreeStreamModel(_StreamModel):
