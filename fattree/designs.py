@@ -420,7 +420,7 @@ DESIGNS: Registry[Design] = Registry(
         Design(
             name="rn1-fat-tree",
             summary="DeHon's 64-node fat-tree (2-wide unit tree, 52 RN1) with an endpoint per node",
-            component="fattree.hdl.rn1.fat_tree:RN1FatTreeStream",
+            component="fattree.hdl.rn1.fat_tree:fat_tree_stream_top",
             params=RN1_FAT_TREE.params,
             bench="fattree.sim.benches.rn1_stream",
             bench_params=(backpressure(20),),
@@ -558,6 +558,7 @@ def elaborate_verilog(
     from amaranth.back import verilog
 
     from . import toolchain
+    from .hdl.rn1.modules import with_shared_modules
     from .hdl.target import SynthesisTarget
     from .verilog_output import drop_sources, relative_sources, tidy
 
@@ -576,6 +577,9 @@ def elaborate_verilog(
         text = verilog.convert(
             component, name=top_name(design, ports), platform=platform, emit_src=src != "none"
         )
+        # A network placed in its hierarchical form inside the design (rn1-fat-tree):
+        # its shared router modules, once each.
+        text = with_shared_modules(text)
     text = tidy(text)
     return drop_sources(text) if src == "none" else relative_sources(text, source_roots())
 

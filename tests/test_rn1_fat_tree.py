@@ -823,3 +823,29 @@ def test_synthesis_gets_the_flat_form_or_a_one_line_refusal(built_but_unused):
     with pytest.raises(ValueError) as info:
         fat_tree_network_top(2, 1).elaborate(SynthesisTarget("ecp5"))
     assert str(info.value) == message
+
+
+def test_an_export_gets_the_shared_modules_it_instantiates_once():
+    from fattree.hdl.rn1.modules import MODULES, with_shared_modules
+
+    places = "".join(f"  rn1_router_primary r{k} (.clk(clk));\n" for k in range(2))
+    top = f"module top(clk);\n{places}endmodule\n"
+    text = with_shared_modules(top)
+    assert text.startswith(top)
+    assert text.count(f"module {MODULES['primary']}(") == 1
+    assert f"module {MODULES['alternate']}(" not in text and MODULES["swallow"] not in text
+    assert with_shared_modules(text) == text  # defined now: nothing appended again
+    assert with_shared_modules("module plain(a);\nendmodule\n") == "module plain(a);\nendmodule\n"
+
+
+@pytest.mark.slow  # the 64 endpoints' export: about a minute
+def test_the_fat_tree_with_endpoints_exports_each_router_module_once():
+    from fattree.designs import elaborate_verilog, get_design
+
+    text = elaborate_verilog(
+        get_design("rn1-fat-tree"), {"seed": 1, "retry": "immediate", "max_bytes": 8}
+    )
+    modules = re.findall(r"^module\s+(\S+?)\s*\(", text, re.M)
+    assert modules.count("rn1_router_primary") == modules.count("rn1_router_alternate") == 1
+    assert not [m for m in modules if ".r_" in m]  # no router of the network as its own copy
+    assert len(re.findall(r"^\s*rn1_router_(?:primary|alternate)\s", text, re.M)) == 52

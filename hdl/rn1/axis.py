@@ -111,6 +111,6 @@ def rn1_bidelta_stream_axis(**params) -> RN1StreamAxis:
 def rn1_fat_tree_axis(**params) -> RN1StreamAxis:
     """``rn1-fat-tree`` with AXI4-Stream ports (parameters as
     :class:`fattree.hdl.rn1.fat_tree.RN1FatTreeStream`, checked there)."""
-    from .fat_tree import RN1FatTreeStream
+    from .fat_tree import fat_tree_stream_top
 
-    return RN1StreamAxis(RN1FatTreeStream(**params))
+    return RN1StreamAxis(fat_tree_stream_top(**params))

@@ -28,7 +28,7 @@ from .modules import check_fits, network_modules, network_verilog
 from .network import wire_network
 from .router import channel_signature
 
-__all__ = ["RN1FatTree", "RN1FatTreeStream", "fat_tree_network_top"]
+__all__ = ["RN1FatTree", "RN1FatTreeStream", "fat_tree_network_top", "fat_tree_stream_top"]
 
 
 class RN1FatTree(wiring.Component):
@@ -129,6 +129,11 @@ class RN1FatTreeStream(wiring.Component):
         The endpoints' retry strategy (``"immediate"``, ``"round"``, ``"backoff"``).
     max_bytes : int
         Payload bytes per message at most, ``1 .. 64``.
+    hierarchy : bool
+        False: every router a component (amaranth.sim runs it); True: the routers are
+        ``Instance`` s of the shared modules of :mod:`fattree.hdl.rn1.modules` (one per router
+        mode), which the Verilog export appends: a file of the endpoints and three router
+        modules instead of 52 copies of the router.
 
     Attributes
     ----------
@@ -147,10 +152,13 @@ class RN1FatTreeStream(wiring.Component):
     endpoints = SUBTREES
 
     @validates_parameters
-    def __init__(self, seed=1, retry="immediate", max_bytes=8):
+    def __init__(self, seed=1, retry="immediate", max_bytes=8, *, hierarchy=False):
         self.seed = RN1_FAT_TREE.check("seed", seed)
         self.retry = RN1_FAT_TREE.check("retry", retry)
         self.max_bytes = RN1_FAT_TREE.check("max_bytes", max_bytes)
+        if not isinstance(hierarchy, bool):
+            raise TypeError(f"hierarchy must be True or False, not {hierarchy!r}")
+        self.hierarchy = hierarchy
         super().__init__(stream_members(self.endpoints))
 
     def elaborate(self, platform):
@@ -158,10 +166,15 @@ class RN1FatTreeStream(wiring.Component):
         n = self.endpoints
         # Unconnected, the top links' inputs stay 0: idle forward words into the top,
         # no status back from above.
-        m.submodules.net = net = RN1FatTree(1, self.seed)
+        m.submodules.net = net = RN1FatTree(1, self.seed, hierarchy=self.hierarchy)
         endpoints = [
             RN1Endpoint(n, self.retry, endpoint_seed(self.seed, e), self.max_bytes, "unit-tree", e)
             for e in range(n)
         ]
         attach_endpoints(m, self, net, endpoints)
         return m
+
+
+def fat_tree_stream_top(seed=1, retry="immediate", max_bytes=8) -> RN1FatTreeStream:
+    """The design ``rn1-fat-tree``: :class:`RN1FatTreeStream` in its hierarchical form."""
+    return RN1FatTreeStream(seed, retry, max_bytes, hierarchy=True)

@@ -34,6 +34,7 @@ __all__ = [
     "router_module",
     "swallow_module",
     "network_modules",
+    "with_shared_modules",
     "network_verilog",
     "check_fits",
     "MODULES",
@@ -136,6 +137,23 @@ def network_modules(routers: dict, swallows=()) -> str:
     if swallows:
         parts.append(swallow_module())
     return "\n".join(parts)
+
+
+def with_shared_modules(text: str) -> str:
+    """Verilog ``text`` with the shared modules it instantiates but does not define appended
+    (an Amaranth export of a design holding a network in its hierarchical form)."""
+    makers = {
+        MODULES["primary"]: lambda: router_module("primary"),
+        MODULES["alternate"]: lambda: router_module("alternate"),
+        MODULES["swallow"]: swallow_module,
+    }
+    defined = set(re.findall(r"^module\s+(\S+?)\s*\(", text, re.M))
+    used = [
+        name
+        for name in makers
+        if name not in defined and re.search(rf"^\s*{name}\s", text, re.M) is not None
+    ]
+    return "\n".join([text, *(makers[name]() for name in used)]) if used else text
 
 
 def _ports(side: str, port, single: bool) -> tuple[str, str]:
