@@ -148,35 +148,8 @@ class HypercubeModel:
         rule out are left out: contention between buffered messages needs two slots, between
         arrivals two wires, between injection heads two processors; with no buffer slot
         nothing is kept or buffered; at dim 1 no message is referred for want of a wire."""
-        k, p, b = self.dim, self.procs, self.buffers
-        contend = (
-            ("buffer over buffer",) * (b >= 2)
-            + ("buffer over arrival",) * (b >= 1)
-            + ("arrival over arrival",) * (k >= 2)
-            + ("network over injection", "referral over injection")
-            + ("injection over injection",) * (p >= 2)
-        )
-        points = []
-        for i in range(k):
-            points += [
-                CoverPoint(
-                    f"link/W{i}",
-                    tuple(f"N{n}" for n in range(self.nodes_count)),
-                    "a message sent by each node over its wire i: every link of the cube used",
-                ),
-                CoverPoint(
-                    f"wire/W{i}",
-                    ("route", "inject", "refer"),
-                    "a message crossing wire i: a network message over a wire of its relative "
-                    "address, an injection head, or a referral (one step away)",
-                ),
-                CoverPoint(
-                    f"contend/W{i}",
-                    contend,
-                    "wire i taken by a message earlier in the node's order while a later one "
-                    "wanted it: buffer slots oldest first, then arrivals, referrals, injections",
-                ),
-            ]
+        k, b = self.dim, self.buffers
+        points = self._wire_points()
         kept = ("kept", "buffered") if b else ()
         points += [
             CoverPoint(
@@ -250,6 +223,39 @@ class HypercubeModel:
             ),
         ]
 
+    def _wire_points(self) -> list[CoverPoint]:
+        """Per wire ``i``: the links, what crossed the wire, and who won it from whom."""
+        k, p, b = self.dim, self.procs, self.buffers
+        contend = (
+            ("buffer over buffer",) * (b >= 2)
+            + ("buffer over arrival",) * (b >= 1)
+            + ("arrival over arrival",) * (k >= 2)
+            + ("network over injection", "referral over injection")
+            + ("injection over injection",) * (p >= 2)
+        )
+        points = []
+        for i in range(k):
+            points += [
+                CoverPoint(
+                    f"link/W{i}",
+                    tuple(f"N{n}" for n in range(self.nodes_count)),
+                    "a message sent by each node over its wire i: every link of the cube used",
+                ),
+                CoverPoint(
+                    f"wire/W{i}",
+                    ("route", "inject", "refer"),
+                    "a message crossing wire i: a network message over a wire of its relative "
+                    "address, an injection head, or a referral (one step away)",
+                ),
+                CoverPoint(
+                    f"contend/W{i}",
+                    contend,
+                    "wire i taken by a message earlier in the node's order while a later one "
+                    "wanted it: buffer slots oldest first, then arrivals, referrals, injections",
+                ),
+            ]
+        return points
+
     def start_coverage(self) -> Coverage:
         """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
         self.coverage = Coverage(self.cover_points())
@@ -311,12 +317,13 @@ class HypercubeModel:
         """One node's decisions; returns what it sends on each wire."""
         p, dim, cycle = self.procs, self.dim, self.cycle
         cover = self.coverage
+        if cover is not None:  # which registers are read in this cycle
+            read = [node.rx[q] is not None and ready[q] for q in range(p)]
         # Receivers: a held message taken this cycle frees its register.
-        rx_free, read = [], []
+        rx_free = []
         for q in range(p):
             held = node.rx[q]
-            read.append(held is not None and ready[q])
-            if read[q]:
+            if held is not None and ready[q]:
                 self.delivered.append(
                     Delivery(
                         n * p + q, held.data, held.src, cycle - held.sent, held.hops, held.referrals
@@ -324,7 +331,7 @@ class HypercubeModel:
                 )
                 node.rx[q] = None
             rx_free.append(node.rx[q] is None)
-        was_free = list(rx_free)
+        was_free = list(rx_free) if cover is not None else None
         network = node.buffer + [m for m in node.arrive if m is not None]
         heads = [(q, queue[0]) for q, queue in enumerate(node.inject) if queue]
         # 1. deliver: per processor, the first message for it (network first, then heads).
@@ -348,11 +355,14 @@ class HypercubeModel:
         for index, msg in enumerate(network):
             if id(msg) in delivered:
                 continue
-            kind = "buffer" if index < len(node.buffer) else "arrival"
-            self._cover_contention(msg.rel, free, kind)
+            if cover is not None:  # the message's place in the node's order
+                kind = "buffer" if index < len(node.buffer) else "arrival"
+                self._cover_contention(msg.rel, free, kind)
             avail = msg.rel & free
             if avail:
-                free = self._send(wires, msg, avail, free, kind)
+                if cover is not None:
+                    self._cover_send(cover, avail, kind)
+                free = self._send(wires, msg, avail, free)
             else:
                 remaining.append(msg)
         # 3. buffer, in order; 4. refer the rest over the lowest free wires. A buffered
@@ -365,7 +375,9 @@ class HypercubeModel:
             if not free:  # cannot happen: at most dim + buffers network messages
                 raise AssertionError(f"node {n}: no free wire to refer a message to")
             msg.referrals += 1
-            free = self._send(wires, msg, free, free, "referral")
+            if cover is not None:
+                self._cover_send(cover, free, "referral")
+            free = self._send(wires, msg, free, free)
         self.referrals += len(referred)
         node.refer = len(referred)
         # 5. inject: a head takes a wire of its relative address, else a buffer slot, else waits.
@@ -374,11 +386,14 @@ class HypercubeModel:
                 node.inject[q].pop(0)
                 fate = "delivered"
             else:
-                self._cover_contention(msg.rel, free, "injection")
+                if cover is not None:
+                    self._cover_contention(msg.rel, free, "injection")
                 avail = msg.rel & free
                 fate = "waits"
                 if avail:
-                    free = self._send(wires, msg, avail, free, "injection")
+                    if cover is not None:
+                        self._cover_send(cover, avail, "injection")
+                    free = self._send(wires, msg, avail, free)
                     node.inject[q].pop(0)
                     fate = "wire"
                 elif len(buffer) < self.buffers:
@@ -392,19 +407,21 @@ class HypercubeModel:
         node.buffer = buffer
         return wires
 
-    def _send(self, wires, msg: Message, avail: int, free: int, kind: str) -> int:
-        """Send ``msg`` (a ``kind`` of :data:`_CONTENTION`'s) over the lowest wire of ``avail``;
-        returns the wires still free."""
+    def _send(self, wires, msg: Message, avail: int, free: int) -> int:
+        """Send ``msg`` over the lowest wire of ``avail``; returns the wires still free."""
         wire = (avail & -avail).bit_length() - 1
         msg.rel ^= 1 << wire
         msg.hops += 1
         self.hops += 1
         wires[wire] = msg
-        if self.coverage is not None:
-            self._owner[wire] = kind
-            self.coverage.hit(f"link/W{wire}", f"N{self._node}")
-            self.coverage.hit(f"wire/W{wire}", _HOW[kind])
         return free & ~(1 << wire)
+
+    def _cover_send(self, cover: Coverage, avail: int, kind: str) -> None:
+        """A message of ``kind`` (:data:`_HOW`) about to take the lowest wire of ``avail``."""
+        wire = (avail & -avail).bit_length() - 1
+        self._owner[wire] = kind
+        cover.hit(f"link/W{wire}", f"N{self._node}")
+        cover.hit(f"wire/W{wire}", _HOW[kind])
 
     def _cover_delivery(self, cover: Coverage, g: int, msg: Message) -> None:
         distance = (relative_address(msg.src // self.procs, g // self.procs)).bit_count()
@@ -414,9 +431,7 @@ class HypercubeModel:
 
     def _cover_contention(self, rel: int, free: int, kind: str) -> None:
         """Count each wire of ``rel`` below the one this message gets (all of them if it gets
-        none) as lost to the message that took it earlier in the node's order."""
-        if self.coverage is None:
-            return
+        none) as lost to the message that took it earlier in the node's order (covering only)."""
         avail = rel & free
         lost = rel & ~free & ((avail & -avail) - 1 if avail else -1)
         while lost:
