@@ -269,7 +269,7 @@ def test_cocotb_icarus(tmp_path):
 
 
 @pytest.mark.cocotb
-@pytest.mark.slow  # the default point (dim 4, 2 processors, 2 slots) on Verilator: about 90 s
+@pytest.mark.slow  # the default point (dim 4, 2 processors, 2 slots) on Verilator: 30 .. 100 s
 def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
     import json
 
