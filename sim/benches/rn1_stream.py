@@ -9,7 +9,12 @@ random; now and then a frame longer than ``max_bytes``, which must be dropped an
 and one on ``rx__<e>__*`` that holds ``ready`` low ``backpressure`` percent of the cycles.
 Phases: random destinations (``frames`` messages in all), then a hot spot (every message to
 endpoint 0), then bursts (every endpoint a one-byte message to one destination, offered
-from the same cycle; :data:`BURST_MESSAGES` in all).
+from the same cycle; :data:`BURST_MESSAGES` in all). For ``rn1-bidelta-stream``, whose model
+counts its cover points in every run, with or without ``--coverage``, then the phases that
+steer into what is left of them: a hot spot with receivers stalled 99 % of the cycles
+(:func:`~fattree.sim.checks.rn1_endpoint.steering_phases`, only while holes are left), and
+rounds tried on a copy of the model first that close the rest
+(:func:`~fattree.sim.checks.rn1_endpoint.hole_rounds`, reported as ``steered``).
 :class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both checks:
 
 * cycle by cycle, every output (``tx__e__ready``, ``rx__e__valid``, the ``rx`` beat while
