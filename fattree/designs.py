@@ -561,6 +561,7 @@ def elaborate_verilog(
     from .hdl.rn1.modules import with_shared_modules
     from .hdl.target import SynthesisTarget
     from .verilog_output import drop_sources, relative_sources, tidy
+    from .verilog_sharing import share_modules
 
     design.top(ports)  # the one-line error before any work
     if src not in SRC:
@@ -580,7 +581,8 @@ def elaborate_verilog(
         # A network placed in its hierarchical form inside the design (rn1-fat-tree):
         # its shared router modules, once each.
         text = with_shared_modules(text)
-    text = tidy(text)
+    # Identical modules (a tree's interfaces, a Leiserson tree's selectors) written once.
+    text = share_modules(tidy(text))
     return drop_sources(text) if src == "none" else relative_sources(text, source_roots())
 
 

@@ -196,7 +196,7 @@ class _TwoArraysIn(wiring.Component):
         raise AssertionError("never elaborated")
 
 
-def test_stream_axis_refuses_two_per_leaf_streams_one_way():
+def test_stream_axis_refuses_two_per_leaf_streams_one_way(built_but_unused):
     from fattree.hdl.axis import StreamAxis
 
     with pytest.raises(TypeError) as error:

@@ -54,6 +54,7 @@ LAYERS = (
             "fattree.registry",
             "fattree.toolchain",
             "fattree.verilog_output",
+            "fattree.verilog_sharing",
         ),
         (),
         ("amaranth", "cocotb"),

@@ -292,6 +292,37 @@ def test_tidy_keeps_the_circuit(tmp_path, monkeypatch, design, params, ports):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
+@pytest.mark.synthesis
+@pytest.mark.parametrize(
+    "design, params, ports",
+    [
+        point("circuit-tree", "leaves=4", "window=1"),
+        point("leiserson-tree", "leaves=4"),
+        point("leiserson-stream", "leaves=4", ports="axis", marks=slow),
+    ],
+)
+def test_shared_modules_keep_the_circuit(tmp_path, monkeypatch, design, params, ports):
+    # Yosys proves the Verilog with identical modules written once equivalent to the one
+    # with every copy, net for net; and the copies are gone.
+    import fattree.verilog_sharing as sharing
+
+    toolchain.require("yosys")
+    d = DESIGNS[design]
+    values = parse_params(d, list(params))
+    gate = elaborate_verilog(d, values, None, ports)
+    monkeypatch.setattr(sharing, "share_modules", lambda text: text)
+    gold = elaborate_verilog(d, values, None, ports)
+    modules = [re.findall(r"^module ", text, re.M) for text in (gold, gate)]
+    assert len(modules[1]) < len(modules[0])
+    (tmp_path / "gold.v").write_text(gold)
+    (tmp_path / "gate.v").write_text(gate)
+    script = EQUIV.format(gold="gold.v", gate="gate.v", top=top_name(d, ports))
+    (tmp_path / "equiv.ys").write_text(script)
+    argv = [toolchain.TOOLS["yosys"].exe, "-q", "equiv.ys"]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
 def test_readme_lists_the_waivers():
     # The README's "Lint" section gives the count and each waiver with its reason.
     section = (Path(__file__).resolve().parent.parent / "README.md").read_text()
