@@ -672,22 +672,26 @@ def hole_rounds(model: RN1BideltaStreamModel, max_bytes: int, rng, *, tries: int
     copy of the model first (users as :data:`STEER`): yields ``(name, queues)``, one round
     that hits a hole at a time, until no hole is left or ``tries`` candidates were tried.
     A candidate: 2 to ``n`` senders, their messages to one or two destinations, of one
-    length (their heads meet in one cycle), of two lengths one byte apart (heads one
-    cycle apart: the most a round of ``retry="round"`` spreads them, so later heads find
-    outputs held) or of random lengths."""
+    length (their heads meet in one cycle) or of random lengths; or to one destination, of
+    two lengths one byte apart (heads one cycle apart: the most a round of
+    ``retry="round"`` spreads them, so later heads find outputs held; with ``max_bytes``
+    1, after a dropped frame of two or three bytes)."""
     n = len(model.endpoints)
     for k in range(tries):
         holes = set(model.coverage.holes())
         if not holes:
             return
-        senders = rng.sample(range(n), rng.randint(2, n))
-        dests = [rng.randrange(n) for _ in range(rng.randint(1, 2))]
         spread = rng.choice((0, 1, max_bytes))  # lengths L .. L + spread
+        senders = rng.sample(range(n), rng.randint(2, n))
+        # Heads a cycle apart meet at the last stage only on the way to one destination.
+        dests = [rng.randrange(n) for _ in range(1 if spread == 1 else rng.randint(1, 2))]
         length = rng.randint(1, max_bytes - min(spread, max_bytes - 1))
         queues = [[] for _ in range(n)]
         for e in senders:
             size = min(max_bytes, rng.randint(length, length + spread))
             queues[e] = [(rng.choice(dests), [rng.getrandbits(8) for _ in range(size)])]
+            if spread == 1 and max_bytes == 1:  # one length only: a dropped frame first,
+                queues[e].insert(0, (dests[0], [0] * rng.randint(2, 3)))  # 2 or 3 cycles
         if holes - set(_tried(model, queues, max_bytes).holes()):
             yield f"steer-{k}", queues
 

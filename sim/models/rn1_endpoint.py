@@ -40,7 +40,7 @@ import copy
 
 from ...params import check_int_range
 from ...spec.lfsr import LFSRModel
-from ...spec.rn1 import BLOCKED, CONNECTED, arbitration_groups, ctrl_of, data_of, word
+from ...spec.rn1 import BLOCKED, CHANNELS, CONNECTED, arbitration_groups, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
 from ...spec.rn1_endpoint import (
     BACKOFF_CAP,
@@ -530,20 +530,18 @@ def _senders_per_stage(net) -> list[int]:
     one arbitration group of one router (4 in the one router of 4 endpoints, which takes
     both outputs of every endpoint)."""
     reach: dict[tuple, set[int]] = {}  # router input end -> endpoints reaching it
-    sources = {}  # router -> endpoints reaching any of its inputs, for its outputs
+
+    def reaching(j: int, r: int, inputs) -> set[int]:
+        return set().union(*(reach.get(("in", j, r, i), set()) for i in inputs))
+
     for j in range(net.stages):
         for src, dst in net.links:
-            if dst[0] != "in" or dst[1] != j:
-                continue
-            if src[0] == "ep_out":
-                reach[dst] = {src[1]}
-            else:
-                reach[dst] = sources[src[1:3]]
-        for r in range(net.routers_per_stage):
-            sources[j, r] = set().union(*(reach.get(("in", j, r, i), set()) for i in range(8)))
+            if dst[0] == "in" and dst[1] == j:
+                from_ep = src[0] == "ep_out"
+                reach[dst] = {src[1]} if from_ep else reaching(*src[1:3], range(CHANNELS))
     return [
         max(
-            len(set().union(*(reach.get(("in", j, r, i), set()) for i in inputs)))
+            len(reaching(j, r, inputs))
             for r in range(net.routers_per_stage)
             for _, inputs, _ in arbitration_groups(net.mode(j))
         )
