@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["share_modules"]
+__all__ = ["share_modules", "placed"]
 
 _MODULE_RE = re.compile(r"^module (\\\S+ |\S+?) ?\((.*?)\);\n(.*?)^endmodule\n", re.S | re.M)
 # Automatic names: an identifier with a `$` and a number in it (escaped or not).
@@ -121,3 +121,28 @@ def _merge(text: str, modules, keys, sets) -> str:
             continue
         text = _rename_instances(text, old, new, ports)
     return text
+
+
+_INSTANCE_RE = re.compile(r"^\s*(\\\S+|[A-Za-z_][\w$]*)\s+(?:#\(|[^\s(]+\s*\()", re.M)
+_KEYWORDS = {"module", "input", "output", "inout", "wire", "reg", "assign", "always", "initial"}
+
+
+def placed(text: str, cell: str, top: str) -> int:
+    """How many ``cell`` s (a module or a primitive, e.g. ``DP16KD``) the design ``top`` of
+    Verilog ``text`` places, through every level of its hierarchy: with identical modules
+    written once, counting the text's instantiations undercounts."""
+    bodies = {m.group(1).strip(): m.group(3) for m in _MODULE_RE.finditer(text)}
+    counts: dict[str, int] = {}
+
+    def within(name: str) -> int:
+        if name not in counts:
+            total = 0
+            for child in _INSTANCE_RE.findall(bodies.get(name, "")):
+                if child == cell:
+                    total += 1
+                elif child in bodies and child not in _KEYWORDS:
+                    total += within(child)
+            counts[name] = total
+        return counts[name]
+
+    return within(top)

@@ -10,7 +10,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from fattree.designs import elaborate_verilog, get_design, verilog_header
 from fattree.scripts import export
 from fattree.scripts.main import main
 from fattree.verilog_output import waiver_file
+from fattree.verilog_sharing import placed
 
 FUSESOC = str(Path(sys.executable).parent / "fusesoc")
 
@@ -121,12 +121,7 @@ def test_family_sets_the_synth_arch_and_the_verilog(capsys, tmp_path):
     # As `fattree verilog --family ecp5`: the link memories become DP16KD block RAMs, one
     # module (the four are alike: written once) placed four times.
     text = Path(data["files"]["verilog"]).read_text()
-    (memory,) = {m for m, body in _modules(text) if "DP16KD #(" in body}
-    assert len(re.findall(rf"^\s*{re.escape(memory)}\s+\w+ \(", text, re.M)) == 4
-
-
-def _modules(text: str) -> list[tuple[str, str]]:
-    return re.findall(r"^module (\\\S+|\S+?) ?\((.*?)^endmodule", text, re.S | re.M)
+    assert placed(text, "DP16KD", "scheduler") == 4
 
 
 def test_human_output_names_the_lint_command(capsys, tmp_path):

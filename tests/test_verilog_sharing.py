@@ -60,3 +60,21 @@ def test_a_common_stem_that_names_nothing_keeps_the_first_name():
     shared = share_modules(text)
     assert _modules(shared) == ["top", "\\top.down0"]
     assert shared.count("\\top.down0  ") == 2
+
+
+def test_placed_counts_through_the_hierarchy():
+    from fattree.verilog_sharing import placed
+
+    text = share_modules(TOP + CHILD.format(k=0, n=70) + CHILD.format(k=1, n=90))
+    assert text.count("module \\top.ni") == 1
+    assert placed(text, "\\top.ni", "top") == 2  # one module written, placed twice
+
+    def module(name: str, cell: str, *instances: str) -> str:
+        places = "".join(f"  {cell} {i} (\n    .a(a)\n  );\n" for i in instances)
+        return f"module {name}(a);\n  input a;\n{places}endmodule\n"
+
+    leaf = module("leaf", "DP16KD #(.X(1))", "ram")
+    mid = module("mid", "leaf", "l0", "l1")
+    top = module("t", "mid", "m0", "m1")
+    assert placed(top + mid + leaf, "DP16KD", "t") == 4
+    assert placed(top + mid + leaf, "DP16KD", "leaf") == 1
