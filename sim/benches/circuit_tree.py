@@ -116,10 +116,15 @@ async def traffic_phases(dut):
         counts[name] = await check.phase(name, queues, limit=200_000, **options)
     steer = random.Random(rng.getrandbits(32))
     counts["steered"] = 0
+    # A run that has failed already is not steered: the design no longer follows the model
+    # the rounds are tried on, and a failing mutant would spend the tries for nothing.
+    tries = 0 if scoreboard.mismatches else HOLE_TRIES
     for name, queues, options in hole_rounds(
-        model, width, length, steer, own=extra["own"], tries=HOLE_TRIES
+        model, width, length, steer, own=extra["own"], tries=tries
     ):
         counts["steered"] += await check.phase(name, queues, limit=200_000, **options)
+        if scoreboard.mismatches:
+            break
     seconds = time.perf_counter() - started
 
     cycle = check.cycle

@@ -177,7 +177,10 @@ async def _steer(check: StreamCheck, model, rng, counts: dict, *, backpressure: 
         counts[name] = await check.phase(name, queues, limit=200_000)
     check.traffic = STEER
     counts["steered"] = 0
-    for name, queues in hole_rounds(
-        model, mb, random.Random(rng.getrandbits(32)), tries=HOLE_TRIES
-    ):
+    # A run that has failed already is not steered: the design no longer follows the model
+    # the rounds are tried on, and a failing mutant would spend the tries for nothing.
+    tries = 0 if check.scoreboard.mismatches else HOLE_TRIES
+    for name, queues in hole_rounds(model, mb, random.Random(rng.getrandbits(32)), tries=tries):
         counts["steered"] += await check.phase(name, queues, limit=20_000)
+        if check.scoreboard.mismatches:
+            break
