@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["CoverPoint", "Coverage", "coverage_table"]
+__all__ = ["CoverPoint", "Coverage", "coverage_table", "closing_rounds"]
 
 
 @dataclass(frozen=True)
@@ -65,3 +65,18 @@ def coverage_table(report: dict) -> str:
         bins = ", ".join(f"{b} {n}" if n else f"{b} HOLE" for b, n in point["bins"].items())
         lines.append(f"  {name:{width}}  {bins}")
     return "\n".join(lines)
+
+
+def closing_rounds(model, tries: int, candidate, reach):
+    """Rounds of traffic that close holes of ``model.coverage``: ``candidate()`` draws one,
+    ``reach(round)`` is the coverage it would reach (run on a clone of the model); yields
+    ``(k, round)`` for each candidate that hits a hole, the ``k``-th drawn, until no hole is
+    left or ``tries`` were drawn. Lazily: the caller runs each round on the design (and so
+    on ``model``) before the next is drawn."""
+    for k in range(tries):
+        holes = set(model.coverage.holes())
+        if not holes:
+            return
+        drawn = candidate()
+        if holes - set(reach(drawn).holes()):
+            yield k, drawn

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..models.circuit import CircuitTreeModel, Driver, traffic
+from ..coverage import closing_rounds
+from ..models.circuit import CircuitTreeModel, Driver, run_model, traffic
 from ..models.circuit_fast import CircuitFastTreeModel
 from .lockstep import LockstepCheck
 
@@ -246,10 +247,8 @@ def hole_rounds(model, width: int, length: int, rng, *, own: bool, tries: int):
     random delays, and rounds aimed at one router: two messages crossing it from its two
     halves and two arriving from its sibling's, four hops later, from above."""
     leaves = model.leaves
-    for k in range(tries):
-        holes = set(model.coverage.holes())
-        if not holes:
-            return
+
+    def candidate():
         if rng.random() < 0.5:
             senders = _aimed_round(leaves, rng)
         else:
@@ -258,8 +257,10 @@ def hole_rounds(model, width: int, length: int, rng, *, own: bool, tries: int):
         delays = [0] * leaves
         for n, (dest, delay) in senders.items():
             queues[n], delays[n] = [(dest, rng.getrandbits(width * length))], delay
-        if holes - set(_tried(model, queues, delays).holes()):
-            yield f"steer-{k}", queues, {"delays": delays, "stall": 0.0, "gaps": 0.0}
+        return queues, delays
+
+    for k, (queues, delays) in closing_rounds(model, tries, candidate, lambda r: _tried(model, *r)):
+        yield f"steer-{k}", queues, {"delays": delays, "stall": 0.0, "gaps": 0.0}
 
 
 def _aimed_round(leaves: int, rng) -> dict[int, tuple[int, int]]:
@@ -295,18 +296,7 @@ def _tried(model, queues, delays):
     """The coverage a round would reach: run on a clone of ``model`` as the check runs it
     (receivers always ready), to the last message delivered."""
     twin = model.clone()
-    driver = Driver(queues)
-    total = sum(map(len, queues))
-    leaves = len(queues)
-    done = received = cycle = 0
-    while (done < total or received < total) and cycle < 10_000:
-        valid, dest, data = driver.inputs()
-        valid = [v if cycle >= d else 0 for v, d in zip(valid, delays, strict=True)]
-        out = twin.step(valid, dest, data, [1] * leaves)
-        driver.taken([r & v for r, v in zip(out.tx_ready, valid, strict=True)])
-        done += sum(out.tx_done)
-        received += sum(out.rx_valid)
-        cycle += 1
+    run_model(twin, queues, max_cycles=twin.cycle + 10_000, delays=delays)
     return twin.coverage
 
 

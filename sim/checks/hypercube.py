@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from ..coverage import closing_rounds
 from ..models.hypercube import Driver, HypercubeModel, run_model, traffic
 from ..scoreboard import Scoreboard
 from .lockstep import LockstepCheck
@@ -168,19 +169,22 @@ def hole_rounds(model: HypercubeModel, rng, *, tries: int):
     receivers stalling in 0 .. 90 % of the cycles (:class:`Stalls`, so the round repeats
     on the design exactly)."""
     n, bits = model.processors, model.data_bits
-    for k in range(tries):
-        holes = set(model.coverage.holes())
-        if not holes:
-            return
+
+    def candidate():
         hot = rng.randrange(n) if rng.random() < 0.5 else None
         queues: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         for g in rng.sample(range(n), rng.randrange(1, n + 1)):
             for _ in range(rng.randrange(1, 5)):
                 dest = hot if hot is not None and rng.random() < 0.7 else rng.randrange(n)
                 queues[g].append((dest, rng.getrandbits(bits)))
-        ready = Stalls(rng.getrandbits(32), rng.choice((0.0, 0.3, 0.6, 0.9)), n)
+        return queues, Stalls(rng.getrandbits(32), rng.choice((0.0, 0.3, 0.6, 0.9)), n)
+
+    def reach(drawn):
+        queues, ready = drawn
         twin = model.clone()
         start = twin.cycle
         run_model(twin, queues, limit=100_000, rx_ready=lambda c, r=ready, s=start: r(c - s))
-        if holes - set(twin.coverage.holes()):
-            yield f"steer-{k}", queues, {"ready": ready}
+        return twin.coverage
+
+    for k, (queues, ready) in closing_rounds(model, tries, candidate, reach):
+        yield f"steer-{k}", queues, {"ready": ready}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS
+from ..coverage import closing_rounds
 from ..models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel, RN1FatTreeStreamModel
 from ..scoreboard import Scoreboard
 
@@ -677,10 +678,8 @@ def hole_rounds(model: RN1BideltaStreamModel, max_bytes: int, rng, *, tries: int
     ``retry="round"`` spreads them, so later heads find outputs held; with ``max_bytes``
     1, after a dropped frame of two or three bytes)."""
     n = len(model.endpoints)
-    for k in range(tries):
-        holes = set(model.coverage.holes())
-        if not holes:
-            return
+
+    def candidate():
         spread = rng.choice((0, 1, max_bytes))  # lengths L .. L + spread
         senders = rng.sample(range(n), rng.randint(2, n))
         # Heads a cycle apart meet at the last stage only on the way to one destination.
@@ -692,8 +691,13 @@ def hole_rounds(model: RN1BideltaStreamModel, max_bytes: int, rng, *, tries: int
             queues[e] = [(rng.choice(dests), [rng.getrandbits(8) for _ in range(size)])]
             if spread == 1 and max_bytes == 1:  # one length only: a dropped frame first,
                 queues[e].insert(0, (dests[0], [0] * rng.randint(2, 3)))  # 2 or 3 cycles
-        if holes - set(_tried(model, queues, max_bytes).holes()):
-            yield f"steer-{k}", queues
+        return queues
+
+    def reach(queues):
+        return _tried(model, queues, max_bytes)
+
+    for k, queues in closing_rounds(model, tries, candidate, reach):
+        yield f"steer-{k}", queues
 
 
 def _tried(model: RN1BideltaStreamModel, queues, max_bytes: int):

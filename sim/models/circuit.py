@@ -803,24 +803,29 @@ def traffic(
 
 
 def run_model(
-    model: CircuitTreeModel, queues, *, max_cycles: int = 1_000_000, rx_ready=None
+    model: CircuitTreeModel, queues, *, max_cycles: int = 1_000_000, rx_ready=None, delays=None
 ) -> dict:
     """Run the model alone until every message is acknowledged and taken; cycles and counts.
 
     ``rx_ready``: ``None`` (every receiver always ready) or a function of the cycle number
-    giving the receivers' ready, one per node.
+    giving the receivers' ready, one per node. ``delays``: per node, cycles from the start
+    before it offers its first message (default none). Also runs the fast tree's model.
     """
     driver = Driver(queues)
     total = sum(len(q) for q in queues)
     done = rejects = 0
     received = []
+    start = model.cycle
     while done < total or len(received) < total:
         if model.cycle >= max_cycles:
             raise RuntimeError(f"{total - done} messages pending after {max_cycles} cycles")
         valid, dest, data = driver.inputs()
+        if delays is not None:
+            age = model.cycle - start
+            valid = [v if age >= d else 0 for v, d in zip(valid, delays, strict=True)]
         ready = None if rx_ready is None else rx_ready(model.cycle)
         out = model.step(valid, dest, data, ready)
-        driver.taken(out.tx_ready)
+        driver.taken([r & v for r, v in zip(out.tx_ready, valid, strict=True)])
         done += sum(out.tx_done)
         rejects += sum(out.tx_reject)
         received += [
