@@ -47,18 +47,21 @@ def _common_name(names: list[str], taken: set[str]) -> str:
     return name if ok and name not in taken else names[0]
 
 
-def _rename_instances(text: str, old: str, new: str, ports: dict[str, str]) -> str:
-    """Every instance of module ``old`` made an instance of ``new``, its connections to the
-    automatic ports renamed by ``ports``."""
-    head = re.compile(rf"^(\s*){re.escape(old.strip())}(\s+\S+\s*\(\n)(.*?^\s*\);)", re.S | re.M)
+def _rename_instances(text: str, renames: dict[str, tuple[str, dict[str, str]]]) -> str:
+    """Every instance of a module ``old`` of ``renames`` (``old -> (new, ports)``) made an
+    instance of ``new``, its connections to the automatic ports renamed by ``ports``; in one
+    pass over the text."""
+    names = "|".join(map(re.escape, sorted(renames, key=len, reverse=True)))
+    head = re.compile(rf"^(\s*)({names})(\s+\S+\s*\(\n)(.*?^\s*\);)", re.S | re.M)
 
     def instance(match: re.Match) -> str:
-        block = match.group(3)
+        new, ports = renames[match.group(2)]
+        block = match.group(4)
         for a, b in ports.items():
             b = b.strip()
             port = f".{b} (" if b[0] == "\\" else f".{b}("
             block = re.sub(rf"\.{re.escape(a.strip())}\s*\(", lambda _m, p=port: p, block)
-        return f"{match.group(1)}{new.strip()}{match.group(2)}{block}"
+        return f"{match.group(1)}{new.strip()}{match.group(3)}{block}"
 
     return head.sub(instance, text)
 
@@ -87,19 +90,18 @@ def _merge(text: str, modules, keys, sets) -> str:
     """One round of :func:`share_modules`: the kept module of each set renamed, the others
     removed and their instances pointed at it."""
     taken = {m[0] for m in modules}
-    drop, renames = set(), []
+    headers: dict[str, str] = {}  # kept module -> its shared name
+    instances: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (shared name, ports)
+    drop = set()
     for ks in sets:
-        kept = ks[0]
         names = [modules[k][0] for k in ks]
         shared = _common_name(names, taken)
         taken.add(shared)
-        kept_ports = keys[kept]
+        headers[names[0].strip()] = shared.strip()
         for k in ks:
-            ports = {a: b for a, b in zip(keys[k], kept_ports, strict=True) if a != b}
-            renames.append((modules[k][0], shared, ports))
-            if k != kept:
-                drop.add(k)
-        renames.append((None, shared, kept))
+            ports = {a: b for a, b in zip(keys[k], keys[ks[0]], strict=True) if a != b}
+            instances[modules[k][0].strip()] = (shared, ports)
+        drop.update(ks[1:])
     pieces, last = [], 0
     for k, (_name, _header, _body, (start, end)) in enumerate(modules):
         pieces.append(text[last:start])
@@ -111,16 +113,11 @@ def _merge(text: str, modules, keys, sets) -> str:
         last = end
     pieces.append(text[last:])
     text = "".join(pieces)
-    for old, new, ports in renames:
-        if old is None:
-            kept = re.escape(modules[ports][0].strip())
-            line = f"module {new.strip()}"
-            text = re.sub(
-                rf"^module {kept}(?=[\s(])", lambda _m, line=line: line, text, count=1, flags=re.M
-            )
-            continue
-        text = _rename_instances(text, old, new, ports)
-    return text
+    names = "|".join(map(re.escape, sorted(headers, key=len, reverse=True)))
+    text = re.sub(
+        rf"^module ({names})(?=[\s(])", lambda m: f"module {headers[m.group(1)]}", text, flags=re.M
+    )
+    return _rename_instances(text, instances)
 
 
 _INSTANCE_RE = re.compile(r"^\s*(\\\S+|[A-Za-z_][\w$]*)\s+(?:#\(|[^\s(]+\s*\()", re.M)

@@ -260,6 +260,16 @@ equiv_status -assert
 """
 
 
+def _assert_equivalent(tmp_path, gold: str, gate: str, top: str) -> None:
+    """Yosys proves the two Verilog texts of design ``top`` equivalent, net for net."""
+    (tmp_path / "gold.v").write_text(gold)
+    (tmp_path / "gate.v").write_text(gate)
+    (tmp_path / "equiv.ys").write_text(EQUIV.format(gold="gold.v", gate="gate.v", top=top))
+    argv = [toolchain.TOOLS["yosys"].exe, "-q", "equiv.ys"]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
 @pytest.mark.synthesis
 @pytest.mark.parametrize(
     "design, params, ports",
@@ -283,13 +293,7 @@ def test_tidy_keeps_the_circuit(tmp_path, monkeypatch, design, params, ports):
     monkeypatch.setattr(output, "tidy", lambda text: text)
     gold = elaborate_verilog(d, values, None, ports)
     assert gold != gate
-    (tmp_path / "gold.v").write_text(gold)
-    (tmp_path / "gate.v").write_text(gate)
-    script = EQUIV.format(gold="gold.v", gate="gate.v", top=top_name(d, ports))
-    (tmp_path / "equiv.ys").write_text(script)
-    argv = [toolchain.TOOLS["yosys"].exe, "-q", "equiv.ys"]
-    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    _assert_equivalent(tmp_path, gold, gate, top_name(d, ports))
 
 
 @pytest.mark.synthesis
@@ -314,13 +318,7 @@ def test_shared_modules_keep_the_circuit(tmp_path, monkeypatch, design, params, 
     gold = elaborate_verilog(d, values, None, ports)
     modules = [re.findall(r"^module ", text, re.M) for text in (gold, gate)]
     assert len(modules[1]) < len(modules[0])
-    (tmp_path / "gold.v").write_text(gold)
-    (tmp_path / "gate.v").write_text(gate)
-    script = EQUIV.format(gold="gold.v", gate="gate.v", top=top_name(d, ports))
-    (tmp_path / "equiv.ys").write_text(script)
-    argv = [toolchain.TOOLS["yosys"].exe, "-q", "equiv.ys"]
-    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    _assert_equivalent(tmp_path, gold, gate, top_name(d, ports))
 
 
 def test_readme_lists_the_waivers():
