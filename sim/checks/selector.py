@@ -1,14 +1,25 @@
 """The selector against :class:`SelectorModel` cycle by cycle and against the paper's rule
-(:func:`select_message`) message by message."""
+(:func:`select_message`) message by message; :func:`hole_frames` makes the frames that close
+the holes of the model's coverage, each tried on a copy of the model first."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable
 
+from ..coverage import closing_rounds
 from ..models.selector import SelectorModel, select_message
 from ..scoreboard import Scoreboard
 
-__all__ = ["OUTPUTS", "CHECKS", "stimulus", "SelectorMonitor", "check_messages", "SelectorCheck"]
+__all__ = [
+    "OUTPUTS",
+    "CHECKS",
+    "stimulus",
+    "SelectorMonitor",
+    "check_messages",
+    "SelectorCheck",
+    "hole_frames",
+]
 
 OUTPUTS = ("start_o", "one", "zero")
 CHECKS = ("cycle_mismatches", "message_mismatches")
@@ -42,21 +53,36 @@ def check_messages(
     scoreboard: Scoreboard, width: int, frames: list[list[int]], observed: list[list[tuple]]
 ) -> None:
     """Frame by frame, wire by wire: the branch messages the monitor saw (``observed``) against
-    :func:`select_message` of what was sent; one checked message per frame and wire."""
-    if len(observed) != len(frames):
+    :func:`select_message` of what was sent; one checked message per frame of two words or
+    more and wire. A one-word frame (a ``start`` right after a ``start``) is cut: its messages
+    leave on neither branch, and its cycle pads the frame before it."""
+    whole = [(n, words) for n, words in enumerate(frames) if len(words) >= 2]
+    # Cycles each whole frame's output lasts beyond its message: the stripped bit's slot and
+    # one per cut frame right behind it.
+    pads = [1 + _cut_after(frames, n) for n, _ in whole]
+    if len(observed) != len(whole):
         scoreboard.fail(
-            "message_mismatches", f"{len(observed)} output frames for {len(frames)} input frames"
+            "message_mismatches", f"{len(observed)} output frames for {len(whole)} input frames"
         )
-    for n, (words, out) in enumerate(zip(frames, observed, strict=False)):
+    for (n, words), pad, out in zip(whole, pads, observed, strict=False):
         for w in range(width):
             bits = [(word >> w) & 1 for word in words]
             want_one, want_zero = select_message(bits)
-            # The frame period is unchanged: the stripped bit's slot is an idle 0 at the end.
-            want = (want_one + [0], want_zero + [0])
+            # The frame period is unchanged: the stripped bit's slot (and the cycles of cut
+            # frames behind it) are idle 0s at the end.
+            want = (want_one + [0] * pad, want_zero + [0] * pad)
             got = ([(one >> w) & 1 for one, _ in out], [(zero >> w) & 1 for _, zero in out])
             scoreboard.checked += 1
             where = f"frame {n} wire {w}, sent {bits}"
             scoreboard.compare("message_mismatches", where, got, want, ("one", "zero"))
+
+
+def _cut_after(frames: list[list[int]], n: int) -> int:
+    """One-word frames right after frame ``n``."""
+    k = n + 1
+    while k < len(frames) and len(frames[k]) == 1:
+        k += 1
+    return k - n - 1
 
 
 class SelectorCheck:
@@ -100,3 +126,29 @@ class SelectorCheck:
             await self.tick()
         if messages:
             check_messages(self.scoreboard, self.width, frames, self.monitor.frames)
+
+
+def hole_frames(model: SelectorModel, rng: random.Random, tries: int):
+    """Frames that close the holes of ``model.coverage``, one at a time (the caller runs each,
+    with :meth:`SelectorCheck.run`, before the next is drawn). A candidate is a frame of 1 to
+    4 words whose M and address bits are all 0, all 1 or random, each way with the same
+    chance; it is tried on a copy of the model as the check runs it (with its closing frame)
+    and kept only if it hits a hole."""
+    width = model.width
+
+    def bits(chance: float) -> int:
+        return sum((rng.random() < chance) << w for w in range(width))
+
+    def candidate() -> list[int]:
+        words = [bits(rng.choice((0.0, 0.5, 1.0))) for _ in range(2)]
+        words += [rng.getrandbits(width) for _ in range(2)]
+        return words[: rng.randint(1, 4)]
+
+    def reach(frame: list[int]):
+        twin = model.clone()
+        for start, word in stimulus([frame]):
+            twin.step(start, word)
+        return twin.coverage
+
+    for _, frame in closing_rounds(model, tries, candidate, reach):
+        yield frame
