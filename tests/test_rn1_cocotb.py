@@ -5,6 +5,7 @@ build the router, so its runs are slow tests but one (the runtime router, which 
 fixed router), and so are the sweeps over seeds (one Verilator build per mode, reused for
 every bench seed)."""
 
+import json
 import shutil
 
 import pytest
@@ -31,17 +32,22 @@ def test_traffic_phases(simulator, mode, tmp_path):
         {"mode": mode, "seed": 0x5EED},
         simulator,
         seed=7,
-        bench={"frames": 64},
+        bench={"frames": 64, "coverage": True},
         root=tmp_path,
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
-    # Random, hot spot, then the stress phases (rounds: four times as many, short ones).
+    # Random, hot spot, then the stress phases (rounds: four times as many, short ones),
+    # which leave no hole of the model's coverage here (docs/dehon.md, "Coverage"): no
+    # steered rounds.
     phases = {"random": 64, "hotspot": 64, "rounds": 4 * 64, "burst": 64}
     assert s["transmissions"] == {**phases, "burst-turns": 64, "noise": 64}
     assert s["checked"] == sum(s["transmissions"].values())
     assert s["heads_blocked"] > 0 and s["turned_segments"] > 0
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    release = s["coverage"]["points"]["release/router"]["bins"]
+    assert release["BLOCKED forward, not closing"] > 0  # a reply refused after a second turn
 
 
 @pytest.mark.parametrize("simulator", SIMULATORS)
@@ -51,21 +57,25 @@ def test_runtime_traffic_phases(simulator, tmp_path):
         {"mode": "runtime", "seed": 0x5EED},
         simulator,
         seed=7,
-        bench={"frames": 64},
+        bench={"frames": 64, "coverage": True},
         root=tmp_path,
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0
     # Every phase with the input at 0, then at 1, then random traffic and rounds with it
-    # flipping under the traffic.
+    # flipping under the traffic, then rounds steered into the coverage's holes (three
+    # heads for one crossbar's held output are rare at this point).
     phases = {"random": 64, "hotspot": 64, "rounds": 4 * 64, "burst": 64}
     phases.update({"burst-turns": 64, "noise": 64})
     want = {f"{k}@{m}": v for m in ("primary", "alternate") for k, v in phases.items()}
     want.update({"random@flip": 64, "rounds@flip": 4 * 64})
-    assert s["transmissions"] == want
-    assert s["checked"] == sum(want.values())
+    steered = s["transmissions"].pop("steered")
+    assert s["transmissions"] == want and 0 < steered < 100
+    assert s["checked"] == sum(want.values()) + steered
     assert s["alternate_flips"] > 20 and s["heads_blocked"] > 0 and s["turned_segments"] > 0
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    assert s["coverage"]["points"]["alternate/router"]["bins"]["flipped, circuits held"] > 0
 
 
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="no iverilog")
@@ -81,12 +91,28 @@ def test_round_robin_traffic_phases(mode, tmp_path):
         {"mode": mode, "seed": 0x5EED, "priority": "round-robin"},
         "icarus",
         seed=5,
-        bench={"frames": 48},
+        bench={"frames": 48, "coverage": True},
         root=tmp_path,
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0 and s["checked"] > 0 and s["heads_blocked"] > 0
+    # The round-robin ranking lets every input, the last of its group too, win a contest.
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    ranks = [p for name, p in s["coverage"]["points"].items() if name.startswith("rank/")]
+    assert all("input 7" in p["bins"] or "input 3" in p["bins"] for p in ranks)
+
+
+@pytest.mark.slow  # the default point on Verilator: build and run
+@pytest.mark.parametrize("mode", ["primary", "alternate", "runtime"])
+def test_coverage_closes_at_the_default_point(mode, tmp_path, capsys):
+    from fattree.scripts.main import main
+
+    argv = ["sim", "rn1", "-p", f"mode={mode}", "--coverage", "--json"]
+    code = main([*argv, "--build-root", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]
 
 
 def sweep(simulator, mode, router_seeds, bench_seeds, root):

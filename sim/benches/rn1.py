@@ -10,7 +10,10 @@ and send blocked transmissions again until they get through. Phases: random dire
 receivers, and random traffic whose idle words carry random data. A run-time router
 (``mode=runtime``) runs every phase with its ``alternate`` input at 0, then every phase at
 1, then random traffic and rounds with the input flipped at random cycles (about one cycle
-in ten).
+in ten). A model with cover points (the router's; ``--coverage`` reports them) counts them
+in every run, and the bench ends with rounds that close what the phases left of them, each
+tried on a copy of the model first (:func:`fattree.sim.checks.rn1.hole_rounds`; reported as
+``steered``).
 :class:`fattree.sim.checks.rn1.RN1Check` runs two checks side by side:
 
 * cycle by cycle, every output word (``o__k__fwd``, ``i__k__bk``) against
@@ -37,6 +40,7 @@ from fattree.sim.checks.rn1 import (
     Layout,
     RN1Check,
     burst,
+    hole_rounds,
     router_layout,
     transmissions,
 )
@@ -76,7 +80,8 @@ class Ports:
 #: The phases after random and hot spot on one router: rounds of eight heads in one cycle
 #: onto a free router (three or more for one direction), heads in step onto a router whose
 #: outputs are partly held, the same with turns, busy receivers, idle words with random data
-#: and answer bytes that look like codes, then random traffic with such words and bytes.
+#: and answer bytes that look like codes, then random traffic with such words and bytes and
+#: replies refused (BLOCKED on the forward link).
 STRESS = (
     ("rounds", Knobs(start=1.0, turn=0.0, busy=0.0, max_delay=0, max_gap=0, rounds=True)),
     ("burst", BURST),
@@ -84,9 +89,13 @@ STRESS = (
         "burst-turns",
         Knobs(start=1.0, turn=0.5, busy=0.3, max_delay=0, max_gap=0, noise=True, codes=0.3),
     ),
-    ("noise", Knobs(turn=0.6, noise=True, codes=0.3)),
+    ("noise", Knobs(turn=0.6, noise=True, codes=0.3, refuse=0.2)),
 )
 
+
+#: Candidate rounds tried on a copy of the model to close the coverage's holes (none when
+#: the phases before left no hole).
+HOLE_TRIES = 200
 
 #: A run-time router's ``alternate`` input flips in about this fraction of the cycles of
 #: the phases that change it.
@@ -138,6 +147,9 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
     config = bench_config()
     frames = config["bench"].get("frames", frames)
     rng = random.Random(config["seed"])
+    # The model counts its cover points in every run where it has them (``--coverage``
+    # reports them).
+    coverage = model.start_coverage() if hasattr(model, "start_coverage") else None
     runtime = getattr(model, "mode", None) == RUNTIME
     layout = layout or (None if runtime else router_layout(model.mode))
     n = layout.channels if layout else CHANNELS
@@ -169,13 +181,16 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
     per_input = max(1, -(-frames // n))
     started = time.perf_counter()
     counts = await _phases_in_each_setting(check, model, rng, per_input, runtime, stress)
-    cycle = check.cycle
+    last = check
     if runtime:
-        anywhere = make_check(anywhere_layout())
-        anywhere.cycle = cycle
-        counts |= await _phases_flipping(anywhere, alternate, rng, per_input)
-        check.stats.update(anywhere.stats)
-        cycle = anywhere.cycle
+        last = make_check(anywhere_layout())
+        last.cycle = check.cycle
+        counts |= await _phases_flipping(last, alternate, rng, per_input)
+    if coverage is not None:
+        counts |= await _steer(last, model, random.Random(rng.getrandbits(32)))
+    if last is not check:
+        check.stats.update(last.stats)
+    cycle = last.cycle
     seconds = time.perf_counter() - started
     extra = {"alternate_flips": alternate.count} if runtime else {}
     write_summary(
@@ -190,6 +205,11 @@ async def run_phases(dut, model, layout=None, *, frames: int = 200, stress: bool
             seconds=round(seconds, 3),
             cycles_per_second=round(cycle / seconds, 1) if seconds else None,
             **extra,
+            **(
+                {"coverage": coverage.as_dict()}
+                if coverage and config["bench"].get("coverage")
+                else {}
+            ),
         ),
     )
     scoreboard.raise_on_mismatch()
@@ -237,6 +257,22 @@ async def _phases_flipping(anywhere, alternate: _Alternate, rng, per_input) -> d
     )
     alternate.p = 0.0
     return counts
+
+
+async def _steer(check, model, rng) -> dict:
+    """The rounds that close what the phases left of the model's coverage, each tried on a
+    copy of the model first (:func:`~fattree.sim.checks.rn1.hole_rounds`); their
+    transmissions as ``steered`` (none when the phases left no hole, or the run has
+    failed already: the design no longer follows the model the rounds are tried on)."""
+    steered = 0
+    tries = 0 if check.scoreboard.mismatches else HOLE_TRIES
+    for name, queues, knobs, setting in hole_rounds(check, rng, tries=tries):
+        if setting is not None:
+            model.alternate = setting
+        steered += await check.phase(name, queues, knobs=knobs)
+        if check.scoreboard.mismatches:
+            break
+    return {"steered": steered} if steered else {}
 
 
 def _stress_queues(name, per_input, rng, layout):

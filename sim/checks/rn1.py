@@ -39,6 +39,7 @@ from ...spec.rn1 import (
     CONNECTED,
     DIRECTIONS,
     DROP,
+    RUNTIME,
     STATUS,
     TURN,
     ctrl_of,
@@ -50,6 +51,7 @@ from ...spec.rn1 import (
 )
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, Bidelta
 from ...spec.rn1_tree import SUBTREES, UnitTree
+from ..coverage import closing_rounds
 from ..models.rn1 import RN1Model
 from ..scoreboard import Scoreboard
 
@@ -75,6 +77,8 @@ __all__ = [
     "delivered_by_node",
     "level_pairs",
     "network_phase",
+    "STEER",
+    "hole_rounds",
 ]
 
 OUTPUTS = ("o_fwd", "i_bk")
@@ -112,6 +116,9 @@ class Knobs:
     #: TURN, CONNECTED, BLOCKED): a byte (``ctrl`` 1) is data whatever its value, and a router
     #: that read it as a close or a status would drop the circuit.
     codes: float = 0.0
+    #: Probability that an end answers a segment after a turn BLOCKED (the first sender
+    #: refusing the reply): the connection ends, the segment is lost, nothing is sent again.
+    refuse: float = 0.0
 
 
 #: Endpoints that keep in step (see :func:`burst`): every idle sender starts at once, and
@@ -377,6 +384,8 @@ class End:
                 self.segment.append(code)
             elif close_in:
                 busy = not self.sender and self.first and self.rng.random() < self.knobs.busy
+                refuse = self.knobs.refuse
+                busy = busy or (not self.first and refuse and self.rng.random() < refuse)
                 self.answer = BLOCKED if busy else CONNECTED
                 self.answer_turn = code == TURN
                 self.wait = self.rng.randint(0, self.knobs.max_delay)
@@ -733,3 +742,71 @@ async def network_phase(
         "retries": sum(s.blocked for s in senders.values()),
         "turned_segments": sum(tag == "turn" for e in ends for tag, _ in e.sent),
     }
+
+
+#: The endpoints of the rounds that close coverage holes: in step (:data:`BURST`), or in
+#: step with turns, busy receivers, refused replies, idle words with data and code bytes.
+STEER = (
+    BURST,
+    Knobs(start=1.0, turn=0.5, busy=0.3, max_delay=0, max_gap=0, noise=True, codes=0.3, refuse=0.3),
+)
+
+
+def hole_rounds(check: RN1Check, rng: random.Random, *, tries: int):
+    """Rounds of a few transmissions that close the holes of ``check.model.coverage``, each
+    tried on a copy of the model first (the copy's check draws the endpoints' randomness
+    as ``check`` will): yields ``(name, queues, knobs, setting)``, one round that hits a
+    hole at a time, until no hole is left or ``tries`` candidates were tried. A candidate: 1
+    to 3 rounds (:func:`burst`) from 2 to every input channel, to one or two targets, of one
+    length (0, 1 or up to 5 bytes after the head), under one of :data:`STEER`'s endpoints:
+    heads that meet in one cycle, some onto outputs still held from the round before; for
+    a run-time router, the ``alternate`` setting it runs in (else None)."""
+    layout = check.layout
+    runtime = getattr(check.model, "mode", None) == RUNTIME
+
+    def candidate():
+        spread = rng.randint(1, 2)
+        queues = burst(
+            rng.randint(1, 3), rng, layout, spread=spread, max_length=rng.choice((0, 1, 5))
+        )
+        senders = set(rng.sample(range(layout.channels), rng.randint(2, layout.channels)))
+        setting = rng.randrange(2) if runtime else None
+        return [q if i in senders else [] for i, q in enumerate(queues)], rng.choice(STEER), setting
+
+    def reach(drawn):
+        return _tried(check, *drawn)
+
+    for k, (queues, knobs, setting) in closing_rounds(check.model, tries, candidate, reach):
+        yield f"steer-{k}", queues, knobs, setting
+
+
+def _tried(check: RN1Check, queues, knobs: Knobs, setting: int | None):
+    """The coverage a round would reach: the phase run on a copy of the model (a run-time
+    router's ``alternate`` at ``setting``), its ends' randomness drawn as ``check`` would
+    draw it."""
+    twin = check.model.clone()
+    if setting is not None:
+        twin.alternate = setting
+    rng = random.Random()
+    rng.setstate(check.rng.getstate())
+
+    async def tick():
+        return None
+
+    trial = RN1Check(
+        twin,
+        Scoreboard(CHECKS),
+        lambda: (list(twin.o_fwd), list(twin.i_bk)),
+        lambda i_fwd, o_bk: None,
+        tick,
+        rng=rng,
+        layout=check.layout,
+    )
+    # Nothing in the phase waits (the tick returns at once): run it to its end here, as the
+    # bench may itself be running in an event loop.
+    phase = trial.phase("try", queues, knobs=knobs)
+    try:
+        phase.send(None)
+    except StopIteration:
+        return twin.coverage
+    raise AssertionError("a phase on the model alone waited")

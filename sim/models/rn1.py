@@ -31,11 +31,14 @@ The rules, per cycle:
 
 from __future__ import annotations
 
+import copy
+
 from ...params import check_int_range
 from ...spec.lfsr import LFSRModel
 from ...spec.rn1 import (
     BLOCKED,
     CHANNELS,
+    DROP,
     LFSR_STEPS,
     LFSR_WIDTH,
     MODES,
@@ -78,9 +81,20 @@ IDLE, OPEN, DISCARD = 0, 1, 2
 _HEADS = ("1 head", "2 heads", "3+ heads")
 #: Free outputs of a group, as the cover bins name them: per mode, by count.
 _FREE = {"primary": ("none free", "1 free", "2 free"), "alternate": ("held", "free")}
+#: The closes a held circuit passes (:func:`router_cover_points` with ``detail``).
+_CLOSES = ("TURN forward", "TURN backward", "close forward", "close backward")
+#: What a held circuit carries (:func:`router_cover_points` with ``detail``).
+_WORDS = ("head alone", "head and bytes", "code as a byte", "data on an idle word")
 
 
-def router_cover_points(tag: str, mode: str, senders: int = CHANNELS) -> list[CoverPoint]:
+def router_cover_points(
+    tag: str,
+    mode: str,
+    senders: int = CHANNELS,
+    *,
+    detail: bool = False,
+    priority: str = "fixed",
+) -> list[CoverPoint]:
     """The situations of DeHon's routing rule a router counts (:attr:`RN1Model.cover`) for
     a network whose heads only open circuits, close with DROP and are answered from
     downstream (as the endpoints of ``rn1-bidelta-stream`` do): arbitration per group,
@@ -88,7 +102,30 @@ def router_cover_points(tag: str, mode: str, senders: int = CHANNELS) -> list[Co
     one output per group), the discarded transmissions, and the circuits released by the
     status passing back. ``tag`` names the routers counted together (a stage); ``senders``,
     how many senders can reach one group of them, each with one transmission at a time: a
-    bin needing more (heads plus held outputs) cannot happen and is not declared."""
+    bin needing more (heads plus held outputs) cannot happen and is not declared.
+
+    With ``detail`` (routers whose connections may turn, as the endpoints of
+    :mod:`fattree.sim.checks.rn1` drive them; :attr:`RN1Model.cover_detail`), also: the
+    choice by the output taken, the ranking (which input won a contested group, by
+    ``priority``), statuses on either link, the closes in either direction, and what a held
+    circuit carries. ``mode`` ``"runtime"``: the group points of both modes (named
+    ``point/tag@mode``) and the flips of the ``alternate`` input."""
+    if mode == RUNTIME:
+        shared = router_cover_points(tag, "primary", senders, detail=detail, priority=priority)
+        groups = [
+            CoverPoint(f"{p.name}@{m}", p.bins, p.why)
+            for m in MODES
+            for p in router_cover_points(tag, m, senders, detail=detail, priority=priority)
+            if p.name.split("/")[0] in _GROUP_POINTS
+        ]
+        flips = CoverPoint(
+            f"alternate/{tag}",
+            ("flipped, circuits held", "flipped, none held"),
+            "the mode input changed under held circuits (they must not notice) or on an idle "
+            "router",
+        )
+        rest = [p for p in shared if p.name.split("/")[0] not in _GROUP_POINTS]
+        return groups + rest + ([flips] if detail else [])
     outputs = 2 if mode == "primary" else 1
     bins = tuple(
         f"{h}, {f}"
@@ -109,11 +146,29 @@ def router_cover_points(tag: str, mode: str, senders: int = CHANNELS) -> list[Co
         points.append(
             CoverPoint(
                 f"choice/{tag}",
-                ("2d", "2d+1"),
-                "both outputs of a direction free: the LFSR picks which one the first head takes",
+                tuple(f"output {o}" for o in range(CHANNELS)) if detail else ("2d", "2d+1"),
+                "both outputs of a direction free: the LFSR picks which one the first head takes"
+                + (" (each direction's bit both ways)" if detail else ""),
             )
         )
-    return points + [
+    if detail:
+        points.append(
+            CoverPoint(
+                f"rank/{tag}",
+                tuple(f"input {i}" for i in _rankable(mode, priority)),
+                "an input that took an output a head ranked after it also wanted: every "
+                f"place of the {priority} ranking decides a contest",
+            )
+        )
+    release = ("CONNECTED back", "BLOCKED back")
+    if detail:
+        release += (
+            "CONNECTED forward",
+            "BLOCKED forward",
+            "BLOCKED back, not closing",
+            "BLOCKED forward, not closing",
+        )
+    points += [
         CoverPoint(
             f"discard/{tag}",
             ("answered BLOCKED",),
@@ -121,11 +176,47 @@ def router_cover_points(tag: str, mode: str, senders: int = CHANNELS) -> list[Co
         ),
         CoverPoint(
             f"release/{tag}",
-            ("CONNECTED back", "BLOCKED back"),
+            release,
             "a circuit released by the status passing back after its close: the "
-            "destination's acknowledgement, or BLOCKED from a later stage or a full receiver",
+            "destination's acknowledgement, or BLOCKED from a later stage or a full receiver"
+            + (
+                "; after a turn, the status the first sender returns on the forward link; a "
+                "TURN refused with BLOCKED (not closing), which ends the connection"
+                if detail
+                else ""
+            ),
         ),
     ]
+    if detail:
+        points += [
+            CoverPoint(
+                f"close/{tag}",
+                _CLOSES,
+                "a connection reversed (TURN) on the link that carried the data, either "
+                "way, and ended (any other close) either way: reversal is RN1's fast reply",
+            ),
+            CoverPoint(
+                f"frame/{tag}",
+                _WORDS,
+                "the framing a held circuit must pass untouched: a transmission of its head "
+                "alone, a byte whose value is a code (ctrl high: data), and an idle word "
+                "carrying data (neither a close nor a status)",
+            ),
+        ]
+    return points
+
+
+#: The points counted per arbitration group (named by the routing mode of a run-time router).
+_GROUP_POINTS = ("arbitrate", "choice", "rank")
+
+
+def _rankable(mode: str, priority: str) -> list[int]:
+    """Inputs that can be ranked before another request of their group: with the fixed
+    priority every input but the last of its group, with round-robin every input."""
+    last = 0 if priority == "round-robin" else 1
+    return sorted(
+        {i for _, inputs, _ in arbitration_groups(mode) for i in inputs[: len(inputs) - last]}
+    )
 
 
 class RN1Model:
@@ -159,6 +250,25 @@ class RN1Model:
     #: its points are named by (:func:`router_cover_points`; both set by the network).
     cover: Coverage | None = None
     cover_tag = ""
+    #: Count the points of :func:`router_cover_points` with ``detail`` (turns, ranks, ...).
+    cover_detail = False
+    #: What :meth:`start_coverage` counts into (the router alone; None: not counted).
+    coverage: Coverage | None = None
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The router alone: :func:`router_cover_points` with ``detail``, tag ``router``,
+        every input a sender (docs/dehon.md, "Coverage")."""
+        return router_cover_points("router", self.mode, detail=True, priority=self.priority)
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        self.coverage = self.cover = Coverage(self.cover_points())
+        self.cover_tag, self.cover_detail = "router", True
+        return self.coverage
+
+    def clone(self) -> RN1Model:
+        """An independent copy in the same state (its coverage too), to try traffic on."""
+        return copy.deepcopy(self)
 
     @property
     def alternate(self) -> int:
@@ -193,6 +303,11 @@ class RN1Model:
         #: What the last step decided, per input: ("open", output), "blocked",
         #: "release" or None; for tests and statistics.
         self.decisions: list = [None] * CHANNELS
+        # Counting only: bytes of each circuit's first segment, whether it is still the
+        # first, and the ``alternate`` input in the cycle before.
+        self._cover_bytes = [0] * CHANNELS
+        self._cover_first = [False] * CHANNELS
+        self._cover_alternate = self._alternate
 
     def _arbitrate(self, header: list[bool], heads: list[int]) -> dict[int, int]:
         """Input -> granted output for this cycle's heads (inputs missing were blocked)."""
@@ -205,22 +320,51 @@ class RN1Model:
             reqs = [i for i in order if header[i] and direction(heads[i]) == d]
             free = [o for o in outs if not self.busy[o]]
             if reqs and self.cover is not None:
-                self._cover_group(len(reqs), len(free), (rand >> d) & 1)
+                self._cover_group(len(reqs), len(free), outs[(rand >> d) & (len(outs) - 1)])
             if len(free) == 2:
                 r = (rand >> d) & 1
                 free = [outs[r], outs[1 - r]]
             won = list(zip(reqs, free, strict=False))
             grants.update(won)
+            if self.cover_detail and self.cover is not None and len(won) < len(reqs):
+                for i, _ in won:
+                    self.cover.hit(self._group_point("rank"), f"input {i}")
             if won and self.priority == "round-robin":
                 self.pointer[key] = (inputs.index(won[-1][0]) + 1) % len(inputs)
         return grants
 
-    def _cover_group(self, heads: int, free: int, r: int) -> None:
-        """Count one group's arbitration: ``heads`` requests, ``free`` outputs, the LFSR bit."""
-        tag, mode = self.cover_tag, self.routing
-        self.cover.hit(f"arbitrate/{tag}", f"{_HEADS[min(heads, 3) - 1]}, {_FREE[mode][free]}")
+    def _group_point(self, point: str) -> str:
+        """The name of a group point: a run-time router's carry the mode it routes by."""
+        name = f"{point}/{self.cover_tag}"
+        return f"{name}@{self.routing}" if self.mode == RUNTIME else name
+
+    def _cover_group(self, heads: int, free: int, first: int) -> None:
+        """Count one group's arbitration: ``heads`` requests, ``free`` outputs, the output
+        the LFSR gives the first head when both are free."""
+        mode = self.routing
+        self.cover.hit(
+            self._group_point("arbitrate"), f"{_HEADS[min(heads, 3) - 1]}, {_FREE[mode][free]}"
+        )
         if free == 2:
-            self.cover.hit(f"choice/{tag}", "2d+1" if r else "2d")
+            chosen = f"output {first}" if self.cover_detail else ("2d+1" if first & 1 else "2d")
+            self.cover.hit(self._group_point("choice"), chosen)
+
+    def _cover_held(self, i: int, f: int, b: int, f_close: bool, b_close: bool) -> None:
+        """Count what held circuit ``i`` carries this cycle (``detail`` only): its closes,
+        the length of its first segment, code-valued bytes and idle words with data."""
+        cover, tag = self.cover, self.cover_tag
+        for w, close, way in ((f, f_close, "forward"), (b, b_close, "backward")):
+            if close:
+                cover.hit(f"close/{tag}", f"{'TURN' if data_of(w) == TURN else 'close'} {way}")
+            elif ctrl_of(w) and data_of(w) in (DROP, TURN, *STATUS):
+                cover.hit(f"frame/{tag}", "code as a byte")
+            elif not ctrl_of(w) and data_of(w) and data_of(w) not in STATUS:
+                cover.hit(f"frame/{tag}", "data on an idle word")
+        if ctrl_of(f):
+            self._cover_bytes[i] += 1
+        elif f_close and self._cover_first[i]:
+            self._cover_first[i] = False
+            cover.hit(f"frame/{tag}", "head and bytes" if self._cover_bytes[i] else "head alone")
 
     def _cover_release(self, f: int, b: int, closing: int) -> None:
         """Count a released circuit by the status that released it; a status on the
@@ -243,6 +387,11 @@ class RN1Model:
             state[i] == IDLE and ctrl[i] == 1 and not self.prev_ctrl[i] for i in range(CHANNELS)
         ]
         grants = self._arbitrate(header, heads)
+        if self.cover_detail and self.cover is not None and self.mode == RUNTIME:
+            if self._alternate != self._cover_alternate:
+                held = "circuits held" if any(self.busy) else "none held"
+                self.cover.hit(f"alternate/{self.cover_tag}", f"flipped, {held}")
+            self._cover_alternate = self._alternate
 
         n_state, n_route, n_closing = list(state), list(self.route), list(self.closing)
         n_busy, n_owner = list(self.busy), list(self.owner)
@@ -260,6 +409,7 @@ class RN1Model:
                     n_busy[o], n_owner[o] = 1, i
                     n_o_fwd[o] = word(1, pass_head(heads[i]))
                     decisions[i] = ("open", o)
+                    self._cover_bytes[i], self._cover_first[i] = 0, True
                 else:
                     n_state[i] = DISCARD
                     decisions[i] = "blocked"
@@ -280,6 +430,8 @@ class RN1Model:
                 blocked = (f_status and data_of(f) == BLOCKED) or (
                     b_status and data_of(b) == BLOCKED
                 )
+                if self.cover_detail and self.cover is not None:
+                    self._cover_held(i, f, b, f_close, b_close)
                 if blocked or (self.closing[i] and (f_status or b_status)):
                     n_state[i], n_closing[i] = IDLE, 0
                     n_busy[o] = 0

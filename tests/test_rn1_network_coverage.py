@@ -1,0 +1,165 @@
+"""Functional coverage of the RN1 router alone and of its networks driven at their channels:
+the cover points their models declare (docs/dehon.md, "Coverage"), that counting changes
+nothing, that the counts agree with what the model decided, and that the rounds steered into
+the holes close them. The benches that report them are in tests/test_rn1_cocotb.py."""
+
+import random
+
+import pytest
+
+from fattree.sim.benches.rn1 import anywhere_layout
+from fattree.sim.checks.rn1 import (
+    BURST,
+    CHECKS,
+    Knobs,
+    RN1Check,
+    hole_rounds,
+    router_layout,
+    transmissions,
+)
+from fattree.sim.models.rn1 import RN1Model
+from fattree.sim.scoreboard import Scoreboard
+
+TURNS = Knobs(turn=0.6, busy=0.2, noise=True, codes=0.3, refuse=0.3)
+
+
+async def _tick():
+    return None
+
+
+def _check(model, seed=1, layout=None):
+    """An :class:`RN1Check` of ``model`` against itself (its outputs read back)."""
+    return RN1Check(
+        model,
+        Scoreboard(CHECKS),
+        lambda: (list(model.o_fwd), list(model.i_bk)),
+        lambda i_fwd, o_bk: None,
+        _tick,
+        rng=random.Random(seed),
+        layout=layout,
+    )
+
+
+def _run(check, name, queues, knobs=None):
+    """One phase of ``check`` run to its end (nothing in it waits)."""
+    phase = check.phase(name, queues, knobs=knobs)
+    with pytest.raises(StopIteration):
+        phase.send(None)
+
+
+def _traced(model, seed=3):
+    """Random traffic, a burst and turned traffic through ``model`` (a run-time router's
+    ``alternate`` flipped in about a tenth of the cycles); every cycle's outputs."""
+    trace = []
+    step = model.step
+    rng = random.Random(seed)
+    runtime = model.mode == "runtime"
+
+    def traced_step(i_fwd, o_bk):
+        trace.append((list(model.o_fwd), list(model.i_bk)))
+        if runtime and rng.random() < 0.1:
+            model.alternate ^= 1
+        step(i_fwd, o_bk)
+
+    model.step = traced_step
+    check = _check(model, seed, anywhere_layout() if runtime else router_layout(model.mode))
+    for name, knobs in (("random", None), ("burst", BURST), ("turns", TURNS)):
+        _run(check, name, transmissions("random", 12, rng, check.layout), knobs)
+    del model.step
+    return trace, check
+
+
+@pytest.mark.parametrize(
+    "mode, priority",
+    [
+        ("primary", "fixed"),
+        ("alternate", "fixed"),
+        ("runtime", "fixed"),
+        ("primary", "round-robin"),
+    ],
+)
+def test_counting_does_not_change_the_router(mode, priority):
+    plain, counted = RN1Model(mode, 0xACE1, priority), RN1Model(mode, 0xACE1, priority)
+    coverage = counted.start_coverage()
+    assert _traced(plain)[0] == _traced(counted)[0]
+    report = coverage.as_dict()
+    assert report["hit"] > 0.8 * report["bins"], coverage.holes()
+
+
+def test_router_counts_agree_with_its_decisions():
+    model = RN1Model("primary", 0xACE1)
+    coverage = model.start_coverage()
+    decided = {"blocked": 0, "release": 0, "open": 0}
+    step = model.step
+
+    def counting_step(i_fwd, o_bk):
+        step(i_fwd, o_bk)
+        for d in model.decisions:
+            if d is not None:
+                decided["open" if isinstance(d, tuple) else d] += 1
+
+    model.step = counting_step
+    check = _check(model, 5, router_layout("primary"))
+    rng = random.Random(5)
+    for knobs in (None, BURST, TURNS):
+        _run(check, "p", transmissions("random", 16, rng, check.layout), knobs)
+    hits = {name: p["bins"] for name, p in coverage.as_dict()["points"].items()}
+    # Every head decided once: granted or blocked; every blocked one answered at its close.
+    arbitrated = sum(hits["arbitrate/router"].values())
+    assert decided["open"] + decided["blocked"] >= arbitrated > 0
+    assert hits["discard/router"]["answered BLOCKED"] == decided["blocked"]
+    assert sum(hits["release/router"].values()) == decided["release"] == decided["open"]
+    # The choice is made where both outputs were free, the first head takes it.
+    both_free = sum(n for b, n in hits["arbitrate/router"].items() if b.endswith("2 free"))
+    assert sum(hits["choice/router"].values()) == both_free
+    # Each circuit's first segment ends once, by a close forward (TURN or another).
+    frame = hits["frame/router"]
+    assert frame["head alone"] + frame["head and bytes"] == decided["open"]
+
+
+def test_router_points_follow_the_design_point():
+    def points(*args):
+        return {p.name: p.bins for p in RN1Model(*args).cover_points()}
+
+    primary = points("primary")
+    assert primary["choice/router"] == tuple(f"output {o}" for o in range(8))
+    assert primary["rank/router"] == tuple(f"input {i}" for i in range(7))  # 7 ranks last
+    assert len(primary["arbitrate/router"]) == 9
+    alternate = points("alternate")
+    assert "choice/router" not in alternate  # one output per crossbar and direction
+    assert alternate["rank/router"] == (
+        "input 0",
+        "input 1",
+        "input 2",
+        "input 4",
+        "input 5",
+        "input 6",
+    )
+    assert alternate["arbitrate/router"][-1] == "3+ heads, held"
+    assert points("alternate", 1, "round-robin")["rank/router"][-1] == "input 7"
+    runtime = points("runtime")
+    assert {
+        "arbitrate/router@primary",
+        "arbitrate/router@alternate",
+        "choice/router@primary",
+    } <= set(runtime)
+    assert runtime["alternate/router"] == ("flipped, circuits held", "flipped, none held")
+    assert runtime["release/router"][-1] == "BLOCKED forward, not closing"
+
+
+@pytest.mark.parametrize("mode, priority", [("alternate", "fixed"), ("primary", "round-robin")])
+def test_steered_rounds_close_the_routers_holes(mode, priority):
+    model = RN1Model(mode, 0x5EED, priority)
+    coverage = model.start_coverage()
+    check = _check(model, 2)
+    _run(check, "random", transmissions("random", 3, random.Random(2), check.layout))
+    holes = len(coverage.holes())
+    assert holes
+    rounds = 0
+    for name, queues, knobs, setting in hole_rounds(check, random.Random(4), tries=400):
+        if setting is not None:
+            model.alternate = setting
+        _run(check, name, queues, knobs)
+        assert len(coverage.holes()) < holes  # each round tried first hits a hole
+        holes, rounds = len(coverage.holes()), rounds + 1
+    assert coverage.holes() == [] and rounds > 0 and check.scoreboard.mismatches == 0
