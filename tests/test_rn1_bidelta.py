@@ -285,3 +285,44 @@ def test_faults_experiment_random_wiring_beats_regular():
     net = bidelta(16, 2)
     cut = net.connected({(1, 0), (1, 1)})
     assert not any(cut[s][d] for s in range(16) for d in range(8))
+
+
+@pytest.mark.cocotb
+def test_network_cocotb_coverage_has_no_hole(tmp_path):
+    # The small point: 4 endpoints (one router), Icarus; every bin of the model's cover
+    # points hit (docs/dehon.md, "Coverage"), by the phases and the rounds steered after.
+    import shutil
+
+    from fattree.designs import get_design
+    from fattree.sim.cocotb_runner import run_bench
+
+    if shutil.which("iverilog") is None:
+        pytest.skip("no iverilog")
+    result = run_bench(
+        get_design("rn1-bidelta"),
+        {"endpoints": 4, "seed": 1},
+        "icarus",
+        seed=1,
+        bench={"frames": 32, "coverage": True},
+        root=tmp_path,
+    )
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    points = s["coverage"]["points"]
+    assert sum(points["deliver"]["bins"].values()) == s["checked"]
+    assert points["release/S0"]["bins"]["BLOCKED forward"] > 0  # steered: refused replies
+
+
+@pytest.mark.slow  # the default point, 16 endpoints, on Verilator: build and run
+@pytest.mark.cocotb
+def test_network_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    argv = ["sim", "rn1-bidelta", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]

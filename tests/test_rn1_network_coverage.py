@@ -13,11 +13,13 @@ from fattree.sim.checks.rn1 import (
     CHECKS,
     Knobs,
     RN1Check,
+    bidelta_layout,
     hole_rounds,
     router_layout,
     transmissions,
+    unit_tree_layout,
 )
-from fattree.sim.models.rn1 import RN1Model
+from fattree.sim.models.rn1 import RN1BideltaModel, RN1Model, RN1UnitTreeModel
 from fattree.sim.scoreboard import Scoreboard
 
 TURNS = Knobs(turn=0.6, busy=0.2, noise=True, codes=0.3, refuse=0.3)
@@ -163,3 +165,86 @@ def test_steered_rounds_close_the_routers_holes(mode, priority):
         assert len(coverage.holes()) < holes  # each round tried first hits a hole
         holes, rounds = len(coverage.holes()), rounds + 1
     assert coverage.holes() == [] and rounds > 0 and check.scoreboard.mismatches == 0
+
+
+# The networks driven at their channels.
+
+
+def _network(design, size, seed=1):
+    if design == "rn1-bidelta":
+        model = RN1BideltaModel(size, seed)
+        return model, bidelta_layout(model.net)
+    model = RN1UnitTreeModel(size, seed)
+    return model, unit_tree_layout(model.tree)
+
+
+def _outputs_of(model, check, rng, count):
+    trace = []
+    step = model.step
+
+    def traced_step(i_fwd, o_bk):
+        trace.append((model.o_fwd, model.i_bk))
+        step(i_fwd, o_bk)
+
+    model.step = traced_step
+    for name in ("random", "hotspot"):
+        _run(check, name, transmissions(name, count, rng, check.layout))
+    del model.step
+    return trace
+
+
+@pytest.mark.parametrize("design, size", [("rn1-bidelta", 16), ("rn1-unit-tree", 2)])
+def test_counting_does_not_change_the_network(design, size):
+    (plain, layout), (counted, _) = _network(design, size), _network(design, size)
+    coverage = counted.start_coverage()
+    traces = [_outputs_of(m, _check(m, 3, layout), random.Random(3), 2) for m in (plain, counted)]
+    assert traces[0] == traces[1]
+    assert coverage.as_dict()["hit"] > 0.6 * coverage.as_dict()["bins"], coverage.holes()
+
+
+@pytest.mark.parametrize("design, size", [("rn1-bidelta", 16), ("rn1-unit-tree", 2)])
+def test_network_counts_agree_with_the_traffic(design, size):
+    """Every transmission gets through once (its first status at its input channel,
+    CONNECTED, after the BLOCKED answers its sender counted) and is acknowledged once at
+    its destination's output channel."""
+    model, layout = _network(design, size)
+    coverage = model.start_coverage()
+    check = _check(model, 4, layout)
+    rng = random.Random(4)
+    sent = 0
+    for name in ("random", "hotspot"):
+        queues = transmissions(name, 3, rng, layout)
+        _run(check, name, queues)
+        sent += sum(map(len, queues))
+    hits = {name: p["bins"] for name, p in coverage.as_dict()["points"].items()}
+    assert sum(hits["retries"].values()) == sum(hits["deliver"].values()) == sent
+    assert check.scoreboard.mismatches == 0
+    # A sender's BLOCKED answers are the discards of every stage and the receivers' refusals.
+    discards = sum(p["answered BLOCKED"] for n, p in hits.items() if n.startswith("discard/"))
+    assert check.stats["blocked_answers"] >= discards > 0
+    assert hits["retries"]["4+ retries"] > 0  # the hot spot
+
+
+@pytest.mark.parametrize("design, size", [("rn1-bidelta", 16), ("rn1-unit-tree", 2)])
+def test_steered_rounds_close_the_networks_holes(design, size):
+    model, layout = _network(design, size)
+    coverage = model.start_coverage()
+    check = _check(model, 2, layout)
+    _run(check, "random", transmissions("random", 2, random.Random(2), layout))
+    holes = len(coverage.holes())
+    for name, queues, knobs, _ in hole_rounds(check, random.Random(4), tries=400):
+        _run(check, name, queues, knobs)
+        assert len(coverage.holes()) < holes
+        holes = len(coverage.holes())
+    assert coverage.holes() == [] and check.scoreboard.mismatches == 0
+
+
+def test_network_points_follow_the_design_point():
+    points = {p.name: p.bins for p in RN1BideltaModel(16).cover_points()}
+    # Stage 1 of 16 is the dual-crossbar stage: one output per group, no choice to make.
+    assert "choice/S0" in points and "choice/S1" not in points
+    assert points["deliver"] == tuple(f"endpoint {e}" for e in range(16))
+    assert points["retries"] == ("first try", "1 retry", "2-3 retries", "4+ retries")
+    # The one router of 4 endpoints sees their eight links: every bin can happen.
+    small = {p.name: p.bins for p in RN1BideltaModel(4).cover_points()}
+    assert len(small["arbitrate/S0"]) == 9 and len(small["rank/S0"]) == 7

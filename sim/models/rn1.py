@@ -73,6 +73,8 @@ __all__ = [
     "RN1HybridModel",
     "RN1FatTreeModel",
     "router_cover_points",
+    "senders_per_stage",
+    "NetworkCoverage",
 ]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
@@ -206,6 +208,9 @@ def router_cover_points(
     return points
 
 
+#: BLOCKED answers in a row before a transmission got through, as the cover bins name them.
+_RETRIES = ((0, "first try"), (1, "1 retry"), (2, "2-3 retries"), (4, "4+ retries"))
+
 #: The points counted per arbitration group (named by the routing mode of a run-time router).
 _GROUP_POINTS = ("arbitrate", "choice", "rank")
 
@@ -217,6 +222,33 @@ def _rankable(mode: str, priority: str) -> list[int]:
     return sorted(
         {i for _, inputs, _ in arbitration_groups(mode) for i in inputs[: len(inputs) - last]}
     )
+
+
+def senders_per_stage(net, channels: bool = False) -> list[int]:
+    """Per stage of the bidelta ``net``, the most endpoints whose transmissions can reach
+    one arbitration group of one router (4 in the one router of 4 endpoints, which takes
+    both outputs of every endpoint); ``channels``: the most endpoint links (each link a
+    sender of its own, as at the bare network's channels)."""
+    reach: dict[tuple, set] = {}  # router input end -> endpoints (or links) reaching it
+
+    def reaching(j: int, r: int, inputs) -> set:
+        return set().union(*(reach.get(("in", j, r, i), set()) for i in inputs))
+
+    for j in range(net.stages):
+        for src, dst in net.links:
+            if dst[0] == "in" and dst[1] == j:
+                if src[0] == "ep_out":
+                    reach[dst] = {src[1:] if channels else src[1]}
+                else:
+                    reach[dst] = reaching(*src[1:3], range(CHANNELS))
+    return [
+        max(
+            len(reaching(j, r, inputs))
+            for r in range(net.routers_per_stage)
+            for _, inputs, _ in arbitration_groups(net.mode(j))
+        )
+        for j in range(net.stages)
+    ]
 
 
 class RN1Model:
@@ -656,6 +688,9 @@ class RN1NetworkModel:
         for element in self.elements.values():
             element.reset()
 
+    #: The counting of :class:`NetworkCoverage` (None: not counted).
+    coverage: Coverage | None = None
+
     @property
     def decisions(self) -> list:
         return [d for r in self.routers.values() for d in r.decisions]
@@ -688,9 +723,114 @@ class RN1NetworkModel:
                 bk_in[id(a)][pa] = bk
         for element in self.elements.values():
             element.step(fwd_in[id(element)], bk_in[id(element)])
+        if self.coverage is not None:
+            self._cover_network(self.routers.values())
 
 
-class RN1BideltaModel(RN1NetworkModel):
+class NetworkCoverage:
+    """The cover points of a network of RN1 routers driven at its channels, for an
+    :class:`RN1NetworkModel` (a subclass names its routers' tags, :meth:`router_tag`, and
+    its output channels' ``deliver`` bins, :meth:`endpoint_bin`)."""
+
+    def router_tag(self, key) -> str:
+        """The tag of router ``key``'s cover points (routers of one tag counted together)."""
+        raise NotImplementedError
+
+    def endpoint_bin(self, channel: int) -> str:
+        """The ``deliver`` bin of output ``channel``."""
+        raise NotImplementedError
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The network's situations (docs/dehon.md, "Coverage"): per tag of routers the
+        points of :func:`router_cover_points` with ``detail`` (``senders``: the most senders
+        that can reach one group of them, from :meth:`tag_senders`), then the network's own:
+        the BLOCKED answers in a row a transmission met before it got through, and delivery
+        to every endpoint."""
+        points = []
+        for tag, (mode, senders) in self.tag_senders().items():
+            points += router_cover_points(tag, mode, senders, detail=True)
+        ends = dict.fromkeys(self.endpoint_bin(c) for c in range(self.channels))
+        return points + [
+            CoverPoint(
+                "retries",
+                tuple(b for _, b in _RETRIES),
+                "a transmission through at its first try, or after BLOCKED answers in a row "
+                "(sent again by its sender until it gets through)",
+            ),
+            CoverPoint(
+                "deliver",
+                tuple(b for b in ends if b is not None),
+                "a transmission acknowledged (CONNECTED) by a receiver at every endpoint: every "
+                "way down the network used",
+            ),
+        ]
+
+    def tag_senders(self) -> dict[str, tuple[str, int]]:
+        """Per tag: the routers' mode and the most senders that can reach one group (default:
+        every input a sender)."""
+        return {self.router_tag(k): (r.mode, CHANNELS) for k, r in self.routers.items()}
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        coverage = Coverage(self.cover_points())
+        for key, router in self.routers.items():
+            router.cover, router.cover_tag = coverage, self.router_tag(key)
+            router.cover_detail = True
+        # Per router: its inputs fed by an input channel, its outputs feeding an output one.
+        self._cover_in: dict[int, list[tuple[int, int]]] = {}
+        self._cover_out: dict[int, dict[int, int]] = {}
+        for (kind, a, pa), (dkind, b, pb) in self._links:
+            if kind == "edge" and isinstance(b, RN1Model):
+                self._cover_in.setdefault(id(b), []).append((pb, a))
+            if dkind == "edge" and isinstance(a, RN1Model):
+                self._cover_out.setdefault(id(a), {})[pa] = b
+        #: Input channels whose transmission waits for its first status (router, input),
+        #: output channels whose receiver has not answered yet (router, input), and the
+        #: BLOCKED answers in a row per input channel.
+        self._sent: dict[int, tuple] = {}
+        self._arrived: dict[int, tuple] = {}
+        self._streak = [0] * self.channels
+        self.coverage = coverage
+        return coverage
+
+    def clone(self):
+        """An independent copy in the same state (its coverage too), to try traffic on."""
+        return copy.deepcopy(self)
+
+    def _cover_network(self, routers) -> None:
+        """Count the network's own points after a step in which ``routers`` decided: a head
+        entering from an input channel waits for its first status there (CONNECTED ends the
+        row of BLOCKED answers), a head leaving by an output channel for its receiver's
+        answer (CONNECTED: delivered)."""
+        cover = self.coverage
+        for r in routers:
+            for port, c in self._cover_in.get(id(r), ()):
+                if r.decisions[port] is not None and r.decisions[port] != "release":
+                    self._sent[c] = (r, port)
+            outs = self._cover_out.get(id(r))
+            if outs:
+                for i, d in enumerate(r.decisions):
+                    if isinstance(d, tuple) and d[1] in outs:
+                        self._arrived[outs[d[1]]] = (r, i)
+        for c, (r, i) in list(self._sent.items()):
+            w = r.i_bk[i]
+            if not ctrl_of(w) and data_of(w) in STATUS:
+                del self._sent[c]
+                if data_of(w) == BLOCKED:
+                    self._streak[c] += 1
+                else:
+                    n = self._streak[c]
+                    cover.hit("retries", next(b for k, b in reversed(_RETRIES) if n >= k))
+                    self._streak[c] = 0
+        for c, (r, i) in list(self._arrived.items()):
+            w = r.i_bk[i]
+            if not ctrl_of(w) and data_of(w) in STATUS:
+                del self._arrived[c]
+                if data_of(w) != BLOCKED:
+                    cover.hit("deliver", self.endpoint_bin(c))
+
+
+class RN1BideltaModel(NetworkCoverage, RN1NetworkModel):
     """The bidelta network of :mod:`fattree.spec.rn1_bidelta`: one :class:`RN1Model` per
     router (seeds from :func:`fattree.spec.rn1.router_seed`), wired as the hardware is.
     Network channel ``2e + k`` is endpoint ``e``'s link ``k``; ``random_wiring=False``: the
@@ -718,6 +858,18 @@ class RN1BideltaModel(RN1NetworkModel):
         inputs = [("ep_out", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
         outputs = [("ep_in", e, k) for e in range(endpoints) for k in range(ENDPOINT_LINKS)]
         super().__init__(routers, net.links, inputs, outputs, dead=dead, dead_links=dead_links)
+
+    def router_tag(self, key) -> str:
+        return f"S{key[0]}"
+
+    def endpoint_bin(self, channel: int) -> str:
+        return f"endpoint {channel // ENDPOINT_LINKS}"
+
+    def tag_senders(self) -> dict[str, tuple[str, int]]:
+        """Per stage: its mode and the most endpoint links whose transmissions can reach one
+        arbitration group of one of its routers."""
+        net = self.net
+        return {f"S{j}": (net.mode(j), n) for j, n in enumerate(senders_per_stage(net, True))}
 
 
 class RN1UnitTreeModel(RN1NetworkModel):
@@ -850,6 +1002,8 @@ class RN1SparseNetworkModel(RN1NetworkModel):
             elems[n].decisions = [None] * len(elems[n].decisions)
         self._busy, self._stepped = busy, wake
         self.cycle += 1
+        if self.coverage is not None:
+            self._cover_network([elems[n] for n in wake if self._is_router[n]])
 
     def sync_lfsrs(self) -> None:
         """Bring every router's LFSR up to the current cycle (as the plain stepping has it)."""

@@ -40,7 +40,7 @@ import copy
 
 from ...params import check_int_range
 from ...spec.lfsr import LFSRModel
-from ...spec.rn1 import BLOCKED, CHANNELS, CONNECTED, arbitration_groups, ctrl_of, data_of, word
+from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, data_of, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, check_endpoints
 from ...spec.rn1_endpoint import (
     BACKOFF_CAP,
@@ -61,7 +61,7 @@ from ...spec.rn1_endpoint import (
     route_heads,
 )
 from ..coverage import Coverage, CoverPoint
-from .rn1 import RN1BideltaModel, RN1FatTreeModel, router_cover_points
+from .rn1 import RN1BideltaModel, RN1FatTreeModel, router_cover_points, senders_per_stage
 
 __all__ = ["RN1EndpointModel", "RN1BideltaStreamModel", "RN1FatTreeStreamModel"]
 
@@ -441,7 +441,7 @@ class RN1BideltaStreamModel(_StreamModel):
         network with endpoints"). Timeouts and given-up messages are declared only with
         ``dead_outputs``: in a working network every status comes within the timeout."""
         net, ep = self.net.net, self.endpoints[0]
-        senders = _senders_per_stage(net)
+        senders = senders_per_stage(net)
         points = [
             p
             for j in range(net.stages)
@@ -523,30 +523,6 @@ class RN1BideltaStreamModel(_StreamModel):
     def clone(self) -> RN1BideltaStreamModel:
         """An independent copy in the same state (its coverage too), to try traffic on."""
         return copy.deepcopy(self)
-
-
-def _senders_per_stage(net) -> list[int]:
-    """Per stage of the bidelta ``net``, the most endpoints whose transmissions can reach
-    one arbitration group of one router (4 in the one router of 4 endpoints, which takes
-    both outputs of every endpoint)."""
-    reach: dict[tuple, set[int]] = {}  # router input end -> endpoints reaching it
-
-    def reaching(j: int, r: int, inputs) -> set[int]:
-        return set().union(*(reach.get(("in", j, r, i), set()) for i in inputs))
-
-    for j in range(net.stages):
-        for src, dst in net.links:
-            if dst[0] == "in" and dst[1] == j:
-                from_ep = src[0] == "ep_out"
-                reach[dst] = {src[1]} if from_ep else reaching(*src[1:3], range(CHANNELS))
-    return [
-        max(
-            len(reaching(j, r, inputs))
-            for r in range(net.routers_per_stage)
-            for _, inputs, _ in arbitration_groups(net.mode(j))
-        )
-        for j in range(net.stages)
-    ]
 
 
 class RN1FatTreeStreamModel(_StreamModel):
