@@ -33,7 +33,7 @@ from ..spec.lfsr import MAXIMAL_TAPS
 from ._validation import validates_parameters
 from .lfsr import LFSR
 
-__all__ = ["link_signature", "port_signature", "CircuitRouter"]
+__all__ = ["link_signature", "port_signature", "CircuitRouter", "shared_lfsr_bit"]
 
 
 def link_signature(width: int) -> wiring.Signature:
@@ -55,12 +55,13 @@ class CircuitRouter(wiring.Component):
     width : int
         Data wires per link direction (1 = bit-serial), at least 1.
     seed : int
-        Seed of the router's 16-bit LFSR, ``1 .. 65535``.
+        Seed of the router's 16-bit LFSR, ``1 .. 65535`` (not used with ``shared_lfsr``).
     shared_lfsr : bool
-        Take the LFSR bit from the ``lfsr`` input (the state of one LFSR seeded with
-        :data:`~fattree.spec.circuit.SHARED_SEED`, shared by many routers, stepping every
-        cycle and reset with the router) instead of an LFSR of its own. The bit, and so the
-        router's behaviour, is the same; 15 of the 16 flip-flops are saved.
+        Take the LFSR bit from the ``lfsr_bit`` input instead of an LFSR of its own: a tree
+        derives every router's bit from one LFSR it shares (:func:`shared_lfsr_bit`, the same
+        bit as the router's own LFSR would give, from one flip-flop per router instead of 16),
+        and its routers of one kind are then one Verilog module, differing only in what the
+        tree connects to them.
     broken : bool
         A deliberately wrong router for the proofs' own test (``fattree prove circuit-router
         --broken``): downstream claims ignore whether the wire is held. Never for real use.
@@ -71,8 +72,8 @@ class CircuitRouter(wiring.Component):
         Downstream ports (left and right subtree).
     c, d : port_signature(width)
         Upstream ports.
-    lfsr : In(16)
-        With ``shared_lfsr``: the shared LFSR's state.
+    lfsr_bit : In(1)
+        With ``shared_lfsr``: bit 0 of the router's LFSR in this cycle.
     """
 
     @validates_parameters
@@ -96,20 +97,13 @@ class CircuitRouter(wiring.Component):
         port = port_signature(width)
         members = {"a": Out(port), "b": Out(port), "c": Out(port), "d": Out(port)}
         if self.shared_lfsr:
-            members["lfsr"] = In(LFSR_WIDTH)
+            members["lfsr_bit"] = In(1)
         super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
         if self.shared_lfsr:
-            # Bit 0 of this router's own LFSR, taken from the shared register's state: the
-            # same bit every cycle (see fattree.spec.circuit.lfsr_mask), without 16 flip-flops
-            # per router.
-            # Registered: the parity is taken of the mask one step ahead (the shared LFSR
-            # steps every cycle), so r is the same bit in every cycle and the shared register's
-            # fan-out to every router ends in this flip-flop, not in the arbitration.
-            r = Signal(init=self.seed & 1)
-            m.d.sync += r.eq((self.lfsr & _next_mask(lfsr_mask(self.seed))).xor())
+            r = self.lfsr_bit
         else:
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
             r = lfsr.value[0]
@@ -224,6 +218,20 @@ class CircuitRouter(wiring.Component):
             granted = _any(claim[i, o] for o in routes[i])
             m.d.comb += reject[i].eq(header[i] & ~granted & (bit[i] if i in (A, B) else 1))
         return claim, reject
+
+
+def shared_lfsr_bit(m, state, seed: int, name: str) -> Signal:
+    """Bit 0 of an LFSR seeded ``seed``, in every cycle, from ``state``: the state of the one
+    LFSR seeded with :data:`~fattree.spec.circuit.SHARED_SEED` that steps every cycle and is
+    reset with the router (see :func:`fattree.spec.circuit.lfsr_mask`). Built in ``m``, the
+    tree's own module, so that the routers it feeds carry no constant of their own.
+
+    A register, loaded with the parity of the mask one step ahead (the shared LFSR steps
+    every cycle), so it holds the same bit in every cycle and the shared register's fan-out
+    ends in this flip-flop, not in a router's arbitration."""
+    bit = Signal(init=seed & 1, name=name)
+    m.d.sync += bit.eq((state & _next_mask(lfsr_mask(seed))).xor())
+    return bit
 
 
 def _next_mask(mask: int) -> int:

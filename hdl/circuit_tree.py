@@ -31,7 +31,7 @@ from ..spec.circuit import CIRCUIT_TREE, LFSR_WIDTH, SHARED_SEED, router_seed
 from ..spec.faults import check_faults, link_faults
 from ..spec.topology import FatTree, Link
 from ._validation import validates_parameters
-from .circuit_router import CircuitRouter
+from .circuit_router import CircuitRouter, shared_lfsr_bit
 from .lfsr import LFSR
 from .network_interface import NetworkInterface, rx_signature, tx_signature
 
@@ -110,22 +110,25 @@ class CircuitFatTree(wiring.Component):
         for level in range(h):
             for t in range(self.leaves // 2):
                 seed = router_seed(self.seed, level, t)
-                router = CircuitRouter(self.width, seed, shared_lfsr=True)
-                m.d.comb += router.lfsr.eq(lfsrs[t // LFSR_COLUMNS].value)
+                router = CircuitRouter(self.width, shared_lfsr=True)
+                state = lfsrs[t // LFSR_COLUMNS].value
+                bit = shared_lfsr_bit(m, state, seed, f"r{level}_{t}_lfsr_bit")
+                m.d.comb += router.lfsr_bit.eq(bit)
                 routers[level, t] = router
                 m.submodules[f"r{level}_{t}"] = router
         nis = []
         for node in range(self.leaves):
-            ni = NetworkInterface(
-                node,
-                self.leaves,
-                self.width,
-                self.length,
-                self.retry,
-                router_seed(self.seed, h, node),
-            )
+            # The node's number and its back-off LFSR come from here, so that all interfaces
+            # are one module: the number from a register that holds it (a constant would be
+            # folded into the interface), the LFSR beside the interface.
+            ni = NetworkInterface(None, self.leaves, self.width, self.length, self.retry, None)
             nis.append(ni)
             m.submodules[f"ni{node}"] = ni
+            m.d.comb += ni.node.eq(_held(m, node, h, f"ni{node}_node"))
+            if self.retry == "backoff":
+                lfsr = LFSR(LFSR_WIDTH, seed=router_seed(self.seed, h, node))
+                m.submodules[f"ni{node}_lfsr"] = lfsr
+                m.d.comb += ni.lfsr.eq(lfsr.value)
             t, port = tree.node_switch(node)
             leaf_port = routers[0, t].a if port == 0 else routers[0, t].b
             _link(m, ni.up, leaf_port.i, faults.get(Link("inject", 0, t, port)))
@@ -177,11 +180,11 @@ def _link(m, sender, receiver, fault):
     ]
 
 
-def _held(m, value, width):
+def _held(m, value, width, name="held"):
     """A register that always holds ``value`` (from reset on). Not a constant: Amaranth would
-    fold a constant into the block it feeds, and the Verilog it then writes for the
-    interface's receive logic does not compile (Icarus: syntax error; the routers and
-    interfaces are meant to stay the healthy ones anyway). Synthesis removes the register."""
-    held = Signal(width, init=value)
+    fold a constant into the block it feeds, which then becomes a Verilog module of its own
+    (and for a fault, the Verilog it writes for the interface's receive logic does not
+    compile: Icarus, syntax error). Synthesis removes the register."""
+    held = Signal(width, init=value, name=name)
     m.d.sync += held.eq(value)
     return held

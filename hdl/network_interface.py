@@ -93,8 +93,10 @@ class NetworkInterface(wiring.Component):
 
     Parameters
     ----------
-    node : int
-        This node's number, ``0 .. leaves - 1``.
+    node : int or None
+        This node's number, ``0 .. leaves - 1``; ``None``: the ``node`` input gives it (a
+        tree's interfaces then differ in nothing but what the tree connects to them, and are
+        one Verilog module).
     leaves : int
         Nodes in the network, a power of two, at least 2.
     width : int
@@ -103,8 +105,9 @@ class NetworkInterface(wiring.Component):
         Data words per message, at least 1.
     retry : str or int
         ``"immediate"`` (0), ``"round"`` (1) or ``"backoff"`` (2).
-    seed : int
-        Seed of the back-off LFSR, ``1 .. 65535``.
+    seed : int or None
+        Seed of the back-off LFSR, ``1 .. 65535``; ``None``: no LFSR here, the ``lfsr`` input
+        is its state (a tree holds each interface's LFSR beside it, for the same reason).
 
     Attributes
     ----------
@@ -125,30 +128,42 @@ class NetworkInterface(wiring.Component):
         Round start, for ``retry="round"``.
     busy : Out(1)
         A transmission is in flight (sent, not yet acknowledged or rejected).
+    node : In(lg leaves)
+        With ``node=None``: this node's number.
+    lfsr : In(16)
+        With ``seed=None`` and ``retry="backoff"``: the back-off LFSR's state.
     """
 
     @validates_parameters
     def __init__(self, node, leaves, width=1, length=1, retry="immediate", seed=1):
         self.leaves = check_power_of_two("leaves", leaves, 2)
-        self.node = check_int_range("node", node, 0, leaves - 1)
+        if node is not None:
+            node = check_int_range("node", node, 0, leaves - 1)
         self.width = check_positive_int("width", width)
         self.length = check_positive_int("length", length)
         self.retry = check_retry(retry)
-        self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        if seed is not None:
+            seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
+        self.seed = seed
         self.h = leaves.bit_length() - 1
         link = link_signature(width)
-        super().__init__(
-            {
-                "up": Out(link),
-                "down": In(link),
-                "tx": In(tx_signature(leaves, width, length)),
-                "tx_done": Out(1),
-                "tx_reject": Out(1),
-                "rx": Out(rx_signature(width, length)),
-                "go": In(1),
-                "busy": Out(1),
-            }
-        )
+        members = {
+            "up": Out(link),
+            "down": In(link),
+            "tx": In(tx_signature(leaves, width, length)),
+            "tx_done": Out(1),
+            "tx_reject": Out(1),
+            "rx": Out(rx_signature(width, length)),
+            "go": In(1),
+            "busy": Out(1),
+        }
+        if node is None:
+            members["node"] = In(self.h)
+        if seed is None and self.retry == "backoff":
+            members["lfsr"] = In(LFSR_WIDTH)
+        super().__init__(members)
+        if node is not None:
+            self.node = node
 
     def elaborate(self, platform):
         m = Module()
@@ -160,7 +175,11 @@ class NetworkInterface(wiring.Component):
         offered, offered_last, diff = self._offered_route(m)
         lfsr = None
         if self.retry == "backoff":
-            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+            if self.seed is None:
+                lfsr = self.lfsr
+            else:
+                m.submodules.lfsr = own = LFSR(LFSR_WIDTH, seed=self.seed)
+                lfsr = own.value
         start = self._drive_inject_link(m, send)
 
         m.d.sync += [self.tx_done.eq(0), self.tx_reject.eq(0)]
@@ -279,14 +298,15 @@ class NetworkInterface(wiring.Component):
     @staticmethod
     def _backoff(m, attempts, lfsr):
         """Cycles to wait after the reject that ends attempt ``attempts`` (counted from 0):
-        ``BACKOFF_SLOT * (x mod 2^min(attempts + 1, BACKOFF_CAP))``, x from the LFSR."""
+        ``BACKOFF_SLOT * (x mod 2^min(attempts + 1, BACKOFF_CAP))``, x from the LFSR's state
+        ``lfsr``."""
         exp = Signal(range(BACKOFF_CAP + 1))
         m.d.comb += exp.eq(attempts + (attempts != BACKOFF_CAP))
         mask = Signal(BACKOFF_CAP)
         for k in range(1, BACKOFF_CAP + 1):
             with m.If(exp == k):
                 m.d.comb += mask.eq((1 << k) - 1)
-        return (lfsr.value[:BACKOFF_CAP] & mask) * BACKOFF_SLOT
+        return (lfsr[:BACKOFF_CAP] & mask) * BACKOFF_SLOT
 
     def _receive(self, m):
         """Collect the words of the eject link; when valid falls, store the message in ``rx``

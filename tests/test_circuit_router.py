@@ -5,7 +5,7 @@ import random
 import pytest
 from amaranth import Elaboratable, Module, ResetInserter, Signal
 
-from fattree.hdl.circuit_router import CircuitRouter
+from fattree.hdl.circuit_router import CircuitRouter, shared_lfsr_bit
 from fattree.hdl.lfsr import LFSR
 from fattree.sim.models.circuit import RouterModel
 from fattree.sim.testbench import merge_steps, simulate
@@ -16,16 +16,18 @@ SEED = 0x1D3
 
 
 class WithSharedLFSR(Elaboratable):
-    """A ``shared_lfsr`` router fed by its own copy of the shared LFSR, as in the tree."""
+    """A ``shared_lfsr`` router fed, as in the tree, the bit of an LFSR seeded ``seed`` derived
+    from its own copy of the shared LFSR."""
 
-    def __init__(self, router):
+    def __init__(self, router, seed):
         self.router = router
+        self.seed = seed
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.router = self.router
         m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
-        m.d.comb += self.router.lfsr.eq(lfsr.value)
+        m.d.comb += self.router.lfsr_bit.eq(shared_lfsr_bit(m, lfsr.value, self.seed, "bit"))
         return m
 
 
@@ -36,7 +38,7 @@ def run(stimulus, seed=SEED, width=4, shared=False):
     shared LFSR (the model keeps its own)."""
     router = CircuitRouter(width, seed, shared_lfsr=shared)
     rst = Signal()
-    dut = ResetInserter(rst)(WithSharedLFSR(router) if shared else router)
+    dut = ResetInserter(rst)(WithSharedLFSR(router, seed) if shared else router)
     model = RouterModel(seed)
     ports = [router.a, router.b, router.c, router.d]
     seen = []
@@ -232,6 +234,28 @@ def test_lfsr_mask_gives_the_routers_own_bit(seed):
         assert bin(shared.state & mask).count("1") % 2 == own.state & 1, cycle
         shared.clock()
         own.clock()
+
+
+def test_shared_lfsr_bit_is_the_routers_own_lfsr_bit():
+    """The bit a tree derives from its shared LFSR for a router of seed ``s`` (the hardware,
+    from the reset state on) is bit 0 of an LFSR seeded ``s`` in every cycle. Both are linear
+    functions of the shared state, so 16 cycles in a row decide it for ever; 64 are checked."""
+    seeds = [1, SHARED_SEED + 1, SEED, 0x8000, 0xFFFF, 12345]
+    m = Module()
+    m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=SHARED_SEED)
+    bits = [shared_lfsr_bit(m, lfsr.value, s, f"bit{k}") for k, s in enumerate(seeds)]
+    own = [LFSRModel(LFSR_WIDTH, seed=s) for s in seeds]
+    seen = []
+
+    async def bench(ctx):
+        for _ in range(64):
+            seen.append(([ctx.get(b) for b in bits], [o.state & 1 for o in own]))
+            for o in own:
+                o.clock()
+            await ctx.tick()
+
+    simulate(m, bench)
+    assert all(got == want for got, want in seen)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,9 @@
 mirror), not from its gates.
 
 Free inputs: every incoming link (``valid``, ``head``, ``dest``, ``data``), every outgoing
-link's ``ack``, and the shared LFSR state (any random bit in any cycle). Assumed, as a tree's
+link's ``ack``, and the LFSR bit (any bit in any cycle; the tree derives it from its shared
+LFSR, which tests/test_circuit_router.py checks against the router's own LFSR). The router is
+the one a tree builds, its subtree number an input (held at ``switch``'s). Assumed, as a tree's
 links guarantee (well-formed links):
 
 * ``head`` only with ``valid``; a body word (``valid``, not ``head``) only right after a word
@@ -23,9 +25,8 @@ from __future__ import annotations
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.hdl import Assume
 
-from ..spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask, router_seed
+from ..spec.circuit import PORTS, A, B, C, D
 from ..spec.circuit_fast import DOWN, UP, mirror_delay, subtree
-from ..spec.lfsr import LFSRModel
 from .harness import Harness, any_of, at_most_one
 
 __all__ = ["harness", "FastRouterProperties"]
@@ -50,31 +51,20 @@ def _delayed(m, value, cycles: int, name: str):
     return value
 
 
-def _parity_one_step_later(seed: int) -> int:
-    """The mask whose parity of the shared LFSR state at ``t - 1`` is bit 0 of the router's
-    LFSR at ``t``: its parity mask of the shared state, taken one Fibonacci step on (the step
-    is linear, so bit ``j`` is the parity of the mask over the step of state ``1 << j``)."""
-    mask = lfsr_mask(seed)
-    out = 0
-    for j in range(LFSR_WIDTH):
-        stepped = LFSRModel(LFSR_WIDTH, seed=1 << j).clock()
-        out |= (bin(stepped & mask).count("1") & 1) << j
-    return out
-
-
 class FastRouterProperties(Harness):
     def __init__(self, leaves: int, width: int, level: int, switch: int, *, broken=False):
         super().__init__()
         from ..hdl.circuit_fast.router import CircuitFastRouter
 
-        self.seed = router_seed(1, level, switch)
-        self.dut = CircuitFastRouter(leaves, width, level, switch, self.seed, shared_lfsr=True)
+        self.dut = CircuitFastRouter(
+            leaves, width, level, switch, shared_lfsr=True, subtree_input=True
+        )
         self.h, self.level, self.switch, self.width = leaves.bit_length() - 1, level, switch, width
         self.top = level == self.h - 1
         self.live = (A, B) if self.top else (A, B, C, D)
         self.broken = broken
         d = self.dut
-        self.ports = [d.lfsr]
+        self.ports = [d.lfsr_bit]
         for p in (d.a, d.b, d.c, d.d):
             self.ports += [p.i.valid, p.i.head, p.i.dest, p.i.data, p.o.ack]
 
@@ -91,6 +81,8 @@ class FastRouterProperties(Harness):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = dut = self.dut
+        if not self.top:
+            m.d.comb += dut.subtree.eq(subtree(self.level, self.switch))
         ports = [dut.a, dut.b, dut.c, dut.d]
         inp, out = [p.i for p in ports], [p.o for p in ports]
         first = self.first_cycle(m)
@@ -182,12 +174,9 @@ class FastRouterProperties(Harness):
             m.d.comb += Assume(~out[o].ack | went)
 
     def _lfsr_bit(self, m):
-        """``x`` of the previous cycle (the one the heads there were decided with): bit 0 of
-        the router's LFSR, a parity of the shared state (the ``lfsr`` input) one cycle before
-        that; in the first cycle, its seed's bit 0."""
-        x = Signal(init=self.seed & 1, name="x")
-        m.d.sync += x.eq((self.dut.lfsr & _parity_one_step_later(self.seed)).xor())
-        return _delayed(m, x, 1, "x")
+        """``x`` of the previous cycle (the one the heads there were decided with): the
+        ``lfsr_bit`` input then."""
+        return _delayed(m, self.dut.lfsr_bit, 1, "x")
 
     def _routes(self, was_head, was_dest):
         """Rule 2 for the heads of the previous cycle: ``wants[i, o]``, the head on ``i``

@@ -2,8 +2,9 @@
 (docs/circuit_tree.md, "Router rules"), not from its gates.
 
 Free inputs: every incoming link (valid, data: any route bit, any burst), every outgoing
-link's reject and ack (at any time, also on wires the router does not hold), and the shared
-LFSR state (any random bit in any cycle). Only the router's circuit bits ``conn`` and dead
+link's reject and ack (at any time, also on wires the router does not hold), and the LFSR
+bit (any bit in any cycle: the router as a tree builds it, which derives the bit from its
+shared LFSR). Only the router's circuit bits ``conn`` and dead
 flags are read from inside (they are the state the rules speak of).
 """
 
@@ -29,7 +30,7 @@ class RouterProperties(Harness):
         self.dut = CircuitRouter(width, 1, shared_lfsr=True, broken=broken)
         self.width = width
         d = self.dut
-        self.ports = [d.lfsr]
+        self.ports = [d.lfsr_bit]
         for p in (d.a, d.b, d.c, d.d):
             self.ports += [p.i.valid, p.i.data, p.o.reject, p.o.ack]
 

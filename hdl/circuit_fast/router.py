@@ -27,10 +27,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...params import check_int_range
-from ...spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D, lfsr_mask
+from ...spec.circuit import LFSR_WIDTH, PORTS, A, B, C, D
 from ...spec.circuit_fast import CIRCUIT_TREE_FAST, DOWN, UP, link_fields, mirror_delay, subtree
 from .._validation import validates_parameters
-from ..circuit_router import _next_mask
 from ..lfsr import LFSR
 
 __all__ = ["link_signature", "port_signature", "CircuitFastRouter"]
@@ -64,21 +63,31 @@ class CircuitFastRouter(wiring.Component):
         ``r`` (``0 .. lg leaves - 1``) and ``t`` (``0 .. leaves / 2 - 1``).
     seed : int
         Seed of the router's 16-bit LFSR, ``1 .. 65535``
-        (:func:`fattree.spec.circuit.router_seed` in a tree).
+        (:func:`fattree.spec.circuit.router_seed` in a tree; not used with ``shared_lfsr``).
     shared_lfsr : bool
-        Take the LFSR bit from the ``lfsr`` input (the state of the tree's shared LFSR, as
-        :class:`fattree.hdl.circuit_router.CircuitRouter` does): the same bit, no LFSR here.
+        Take the LFSR bit from the ``lfsr_bit`` input, which a tree derives from the LFSR it
+        shares (:func:`fattree.hdl.circuit_router.shared_lfsr_bit`, as for
+        :class:`~fattree.hdl.circuit_router.CircuitRouter`): the same bit, no LFSR here.
+    subtree_input : bool
+        Take the router's subtree number (:func:`fattree.spec.circuit_fast.subtree`) from the
+        ``subtree`` input, not from ``switch``. With ``shared_lfsr`` too, the routers of one
+        level differ in nothing but what the tree connects to them, and are one Verilog
+        module.
 
     Attributes
     ----------
     a, b, c, d : port_signature(leaves, width)
         Down ports ``a``, ``b``; up ports ``c``, ``d`` (unused at the top level).
-    lfsr : In(16)
-        With ``shared_lfsr``: the shared LFSR's state.
+    lfsr_bit : In(1)
+        With ``shared_lfsr``: bit 0 of the router's LFSR in this cycle.
+    subtree : In(lg leaves - level - 1)
+        With ``subtree_input``, below the top level: the router's subtree number.
     """
 
     @validates_parameters
-    def __init__(self, leaves=4, width=8, level=0, switch=0, seed=1, shared_lfsr=False):
+    def __init__(
+        self, leaves=4, width=8, level=0, switch=0, seed=1, shared_lfsr=False, subtree_input=False
+    ):
         self.leaves = CIRCUIT_TREE_FAST.check("leaves", leaves)
         self.width = CIRCUIT_TREE_FAST.check("width", width)
         self.h = leaves.bit_length() - 1
@@ -86,6 +95,7 @@ class CircuitFastRouter(wiring.Component):
         self.switch = check_int_range("switch", switch, 0, leaves // 2 - 1)
         self.seed = check_int_range("seed", seed, 1, (1 << LFSR_WIDTH) - 1)
         self.shared_lfsr = bool(shared_lfsr)
+        self.subtree_input = bool(subtree_input)
         self.top = level == self.h - 1
         # Ports in use: the top level has no parent.
         self.live = (A, B) if self.top else (A, B, C, D)
@@ -112,7 +122,9 @@ class CircuitFastRouter(wiring.Component):
         port = port_signature(leaves, width)
         members = {"a": Out(port), "b": Out(port), "c": Out(port), "d": Out(port)}
         if self.shared_lfsr:
-            members["lfsr"] = In(LFSR_WIDTH)
+            members["lfsr_bit"] = In(1)
+        if self.subtree_input and not self.top:
+            members["subtree"] = In(self.h - level - 1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -140,14 +152,15 @@ class CircuitFastRouter(wiring.Component):
 
     def _lfsr_bit(self, m):
         """``x``: bit 0 of this router's LFSR in this cycle."""
-        if not self.shared_lfsr:
-            m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
-            return lfsr.value[0]
-        # A register of the parity one step ahead (the shared LFSR steps every cycle), as in
-        # CircuitRouter: the shared register's fan-out ends in this flip-flop.
-        x = Signal(init=self.seed & 1)
-        m.d.sync += x.eq((self.lfsr & _next_mask(lfsr_mask(self.seed))).xor())
-        return x
+        if self.shared_lfsr:
+            return self.lfsr_bit
+        m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed)
+        return lfsr.value[0]
+
+    def _subtree(self):
+        """The subtree number (below the top level): the ``subtree`` input, or from
+        ``switch``."""
+        return self.subtree if self.subtree_input else subtree(self.level, self.switch)
 
     def _decide(self, m, x, inp, busy):
         """This cycle's grants ``grant[i, o]`` by the spec's rules 2-4, and ``win[i, o]``: the
@@ -160,7 +173,7 @@ class CircuitFastRouter(wiring.Component):
         for i in (A, B):
             head, dest = inp[i].head, inp[i].dest
             turn = Signal(name=f"turn_{PORTS[i]}")
-            here = 1 if self.top else (dest >> (r + 1)) == subtree(r, self.switch)
+            here = 1 if self.top else (dest >> (r + 1)) == self._subtree()
             m.d.comb += turn.eq(head & here)
             other = B if i == A else A
             if r == 0:

@@ -21,10 +21,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...spec.circuit import LFSR_WIDTH, SHARED_SEED, router_seed
-from ...spec.circuit_fast import CIRCUIT_TREE_FAST, FAULT_WIRES, link_delay
+from ...spec.circuit_fast import CIRCUIT_TREE_FAST, FAULT_WIRES, link_delay, subtree
 from ...spec.faults import check_faults, link_faults
 from ...spec.topology import FatTree, Link
 from .._validation import validates_parameters
+from ..circuit_router import shared_lfsr_bit
 from ..circuit_tree import LFSR_COLUMNS, _held
 from ..lfsr import LFSR
 from ..network_interface import rx_signature, tx_signature
@@ -102,8 +103,18 @@ class CircuitFastTree(wiring.Component):
         for level in range(h):
             for t in range(leaves // 2):
                 seed = router_seed(self.seed, level, t)
-                router = CircuitFastRouter(leaves, self.width, level, t, seed, shared_lfsr=True)
-                m.d.comb += router.lfsr.eq(lfsrs[t // LFSR_COLUMNS].value)
+                # One module per level: the random bit and the subtree number come from here
+                # (the number from a register that holds it: a constant would be folded into
+                # the router).
+                router = CircuitFastRouter(
+                    leaves, self.width, level, shared_lfsr=True, subtree_input=True
+                )
+                state = lfsrs[t // LFSR_COLUMNS].value
+                bit = shared_lfsr_bit(m, state, seed, f"r{level}_{t}_lfsr_bit")
+                m.d.comb += router.lfsr_bit.eq(bit)
+                if level < h - 1:
+                    number = _held(m, subtree(level, t), h - level - 1, f"r{level}_{t}_subtree")
+                    m.d.comb += router.subtree.eq(number)
                 routers[level, t] = router
                 m.submodules[f"r{level}_{t}"] = router
         for node in range(leaves):
