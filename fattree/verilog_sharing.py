@@ -1,8 +1,9 @@
 """One Verilog module for each set of identical ones.
 
 Amaranth 0.5 writes every elaborated component as a module of its own, so a tree of 16
-identical network interfaces is 16 copies of one module, differing only in their names and in
-the numbers of their automatic names (``$17``, ``\\port$12633$0``). :func:`share_modules` keeps
+identical network interfaces is 16 copies of one module, differing only in their names, in
+the numbers of their automatic names (``$17``, ``\\port$12633$0``) and in the order of their
+port lists (the order in which the design made the nets). :func:`share_modules` keeps
 one module of each such set, under the set's common name, and points every instance at it,
 renaming the automatic port names an instance connects; what is left is the same circuit.
 """
@@ -20,15 +21,18 @@ _AUTO_RE = re.compile(r"\\[^\s]*\$\d[^\s]* |[A-Za-z_][\w]*\$\d[\w$]*")
 
 
 def _key(header: str, body: str) -> tuple[str, list[str]]:
-    """The module's text with its automatic names numbered by first appearance, and those
-    names in that order."""
+    """The module's text with its automatic names numbered by first appearance in the body,
+    and those names in that order. The port list is taken in sorted order: Amaranth lists a
+    module's ports in the order the design made their nets, which differs between copies
+    wired to different neighbours, and every instance connects its ports by name."""
     order: dict[str, str] = {}
 
     def number(match: re.Match) -> str:
         return order.setdefault(match.group(0), f"@{len(order)}@")
 
-    text = _AUTO_RE.sub(number, header + ");\n" + body)
-    return text, list(order)
+    text = _AUTO_RE.sub(number, body)
+    ports = sorted(_AUTO_RE.sub(number, port) for port in _ports(header))
+    return ", ".join(ports) + ");\n" + text, list(order)
 
 
 def _ports(header: str) -> list[str]:

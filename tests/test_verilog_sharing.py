@@ -62,6 +62,16 @@ def test_a_common_stem_that_names_nothing_keeps_the_first_name():
     assert shared.count("\\top.down0  ") == 2
 
 
+def test_copies_that_list_their_ports_in_another_order_are_alike():
+    # Instances connect by name, so the order of a module's port list is not the circuit.
+    other = CHILD.format(k=1, n=90).replace("(clk, \\port$90$0 , y)", "(y, clk, \\port$90$0 )")
+    text = TOP + CHILD.format(k=0, n=70) + other
+    shared = share_modules(text)
+    assert _modules(shared) == ["top", "\\top.ni"]
+    assert "module \\top.ni (clk, \\port$70$0 , y);" in shared
+    assert ".\\port$70$0 (a)" in shared and ".\\port$70$0 (b)" in shared
+
+
 def test_placed_counts_through_the_hierarchy():
     from fattree.verilog_sharing import placed
 
