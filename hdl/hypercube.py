@@ -41,7 +41,7 @@ in the same cycle. :class:`HypercubeNetwork` wires ``2^dim`` nodes into the cube
 
 from __future__ import annotations
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -106,10 +106,13 @@ class _ChainSignals:
 class HypercubeNode(wiring.Component):
     """One router node of the hypercube with its processors' stream ports.
 
+    The node's own number is an input port, ``addr``, not a parameter: every node of a
+    network is the same circuit, so the network's Verilog holds one node module that each node
+    instantiates (:class:`HypercubeNetwork` drives each ``addr`` from a register that holds
+    the node's number from reset on).
+
     Parameters
     ----------
-    node : int
-        This node's number, ``0 .. 2^dim - 1``.
     dim : int
         Dimension of the cube (wires per node), ``1 .. 6``.
     procs : int
@@ -121,6 +124,9 @@ class HypercubeNode(wiring.Component):
 
     Attributes
     ----------
+    addr : In(dim)
+        This node's number, ``0 .. 2^dim - 1``; held constant (a message a processor injects
+        gets the relative address ``dest node XOR addr``).
     link_in : In(link_layout).array(dim)
         What the neighbour over wire ``i`` sends in this cycle (registered here).
     link_out : Out(link_layout).array(dim)
@@ -134,15 +140,14 @@ class HypercubeNode(wiring.Component):
     """
 
     @validates_parameters
-    def __init__(self, node=0, dim=4, procs=1, buffers=2, data_bits=8):
+    def __init__(self, dim=4, procs=1, buffers=2, data_bits=8):
         check_hypercube(dim, procs, buffers, data_bits, model=False)
-        if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < 1 << dim:
-            raise ValueError(f"node must be between 0 and {(1 << dim) - 1}, not {node!r}")
-        self.node, self.dim, self.procs = node, dim, procs
+        self.dim, self.procs = dim, procs
         self.buffers, self.data_bits = buffers, data_bits
         self.link = link_layout(dim, procs, data_bits)
         super().__init__(
             {
+                "addr": In(dim),
                 "link_in": In(self.link).array(dim),
                 "link_out": Out(self.link).array(dim),
                 "tx": In(stream.Signature(tx_layout(dim, procs, data_bits))).array(procs),
@@ -285,8 +290,14 @@ class HypercubeNode(wiring.Component):
         link = self.link
         rel_at = link["rel"].offset
         for i in range(self.dim):
-            flip = 1 << (rel_at + i)
-            chosen = [(msg.as_value() ^ flip, wire[c][i]) for c, msg in enumerate(cands)]
+            at = rel_at + i
+            # The bit inverted, not XORed with a constant: the Verilog export rewrites an XOR
+            # with a constant into cells named by a design-wide counter, written in an order
+            # that differs from node to node (and nodes would no longer share one module).
+            chosen = [
+                (Cat(bits[:at], ~bits[at], bits[at + 1 :]), wire[c][i])
+                for c, bits in enumerate(msg.as_value() for msg in cands)
+            ]
             m.d.comb += self.link_out[i].eq(_select(chosen, link.size))
 
     def _shift_queues(self, m, pops):
@@ -302,7 +313,7 @@ class HypercubeNode(wiring.Component):
             dest_node = tx.payload.dest[pbits:]
             m.d.comb += [
                 new.valid.eq(1),
-                new.rel.eq(dest_node ^ self.node),
+                new.rel.eq(dest_node ^ self.addr),
                 new.data.eq(tx.payload.data),
             ]
             if pbits:
@@ -364,9 +375,15 @@ class HypercubeNetwork(wiring.Component):
         dim, procs = self.dim, self.procs
         nodes = []
         for n in range(self.nodes):
-            node = HypercubeNode(n, dim, procs, self.buffers, self.data_bits)
+            node = HypercubeNode(dim, procs, self.buffers, self.data_bits)
             m.submodules[f"node{n}"] = node
             nodes.append(node)
+            # The address as a register that keeps its reset value, not a constant: Amaranth
+            # carries a constant into the node, which would make every node a Verilog module
+            # of its own; synthesis turns the register back into the constant.
+            addr = Signal(dim, init=n, name=f"addr{n}")
+            m.d.sync += addr.eq(addr)
+            m.d.comb += node.addr.eq(addr)
             for q in range(procs):
                 g = n * procs + q
                 wiring.connect(m, wiring.flipped(self.tx[g]), node.tx[q])

@@ -147,7 +147,7 @@ TARGETS = [
     (
         "HypercubeNode",
         _hdl("hypercube", "HypercubeNode"),
-        {"node": 1, "dim": 2, "procs": 1, "buffers": 1, "data_bits": 8},
+        {"dim": 2, "procs": 1, "buffers": 1, "data_bits": 8},
     ),
     (
         "HypercubeNetwork",

@@ -302,6 +302,9 @@ def test_tidy_keeps_the_circuit(tmp_path, monkeypatch, design, params, ports):
     [
         point("circuit-tree", "leaves=4", "window=1"),
         point("leiserson-tree", "leaves=4"),
+        # Two nodes that list their ports in different orders (the node wired first).
+        point("hypercube", "dim=1", "procs=2"),
+        point("hypercube", "dim=2", marks=slow),
         point("leiserson-stream", "leaves=4", ports="axis", marks=slow),
     ],
 )

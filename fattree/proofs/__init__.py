@@ -403,8 +403,8 @@ PROOFS: Registry[Proof] = Registry(
             design="hypercube",
             harness="fattree.proofs.hypercube:harness",
             summary="one hypercube node (dim 2, 2 processors, 1 buffer slot, 2 data bits), "
-            "one tagged message among any others: any arrivals, any injections, any "
-            "receive stalls",
+            "one tagged message among any others: any node number, any arrivals, any "
+            "injections, any receive stalls",
             properties=(
                 Property(
                     "conserved",

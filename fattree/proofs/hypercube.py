@@ -2,7 +2,8 @@
 docs/hypercube.md), for one tagged message among any others.
 
 Free inputs: every incoming link (any message, or none, in any cycle), every processor's
-transmit stream (any message at any time) and every receive stream's ``ready``. One data
+transmit stream (any message at any time), every receive stream's ``ready`` and the node's
+own number ``addr`` (any, chosen once: a network drives each node's with a constant). One data
 value, chosen freely once (``AnyConst``), tags a message: it may enter (from a processor or
 over a link) whenever the node does not hold it, and no other message carries it, so every
 output carrying it is that message; the node never looks at the data, so what holds for the
@@ -54,7 +55,7 @@ class NodeProperties(Harness):
         super().__init__()
         from ..hdl.hypercube import HypercubeNode
 
-        self.dut = HypercubeNode(0, dim, procs, buffers, data_bits)
+        self.dut = HypercubeNode(dim, procs, buffers, data_bits)
         self.broken = broken
         d = self.dut
         self.ports = [d.link_in[i].as_value() for i in range(dim)]
@@ -69,6 +70,8 @@ class NodeProperties(Harness):
         first = self.first_cycle(m)
         tag = Signal(dut.data_bits)
         m.d.comb += tag.eq(AnyConst(dut.data_bits))
+        # The node's own number: any, held for the whole run (a network drives a constant).
+        m.d.comb += dut.addr.eq(AnyConst(dim))
 
         def proc_of(msg):
             return msg.proc if pbits else Const(0, 1)
@@ -82,7 +85,7 @@ class NodeProperties(Harness):
             entries.append(
                 (
                     tx.valid & tx.ready & (tx.payload.data == tag),
-                    node ^ dut.node,
+                    node ^ dut.addr,
                     dest[:pbits] if pbits else Const(0, 1),
                 )
             )
