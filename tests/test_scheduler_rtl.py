@@ -544,17 +544,21 @@ def test_cocotb_bench(simulator, levels, w, family, tmp_path):
         params,
         simulator,
         seed=levels + w,
-        bench={"frames": 40},
+        bench={"frames": 40, "coverage": True},
         root=tmp_path,
         family=family,
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    # Bursts, a clear and a permutation, then the directed phase of stalled clears.
+    # Bursts, a clear and a permutation, then the directed phase of stalled clears, then the
+    # rounds that close the model's coverage (docs/scheduler.md, "Coverage").
     directed = len(STALLS) * sum(2 + 2 * k for k in IN_FLIGHT)
     assert s["stalled_clear_commands"] == directed
-    assert s["results_checked"] == s["commands"] == 40 * 20 + 1 + w**levels + directed
+    commands = 40 * 20 + 1 + w**levels + directed + s["steered"]
+    assert s["results_checked"] == s["commands"] == commands
     assert s["mismatches"] == s["double_grants"] == 0 and s["granted"] > 100
+    if (levels, w) == (3, 4):  # hazards at every distance, CLEARs behind commands
+        assert s["coverage"]["holes"] == [], s["coverage"]
     source = next(tmp_path.rglob("scheduler.v")).read_text()
     if family == "ecp5":
         assert placed(source, "DP16KD", "scheduler") == 2 * (levels - 1)
@@ -586,7 +590,7 @@ def test_cocotb_bench_m_not_w(simulator, levels, m, w, tmp_path):
     result = run_bench(design, params, simulator, seed=m * w, bench={"frames": 40}, root=tmp_path)
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    directed = len(STALLS) * sum(2 + 2 * k for k in IN_FLIGHT)
+    directed = len(STALLS) * sum(2 + 2 * k for k in IN_FLIGHT) + s["steered"]
     assert s["results_checked"] == s["commands"] == 40 * 20 + 1 + m**levels + directed
     assert s["mismatches"] == s["double_grants"] == 0 and s["granted"] > 100
     source = next(tmp_path.rglob("scheduler.v")).read_text()
@@ -631,4 +635,21 @@ def test_cocotb_sweep(simulator, levels, w, tmp_path):
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    assert s["results_checked"] == 100 * 20 + 1 + w**levels + s["stalled_clear_commands"]
+    assert s["results_checked"] == (
+        100 * 20 + 1 + w**levels + s["stalled_clear_commands"] + s["steered"]
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.cocotb
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    # FT(3, 4), 200 bursts, on Verilator through the command line: every bin hit.
+    import json
+
+    from fattree.scripts.main import main
+
+    code = main(["sim", "scheduler", "--coverage", "--json", "--build-root", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    coverage = out["summary"]["coverage"]
+    assert coverage["holes"] == [] and coverage["hit"] == coverage["bins"] == 42
+    assert code == 0 and out["passed"]

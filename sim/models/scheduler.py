@@ -48,12 +48,15 @@ differ; the models use request by request.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ...spec.scheduler import GeneralizedFatTree, general_tree
 from ...spec.topology import FatTree, Link
+from ..coverage import Coverage, CoverPoint
+from .scheduler_coverage import SchedulerCounter, cover_points
 
 __all__ = [
     "ALGORITHMS",
@@ -157,7 +160,14 @@ class SchedulerModel:
     failure_mode : {"keep", "release"}
     seed : int
         Seed of the ``random`` algorithm's ``random.Random``.
+
+    ``at`` of :meth:`request`, :meth:`release` and :meth:`clear` is the cycle the pipelined
+    hardware took the command (a CLEAR: first offered it); only coverage reads it.
     """
+
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
+    _counter: SchedulerCounter | None = None
 
     def __init__(
         self,
@@ -173,28 +183,55 @@ class SchedulerModel:
         self.rng = random.Random(seed)
         self.state = LinkState(self.tree)
 
-    def clear(self) -> None:
+    def cover_points(self) -> list[CoverPoint]:
+        """The situations of Fig. 7 and of its pipeline (docs/scheduler.md, "Coverage")."""
+        return cover_points(self.tree)
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read.
+        Only of the hardware's scheduler: level-wise, ``keep``."""
+        if (self.algorithm, self.failure_mode) != ("level-wise", "keep"):
+            raise ValueError(
+                "cover points are the hardware's scheduler's: level-wise with keep, not "
+                f"{self.algorithm} with {self.failure_mode}"
+            )
+        self._counter = SchedulerCounter(self.tree)
+        self.coverage = self._counter.coverage
+        return self.coverage
+
+    def clone(self) -> SchedulerModel:
+        """An independent copy in the same state (its coverage too), to try commands on."""
+        return copy.deepcopy(self)
+
+    def clear(self, at: int | None = None) -> None:
         """Every link free again."""
         self.state.clear()
+        if self._counter is not None:
+            self._counter.clear(at)
 
-    def request(self, src: int, dst: int) -> Grant:
+    def request(self, src: int, dst: int, at: int | None = None) -> Grant:
         tree = self.tree
         height = tree.common_level(src, dst)
         if self.algorithm == "level-wise":
-            ports, taken, failed = self._level_wise(src, dst, height)
+            ports, taken, failed = self._level_wise(src, dst, height, at)
         else:
             ports, taken, failed = self._local(src, dst, height)
         if failed is not None and self.failure_mode == "release":
             for link in taken:
                 self.state.give(link)
+        if self._counter is not None:
+            self._counter.command("schedule", height, failed is None, at)
         return Grant(src, dst, failed is None, tuple(ports), height, failed)
 
-    def _level_wise(self, src: int, dst: int, height: int):
+    def _level_wise(self, src: int, dst: int, height: int, at: int | None = None):
         tree, up, down = self.tree, self.state.up, self.state.down
         s, d = src // tree.m, dst // tree.m
         ports, taken = [], []
         for h in range(height):
             avail = up[h][s] & down[h][d]
+            if self._counter is not None:
+                port = _lowest(avail) if avail else None
+                self._counter.level(h, s, d, up[h][s], down[h][d], port, at)
             if not avail:
                 return ports, taken, h
             i = _lowest(avail)
@@ -230,7 +267,7 @@ class SchedulerModel:
             taken.append(link)
         return ports, taken, None
 
-    def release(self, src: int, dst: int, ports: Sequence[int]) -> None:
+    def release(self, src: int, dst: int, ports: Sequence[int], at: int | None = None) -> None:
         """Tear down an established connection: its up and down links become free.
 
         Raises ``ValueError`` if one of them is not taken (the connection does not exist).
@@ -244,6 +281,10 @@ class SchedulerModel:
                 )
         for link in links:
             self.state.give(link)
+        if self._counter is not None:
+            rows = [(link.direction, link.level, link.switch) for link in links]
+            self._counter.access("release", rows, at, write=True)
+            self._counter.command("release", len(ports), True, at)
 
 
 def permutation_conflict(
