@@ -319,7 +319,7 @@ DESIGNS: Registry[Design] = Registry(
                 "fattree.spec.concentrator_graph",
                 "fattree.spec.leiserson_frames",
             ),
-            model="fattree.sim.models.leiserson_tree:delivery_waves",
+            model="fattree.sim.models.leiserson_tree:LeisersonTreeModel",
             check="fattree.sim.checks.leiserson_tree:LeisersonTreeCheck",
             soak="fattree.sim.soak.leiserson_tree:LeisersonTreeSoak",
             selftest="fattree.boards.leiserson_selftest:leiserson_selftest",

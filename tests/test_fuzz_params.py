@@ -439,7 +439,7 @@ def test_params_checks(value, lo, span):
 #: Components and models of the design record that are not fuzzed here, and why.
 NOT_FUZZED = {
     "RN1UnitTree": "elaborates 64 subtrees (~s per build); its model is fuzzed",
-    "delivery_waves": "takes a TreeLayout (fuzzed) and messages, no parameter of its own",
+    "LeisersonTreeModel": "takes a TreeLayout (fuzzed), no parameter of its own",
 }
 #: Factories without a return annotation, and the class they build.
 BUILDS = {"leiserson_stream_tree": "LeisersonStreamTree"}

@@ -183,7 +183,7 @@ def run_cocotb(simulator, leaves, frames, tmp_path, *, w=0, mutation=False, seed
         {"leaves": leaves, "w": w, "seed": 0},
         simulator,
         seed=seed,
-        bench={"frames": frames, "mutation": mutation},
+        bench={"frames": frames, "mutation": mutation, "coverage": True},
         root=tmp_path,
     )
 
@@ -212,8 +212,27 @@ def test_cocotb_icarus_8_leaves(tmp_path):
 @pytest.mark.cocotb
 @ICARUS
 def test_cocotb_icarus_4_leaves_the_mutant_point(tmp_path):
-    # The point fattree mutants runs (4 leaves): the whole default budget.
-    check_bench(run_cocotb("icarus", 4, 200, tmp_path), 200)
+    # The point fattree mutants runs (4 leaves): the whole default budget; every bin of the
+    # tree model's cover points hit (docs/leiserson.md, "Coverage"), every channel full.
+    result = run_cocotb("icarus", 4, 200, tmp_path)
+    check_bench(result, 200)
+    coverage = result.summary["coverage"]
+    assert coverage["holes"] == [] and coverage["bins"] == 28, coverage
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point (16 leaves) on Verilator through the command line
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    argv = ["sim", "leiserson-tree", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    coverage = out["summary"]["coverage"]
+    assert coverage["holes"] == [] and coverage["hit"] == coverage["bins"] == 84
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.cocotb

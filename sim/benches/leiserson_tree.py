@@ -1,6 +1,9 @@
 """cocotb bench of :class:`fattree.hdl.leiserson_tree.LeisersonFatTree` on generated Verilog.
 
-Message sets with load factor above 1 (random sets, random permutations, bit reversal, in
+First two sets that fill every channel to its capacity in their first delivery cycle
+(:func:`~fattree.sim.models.leiserson_schedule.filling_sets`: every leaf to the leaf across
+the root, then every leaf to the outside and back, packed first-fit). Then message sets with
+load factor above 1 (random sets, random permutations, bit reversal, in
 turn) are scheduled off-line by Theorem 1 under the tree's alpha-derated capacities. Every
 fourth set (the second of each turn) goes through the root's external channel: messages from
 outside (``root_i``) to leaves, from leaves to outside (``root_o``) and between leaves, packed
@@ -21,7 +24,8 @@ cycles one after another, bit-serially, and checks:
 with ``start_lead = d`` gets ``start`` d cycles before each delivery cycle, its senders and
 expected outputs as the model's, d cycles later. The
 summary reports d against lambda and Theorem 1's bound for every leaf-to-leaf message set,
-and the messages and d of every external set.
+and the messages and d of every external set; with ``coverage`` set (``fattree sim
+--coverage``) the tree model's cover points (docs/leiserson.md, "Coverage").
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from fattree.sim.checks.leiserson_tree import CHECKS, LeisersonTreeCheck
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
 from fattree.sim.models.leiserson_schedule import (
     external_messages,
+    filling_sets,
     layout_capacities,
     load_factor,
     message_set,
@@ -81,14 +86,16 @@ async def scheduled_message_sets(dut):
         layout, scoreboard, read, drive, tick, drive_root, start_lead=params.get("start_lead", 0)
     )
 
+    coverage = check.model.start_coverage()
     await clock_and_reset(dut, dut.start, dut.root_i, *sends)
 
     sets, external = [], []
+    fill = filling_sets(n)
     kinds = ["random", "external", "permutation", "bit-reversal"]
     while check.delivery_cycles < budget:
-        kind = kinds[(len(sets) + len(external)) % len(kinds)]
-        if kind == "external":
-            messages = external_messages(n, rng)
+        kind = kinds[(len(sets) + len(external) - 2) % len(kinds)] if not fill else fill[0][0]
+        if kind in ("external", "across", "external-all"):
+            messages = fill.pop(0)[1] if fill else external_messages(n, rng)
             full, wires = schedule_first_fit(layout, messages, rng)
             schedule = full[: budget - check.delivery_cycles]
             complete = len(schedule) == len(full)
@@ -99,6 +106,7 @@ async def scheduled_message_sets(dut):
             )
             external.append(
                 {
+                    "pattern": kind,
                     "messages": len(messages),
                     "d": len(schedule),
                     "complete": complete,
@@ -129,7 +137,11 @@ async def scheduled_message_sets(dut):
         )
     await check.flush()
     summary = scoreboard.summary(
-        check.delivery_cycles, message_sets=sets, external_sets=external, dropped=check.dropped
+        check.delivery_cycles,
+        message_sets=sets,
+        external_sets=external,
+        dropped=check.dropped,
+        **({"coverage": coverage.as_dict()} if config["bench"].get("coverage") else {}),
     )
     write_summary(config, summary)
     scoreboard.raise_on_mismatch()

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 
 from ...params import check_int_range
 from ...spec.capacities import TreeLayout
-from ..models.leiserson_tree import OUTSIDE, delivery_waves
+from ..models.leiserson_tree import OUTSIDE, LeisersonTreeModel
 from ..scoreboard import Scoreboard
 
 __all__ = ["DATA_BITS", "CHECKS", "LeisersonTreeCheck"]
@@ -65,6 +65,8 @@ class LeisersonTreeCheck:
         start_lead: int = 0,
     ):
         self.layout = layout
+        #: The tree model (:meth:`LeisersonTreeModel.start_coverage` counts the cover points).
+        self.model = LeisersonTreeModel(layout)
         self.start_lead = check_int_range("start_lead", start_lead, 0)
         # Cycles driven with `start` but not yet with their words: (send row, root word,
         # expected outputs, where). Before the first delivery cycle the tree is quiet.
@@ -91,8 +93,7 @@ class LeisersonTreeCheck:
         sb = self.scoreboard
         if self.drive_root is None and any(src == OUTSIDE for src, _ in messages):
             raise ValueError("messages from OUTSIDE need a drive_root callable")
-        waves = delivery_waves(
-            self.layout,
+        waves = self.model.delivery_waves(
             messages,
             schedule,
             rng,

@@ -69,6 +69,7 @@ __all__ = [
     "schedule_first_fit",
     "external_messages",
     "dropping_header",
+    "filling_sets",
 ]
 
 
@@ -535,26 +536,31 @@ def frame_bits(plan: MessagePlan, data: int, data_bits: int) -> list[int]:
 
 
 def dropping_header(layout: TreeLayout, plan: MessagePlan) -> list[int] | None:
-    """``plan``'s header with the decision bits of the first stage on its path whose input
-    has fewer edges than its bits can name set to an edge index the graph lacks: the stage
-    drops the message there (section IV's switches: an unknown setting connects nothing).
-    None if no stage on the path can be given such an index."""
+    """``plan``'s header with the decision bits of one stage on its path whose input has
+    fewer edges than its bits can name set to an edge index the graph lacks: the stage drops
+    the message there (section IV's switches: an unknown setting connects nothing). Of the
+    stages on the path that can drop it, the message's index (modulo their number) picks
+    which, so that a set's drops fall on every such stage. None if no stage on the path can
+    be given such an index."""
     header = list(plan.header)
+    places = []  # (position in the header, bits, the input's degree) of each such stage
     position = 0
     for node, in_port, in_wire, port, _out in plan.hops:
         position += 1  # the address bit
         level = node.bit_length() - 1
         cascade = layout.cascade(level, port)
-        for t, stage in enumerate(cascade.stages):
-            bits = stage.graph.decision_bits
-            if t == 0:
-                vertex = layout.group_offset(level, port, in_port) + in_wire
-                degree = len(stage.graph.adjacency[vertex])
-                if degree < 1 << bits:
-                    header[position : position + bits] = _bits(degree, bits)
-                    return header
+        vertex = layout.group_offset(level, port, in_port) + in_wire
+        for stage in cascade.stages:
+            bits, row = stage.graph.decision_bits, stage.graph.adjacency[vertex]
+            if len(row) < 1 << bits:
+                places.append((position, bits, len(row)))
+            vertex = row[int("".join(map(str, header[position : position + bits])), 2)]
             position += bits
-    return None
+    if not places:
+        return None
+    position, bits, degree = places[plan.index % len(places)]
+    header[position : position + bits] = _bits(degree, bits)
+    return header
 
 
 def schedule_first_fit(
@@ -610,6 +616,19 @@ def external_messages(n: int, rng, per_leaf: int = 1) -> list[tuple[int, int]]:
     out += random_messages(n, count, rng)
     rng.shuffle(out)
     return out
+
+
+def filling_sets(n: int) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Two message sets that fill every channel of a tree of ``n`` leaves to its capacity in
+    their first delivery cycle (packed first-fit): every leaf to the leaf across the root
+    (every up and down channel below the root carries one message per leaf under it), and
+    every leaf to :data:`OUTSIDE` with a message from :data:`OUTSIDE` to every leaf (the
+    root's external channel too). Where a channel's capacity is below its leaves, first-fit
+    fills it and moves the rest to later cycles."""
+    return [
+        ("across", [(i, i ^ (n >> 1)) for i in range(n)]),
+        ("external-all", [(i, OUTSIDE) for i in range(n)] + [(OUTSIDE, i) for i in range(n)]),
+    ]
 
 
 def random_messages(n: int, count: int, rng) -> list[tuple[int, int]]:

@@ -20,14 +20,18 @@ bit 1 goes right and 0 left. A message that leaves the root upwards arrives at
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from ...spec.capacities import TreeLayout
+from ..coverage import Coverage, CoverPoint
+from .leiserson_coverage import TreeCounter, tree_points
 
 __all__ = [
     "Arrival",
     "Delivery",
     "deliver",
+    "LeisersonTreeModel",
     "OUTSIDE",
     "SELECTOR_LATENCY",
     "Wave",
@@ -61,16 +65,22 @@ class Delivery:
     collisions: list[tuple] = field(default_factory=list)
 
 
-def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Delivery:
+def deliver(
+    layout: TreeLayout, frames: dict[tuple[int, int], list[int]], counter: TreeCounter | None = None
+) -> Delivery:
     """Route ``frames[(leaf, wire)] = [M, header..., data...]`` through the tree; a leaf of
-    :data:`OUTSIDE` means the wire of ``root_i``."""
+    :data:`OUTSIDE` means the wire of ``root_i``. ``counter`` counts the cover points."""
     n = layout.leaves
     result = Delivery()
     occupied: dict[tuple, tuple[int, int]] = {}
+    if counter is not None:
+        counter.begin()
     for (src, src_wire), frame in sorted(frames.items()):
         if not frame or frame[0] != 1:
             continue  # M bit 0: no message
         bits = list(frame[1:])
+        if counter is not None:
+            counter.enter(None if src == OUTSIDE else src)
         if src == OUTSIDE:
             node, in_port, wire = 1, "U", src_wire
         else:
@@ -88,6 +98,8 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
             else:
                 port = "U" if a else ("R" if in_port == "L" else "L")
             time += SELECTOR_LATENCY
+            if counter is not None:
+                counter.turn(level, in_port, port)
             cascade = layout.cascade(level, port)
             vertex = layout.group_offset(level, port, in_port) + wire
             ok = True
@@ -100,6 +112,8 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
                 choice = int("".join(map(str, bits[:width])), 2)
                 del bits[:width]
                 row = stage.graph.adjacency[vertex]
+                if counter is not None:
+                    counter.edge(level, port, t, choice, len(row))
                 if choice >= len(row):
                     result.lost.append((src, src_wire, f"edge {choice} of {len(row)} at {node}"))
                     ok = False
@@ -115,6 +129,8 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
             if not cascade.stages and vertex >= cascade.s:
                 result.lost.append((src, src_wire, f"identity cascade overflow at {node}"))
                 break
+            if counter is not None:
+                counter.passed(node, port)
             wire = vertex
             if port == "U":
                 if node == 1:
@@ -131,6 +147,8 @@ def deliver(layout: TreeLayout, frames: dict[tuple[int, int], list[int]]) -> Del
                 )
                 break
             node, in_port = child, "U"
+    if counter is not None:
+        counter.end()
     return result
 
 
@@ -163,6 +181,7 @@ def delivery_waves(
     *,
     random_switches: bool = False,
     drop=(),
+    counter: TreeCounter | None = None,
 ):
     """Plan every delivery cycle of a schedule (switch settings and headers; ``wires``, if
     given, each message's wire at its source), attach random data, start each message
@@ -172,7 +191,7 @@ def delivery_waves(
     ``drop``: message indices whose header names, where it can, an edge a stage lacks
     (:func:`~fattree.sim.models.leiserson_schedule.dropping_header`), so that the tree must
     drop them (:attr:`Wave.dropped`). Raises ``RuntimeError`` if the model loses any other
-    message or collides one."""
+    message or collides one. ``counter`` counts the cover points of every delivery cycle."""
     from .leiserson_schedule import dropping_header, frame_bits, plan_cycle
 
     n = layout.leaves
@@ -204,7 +223,7 @@ def delivery_waves(
                 tail = max(tail, len(frames[(mp.src, wire)]) + path)
             sent[(mp.src, wire)] = (mp.index, data)
             offsets[(mp.src, wire)] = rng.randrange(stagger)
-        model = deliver(layout, frames)
+        model = deliver(layout, frames, counter)
         if {lost[:2] for lost in model.lost} != dropped or model.collisions:
             raise RuntimeError(f"model: lost {model.lost}, collisions {model.collisions}")
         length = max((len(f) + offsets[k] for k, f in frames.items()), default=1)
@@ -234,3 +253,40 @@ def delivery_waves(
             )
         )
     return waves
+
+
+class LeisersonTreeModel:
+    """The tree model of one layout, with its cover points (docs/leiserson.md, "Coverage"):
+    :meth:`delivery_waves` is :func:`delivery_waves` of :attr:`layout`, counting into
+    :attr:`coverage` once :meth:`start_coverage` was called."""
+
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
+
+    def __init__(self, layout: TreeLayout):
+        if not isinstance(layout, TreeLayout):
+            raise TypeError(f"layout must be a TreeLayout, not {layout!r}")
+        self.layout = layout
+        self._counter: TreeCounter | None = None
+
+    def cover_points(self) -> list[CoverPoint]:
+        return tree_points(self.layout)
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        self.coverage = Coverage(self.cover_points())
+        self._counter = TreeCounter(self.coverage, self.layout)
+        return self.coverage
+
+    def clone(self) -> LeisersonTreeModel:
+        """An independent copy (its coverage too), to try message sets on."""
+        twin = LeisersonTreeModel(self.layout)
+        if self.coverage is not None:
+            twin.coverage = copy.deepcopy(self.coverage)
+            twin._counter = TreeCounter(twin.coverage, self.layout)
+        return twin
+
+    def delivery_waves(self, messages, cycles, rng, data_bits: int = 8, **options):
+        return delivery_waves(
+            self.layout, messages, cycles, rng, data_bits, counter=self._counter, **options
+        )

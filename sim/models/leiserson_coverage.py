@@ -1,0 +1,115 @@
+"""Functional coverage of Leiserson's fat-tree (docs/leiserson.md, "Coverage"): the cover
+points of one delivery cycle through a :class:`~fattree.spec.capacities.TreeLayout`, counted
+by :class:`TreeCounter` as a tree model routes each message.
+
+Per node level ``j`` (0 = the root): the selector's turns (from which input port to which
+output port), and per concentrator stage of the node's cascades the edge each message takes
+(its decision bits) or an edge index the stage lacks (the message is lost there). Per
+channel level ``c`` (0 = the root's external channel, ``levels`` = the leaves' channels, as
+:attr:`TreeLayout.capacities` numbers them): the messages one channel carries in one delivery
+cycle, up and down, from one up to the channel's capacity.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...spec.capacities import TreeLayout
+from ..coverage import Coverage, CoverPoint
+
+__all__ = ["tree_points", "load_bins", "TreeCounter"]
+
+TURNS = ("U>L", "U>R", "L>U", "L>R", "R>U", "R>L")
+
+
+def load_bins(cap: int) -> tuple[str, ...]:
+    """One message, more but fewer than the capacity, the channel full."""
+    return ("1",) * (cap > 1) + ("part",) * (cap > 2) + ("full",)
+
+
+def _stages(layout: TreeLayout):
+    """``(level, direction, t, graph)`` of every concentrator stage: ``down`` is the L and R
+    cascades (the same graphs), ``up`` the U cascade."""
+    for j in range(layout.levels):
+        for direction, port in (("up", "U"), ("down", "L")):
+            for t, stage in enumerate(layout.cascade(j, port).stages):
+                yield j, direction, t, stage.graph
+
+
+def tree_points(layout: TreeLayout) -> list[CoverPoint]:
+    """The cover points of ``layout``'s tree (the module's docstring)."""
+    points = [
+        CoverPoint(
+            f"turn/L{j}",
+            TURNS,
+            f"the selectors of level {j}: a message from each input port (U from the parent, "
+            "L and R from the children) to each of the two others by its address bit",
+        )
+        for j in range(layout.levels)
+    ]
+    for j, direction, t, graph in _stages(layout):
+        edges = tuple(f"e{e}" for e in range(max(map(len, graph.adjacency))))
+        short = any(len(row) < 1 << graph.decision_bits for row in graph.adjacency)
+        points.append(
+            CoverPoint(
+                f"edge/L{j}/{direction}/S{t}",
+                edges + ("lacking",) * short,
+                f"stage {t} of the {direction} concentrator at level {j}: every edge its "
+                "decision bits can set, and an index its input lacks (the message is lost)",
+            )
+        )
+    for c in range(layout.levels + 1):
+        for direction in ("up", "down"):
+            points.append(
+                CoverPoint(
+                    f"load/C{c}/{direction}",
+                    load_bins(layout.cap(c)),
+                    f"messages on one {direction} channel of level {c} (capacity "
+                    f"{layout.cap(c)}) in one delivery cycle, up to the channel full",
+                )
+            )
+    return points
+
+
+class TreeCounter:
+    """Counts :func:`tree_points` into ``coverage`` for one delivery cycle at a time: call
+    :meth:`begin`, then what each message meets, then :meth:`end`."""
+
+    def __init__(self, coverage: Coverage, layout: TreeLayout):
+        self.coverage, self.layout = coverage, layout
+        self.loads: Counter = Counter()
+
+    def begin(self) -> None:
+        self.loads.clear()
+
+    def enter(self, leaf: int | None) -> None:
+        """A message sent by ``leaf`` (None: entering on ``root_i``)."""
+        if leaf is None:
+            self.loads[0, "down", 0] += 1
+        else:
+            self.loads[self.layout.levels, "up", leaf] += 1
+
+    def turn(self, level: int, in_port: str, port: str) -> None:
+        self.coverage.hit(f"turn/L{level}", f"{in_port}>{port}")
+
+    def edge(self, level: int, port: str, t: int, choice: int, degree: int) -> None:
+        direction = "up" if port == "U" else "down"
+        name = f"edge/L{level}/{direction}/S{t}"
+        self.coverage.hit(name, f"e{choice}" if choice < degree else "lacking")
+
+    def passed(self, node: int, port: str) -> None:
+        """A message through the cascade in front of ``node``'s output ``port``."""
+        level = node.bit_length() - 1
+        if port == "U":
+            self.loads[level, "up", node] += 1
+        else:
+            self.loads[level + 1, "down", 2 * node + (port == "R")] += 1
+
+    def end(self) -> None:
+        for (c, direction, _), load in self.loads.items():
+            bins = load_bins(self.layout.cap(c))
+            cap = self.layout.cap(c)
+            name = "full" if load == cap else "1" if load == 1 else "part"
+            if name not in bins or load > cap:
+                raise ValueError(f"{load} messages on a channel of capacity {cap}")
+            self.coverage.hit(f"load/C{c}/{direction}", name)

@@ -1,0 +1,85 @@
+"""The Leiserson tree model's cover points (docs/leiserson.md, "Coverage"): counting them
+leaves the model's waves alone, the counts agree with the routes, the points follow the
+layout, the filling sets fill every channel, and drops fall on every stage that can drop
+(on the RTL: tests/test_leiserson_tree.py)."""
+
+import random
+
+import pytest
+
+from fattree.sim.models.leiserson_coverage import load_bins
+from fattree.sim.models.leiserson_schedule import (
+    dropping_header,
+    filling_sets,
+    layout_capacities,
+    message_set,
+    plan_cycle,
+    schedule_first_fit,
+    schedule_theorem1,
+)
+from fattree.sim.models.leiserson_tree import LeisersonTreeModel, delivery_waves
+from fattree.spec.capacities import TreeLayout
+
+
+def test_load_bins():
+    assert load_bins(1) == ("full",) and load_bins(2) == ("1", "full")
+    assert load_bins(8) == ("1", "part", "full")
+
+
+def test_counting_does_not_change_the_waves():
+    layout = TreeLayout.universal(8)
+    messages = message_set("random", 8, random.Random(1))
+    schedule = schedule_theorem1(8, messages, layout_capacities(layout))
+    plain = delivery_waves(layout, messages, schedule, random.Random(2), random_switches=True)
+    model = LeisersonTreeModel(layout)
+    coverage = model.start_coverage()
+    counted = model.delivery_waves(messages, schedule, random.Random(2), random_switches=True)
+    assert [(w.drive, w.expect) for w in plain] == [(w.drive, w.expect) for w in counted]
+    points = {name: p["bins"] for name, p in coverage.as_dict()["points"].items()}
+    # Every message enters once on its leaf's channel and is delivered on its destination's.
+    assert points["load/C3/up"]["full"] == len(messages) == points["load/C3/down"]["full"]
+    # It turns once, at the node below which both its leaves are.
+    turns = sum(n for j in range(3) for k, n in points[f"turn/L{j}"].items() if "U" not in k)
+    assert turns == len(messages)
+
+
+def test_the_points_follow_the_layout():
+    names = {p.name: p.bins for p in LeisersonTreeModel(TreeLayout.universal(16)).cover_points()}
+    assert names["edge/L0/down/S2"] == ("e0", "e1", "e2", "e3", "e4", "e5", "lacking")
+    assert names["edge/L1/down/S1"] == ("e0", "e1", "e2", "e3")  # every input has 4 edges
+    assert names["load/C0/up"] == ("1", "part", "full") and "edge/L0/up/S0" not in names
+    assert len(names) == 4 + 7 + 10 and sum(map(len, names.values())) == 84
+    # A root channel narrower than the leaves: the U cascades concentrate too.
+    narrow = {p.name for p in LeisersonTreeModel(TreeLayout.universal(16, 8)).cover_points()}
+    assert "edge/L0/up/S0" in narrow
+
+
+@pytest.mark.parametrize(("leaves", "w"), [(4, None), (16, None), (16, 8), (32, None)])
+def test_filling_sets_fill_every_channel(leaves, w):
+    layout = TreeLayout.universal(leaves, w)
+    model = LeisersonTreeModel(layout)
+    coverage = model.start_coverage()
+    rng = random.Random(3)
+    for _name, messages in filling_sets(leaves):
+        cycles, wires = schedule_first_fit(layout, messages, rng)
+        model.delivery_waves(messages, cycles[:1], rng, wires=wires)
+    points = coverage.as_dict()["points"]
+    full = [name for name in points if name.startswith("load/")]
+    assert all(points[name]["bins"]["full"] for name in full), points
+
+
+def test_drops_fall_on_every_stage_that_can_drop():
+    # Each message of a set sent with a dropping header: the stage is chosen by the
+    # message's index, so every stage whose inputs lack an edge loses some.
+    layout = TreeLayout.universal(16)
+    model = LeisersonTreeModel(layout)
+    coverage = model.start_coverage()
+    rng = random.Random(5)
+    messages = message_set("random", 16, rng)
+    schedule = schedule_theorem1(16, messages, layout_capacities(layout))
+    model.delivery_waves(messages, schedule, rng, drop=set(range(len(messages))))
+    points = coverage.as_dict()["points"]
+    lacking = [name for name, p in points.items() if "lacking" in p["bins"]]
+    assert len(lacking) == 5 and all(points[name]["bins"]["lacking"] for name in lacking)
+    plan = plan_cycle(layout, messages, schedule[0])
+    assert any(dropping_header(layout, mp) != mp.header for mp in plan.messages)
