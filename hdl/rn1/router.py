@@ -23,7 +23,7 @@ docs/dehon.md for the protocol, the timing and the choices the paper leaves open
 The cycle-exact reference is :class:`fattree.sim.models.rn1.RN1Model`.
 """
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.hdl import Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -97,20 +97,26 @@ class RN1Router(wiring.Component):
             members["alternate"] = In(1)
         super().__init__(members)
         # The circuit state, made here (not in elaborate) so the proofs (fattree/proofs/rn1.py)
-        # can state properties of it. conn[i, o]: input i holds output o (one-hot per input
-        # and per output). held[i] (input i holds an output) and busy[o] (output o is held)
-        # are the ORs of conn's rows and columns, kept in registers of their own so the
-        # arbitration does not start with two levels of OR (Fmax); they follow conn exactly.
-        # discard[i]: input i's transmission got no output and is being thrown away.
-        # prev_ctrl[i]: input i's ctrl bit of the cycle before (a head is ctrl rising).
+        # can state properties of it. sel[i, o]: the select registers, one-hot per output and
+        # per input, that drive the data paths: input i's circuit to output o, kept one cycle
+        # past its release (the cycle its last word, the status, passes). gone[i]: input i's
+        # circuit was released a cycle ago. conn[i, o] = sel[i, o] and not gone[i]: input i
+        # holds output o (gates on registers). held[i]: input i holds an output, a register
+        # that follows conn's row (it starts the head's logic); busy[o]: output o is held,
+        # the OR of conn's column. discard[i]: input i's transmission got no output and is
+        # being thrown away. prev_ctrl[i]: input i's ctrl bit of the cycle before (a head is
+        # ctrl rising). passed[i]: input i's word of the cycle before as the outputs pass it
+        # (a head rotated).
         n = CHANNELS
-        self.conn = {
-            key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in sorted(circuit_pairs(mode))
-        }
+        pairs = sorted(circuit_pairs(mode))
+        self.sel = {key: Signal(name=f"sel_{key[0]}_{key[1]}") for key in pairs}
+        self.conn = {key: Signal(name=f"conn_{key[0]}_{key[1]}") for key in pairs}
         self.held = [Signal(name=f"open_{i}") for i in range(n)]
+        self.gone = [Signal(name=f"gone_{i}") for i in range(n)]
         self.busy = [Signal(name=f"busy_{o}") for o in range(n)]
         self.discard = [Signal(name=f"discard_{i}") for i in range(n)]
         self.prev_ctrl = [Signal(name=f"prev_ctrl_{i}") for i in range(n)]
+        self.passed = [Signal(WORD_BITS, name=f"pass_{i}") for i in range(n)]
         # pointer[key]: round-robin only, the position in the group's inputs where its
         # ranking starts (arbitration_groups; none with the fixed priority).
         self.pointer = {}
@@ -125,97 +131,93 @@ class RN1Router(wiring.Component):
         m = Module()
         n = CHANNELS
         fwd = [self.i[k].fwd for k in range(n)]
-        bk_in = [self.o[k].bk for k in range(n)]
 
         conn, held, busy, discard = self.conn, self.held, self.busy, self.discard
+        sel, gone, prev_ctrl = self.sel, self.gone, self.prev_ctrl
         owners = [[i for i in range(n) if (i, o) in conn] for o in range(n)]
         routes = [[o for o in range(n) if (i, o) in conn] for i in range(n)]
         closing = [Signal(name=f"closing_{i}") for i in range(n)]
-        prev_ctrl = self.prev_ctrl
+        # The circuit bits are the select registers less the rows released a cycle ago; the
+        # outputs they hold are busy (both plain gates on registers, ahead of the arbitration).
+        for (i, o), c in conn.items():
+            m.d.comb += c.eq(sel[i, o] & ~gone[i])
+        for o in range(n):
+            m.d.comb += busy[o].eq(_any(conn[i, o] for i in owners[o]))
         header = [Signal(name=f"header_{i}") for i in range(n)]
         for i in range(n):
             m.d.comb += header[i].eq(~held[i] & ~discard[i] & fwd[i].ctrl & ~prev_ctrl[i])
 
         claim = self._arbitrate(m, header, busy, conn)
 
-        def status(w):
-            return ~w.ctrl & ((w.data == CONNECTED) | (w.data == BLOCKED))
+        for i in range(n):
+            self._input(m, i, header[i], claim, closing[i], routes[i])
 
-        def blocked_status(w):
-            return ~w.ctrl & (w.data == BLOCKED)
-
-        def ending(w):  # a close (if ctrl was 1 a cycle ago) that is not a TURN
-            return ~w.ctrl & (w.data != TURN)
-
-        # What each output's bk word says, decoded once per output; each held input then
-        # picks the bits of its output (1-bit multiplexers), and the word itself only for
-        # its bk register.
-        b_dec = []
+        # Forward links: each output the AND-OR of the words the inputs registered (a head
+        # already rotated), selected by the select registers (one-hot per output).
         for o in range(n):
-            w = bk_in[o]
-            b_dec.append((status(w), blocked_status(w), ending(w)))
-        back = []
-        for i in range(n):
-            b = Signal(Word, name=f"back_{i}")
-            value = 0
-            for o in routes[i]:
-                value = value | (Value.cast(bk_in[o]) & conn[i, o].replicate(WORD_BITS))
-            m.d.comb += Value.cast(b).eq(value)
-            picked = [Signal(name=f"back_{i}_{k}") for k in ("status", "blocked", "ending")]
-            for k, sig in enumerate(picked):
-                m.d.comb += sig.eq(_any(conn[i, o] & b_dec[o][k] for o in routes[i]))
-            back.append((b, *picked))
-
-        release = [Signal(name=f"release_{i}") for i in range(n)]
-        for i in range(n):
-            f = fwd[i]
-            b, b_status, b_blocked, b_ending = back[i]
-            ends = (ending(f) & prev_ctrl[i]) | (b_ending & self.i[i].bk.ctrl)
-            m.d.comb += release[i].eq(
-                held[i] & (blocked_status(f) | b_blocked | (closing[i] & (status(f) | b_status)))
-            )
-            granted = _any(claim[i, o] for o in routes[i])
-            m.d.sync += held[i].eq(granted | (held[i] & ~release[i]))
-            # Plain gates, not If/Else (see hdl/circuit_router.py: iCE40 logic blocks share
-            # one clock enable and reset among eight cells).
-            m.d.sync += [
-                discard[i].eq((header[i] & ~granted) | (discard[i] & f.ctrl)),
-                closing[i].eq(held[i] & ~release[i] & (closing[i] | ends)),
-                prev_ctrl[i].eq(f.ctrl),
-                Value.cast(self.i[i].bk).eq(
-                    (Value.cast(b) & held[i].replicate(WORD_BITS))
-                    | (
-                        Const(word(0, BLOCKED), WORD_BITS)
-                        & (discard[i] & ~f.ctrl).replicate(WORD_BITS)
-                    )
-                ),
-            ]
-            for o in routes[i]:
-                m.d.sync += conn[i, o].eq(claim[i, o] | (conn[i, o] & ~release[i]))
-
-        # Forward registers: the owner's word, or the rotated head of this cycle's claim. The
-        # rotation is chosen per input by `header` (early), not per output by `claim` (late
-        # and 64 of them): an input that claims has a head, one that holds has none.
-        passed = []
-        for i in range(n):
-            word_ = Signal(WORD_BITS, name=f"pass_{i}")
-            head = Cat(fwd[i].data[2:], fwd[i].data[:2], Const(1, 1))
-            m.d.comb += word_.eq(Mux(header[i], head, Value.cast(fwd[i])))
-            passed.append(word_)
-        for o in range(n):
-            claimed = _any(claim[i, o] for i in owners[o])
-            freed = _any(conn[i, o] & release[i] for i in owners[o])
-            m.d.sync += busy[o].eq(claimed | (busy[o] & ~freed))
             value = 0
             for i in owners[o]:
-                value = value | (passed[i] & (conn[i, o] | claim[i, o]).replicate(WORD_BITS))
-            m.d.sync += Value.cast(self.o[o].fwd).eq(value)
+                value = value | (self.passed[i] & sel[i, o].replicate(WORD_BITS))
+            m.d.comb += Value.cast(self.o[o].fwd).eq(value)
         return m
+
+    def _input(self, m, i, header, claim, closing, routes):
+        """Input ``i``'s registers: its circuit (select row, ``held``, ``closing``, the
+        release), ``discard``, its word as passed on, and its backward link."""
+        f, bk_out = self.i[i].fwd, self.i[i].bk
+        held, gone, sel = self.held[i], self.gone[i], self.sel
+        # The backward word of the held output, picked through the select row (registers):
+        # the backward register's input, and decoded for the release.
+        back = Signal(WORD_BITS, name=f"back_{i}")
+        value = 0
+        for o in routes:
+            value = value | (Value.cast(self.o[o].bk) & sel[i, o].replicate(WORD_BITS))
+        m.d.comb += back.eq(value)
+        f_status, f_other = _code(m, Value.cast(f), f"f_code_{i}")
+        b_status, b_other = _code(m, back, f"b_code_{i}")
+        release = Signal(name=f"release_{i}")
+        m.d.comb += release.eq(
+            held & ((f_status & f_other) | (b_status & b_other) | (closing & (f_status | b_status)))
+        )
+        ends = ((f_status | f_other) & self.prev_ctrl[i]) | ((b_status | b_other) & bk_out.ctrl)
+        granted = self._granted(m, i, header, claim, routes)
+        # A head loads the row with its claims (none if refused); the cycle after a release
+        # clears it. In between the row holds, so the selects are one-hot registers.
+        with m.If(header | gone):
+            m.d.sync += [sel[i, o].eq(claim[i, o]) for o in routes]
+        with m.If(header | release):
+            m.d.sync += held.eq(granted)
+        m.d.sync += [
+            gone.eq(release),
+            self.discard[i].eq((header & ~granted) | (self.discard[i] & f.ctrl)),
+            closing.eq(held & ~release & (closing | ends)),
+            self.prev_ctrl[i].eq(f.ctrl),
+            # A held input's word as it is; any other's rotated, as a head is passed on.
+            self.passed[i].eq(Mux(held, Value.cast(f), Cat(f.data[2:], f.data[:2], Const(1, 1)))),
+        ]
+        # The backward link: the held output's word (the row is the circuit unless released
+        # a cycle ago), or BLOCKED the cycle after a refused transmission closes.
+        refused = Const(word(0, BLOCKED), WORD_BITS) & (self.discard[i] & ~f.ctrl).replicate(
+            WORD_BITS
+        )
+        m.d.sync += Value.cast(bk_out).eq(Mux(gone, 0, back) | refused)
+
+    def _granted(self, m, i, header, claim, routes):
+        """Input ``i``'s head got an output: with the fixed priority in a fixed mode, from
+        whether a head at its place for its direction is served (beside the claims, not after
+        them); else the OR of its claims."""
+        served = self._served.get(i)
+        if served is None:
+            return _any(claim[i, o] for o in routes)
+        direction = self.i[i].fwd.data[:2]
+        granted = Signal(name=f"granted_{i}")
+        m.d.comb += granted.eq(header & Array(served[d] for d in range(DIRECTIONS))[direction])
+        return granted
 
     def _arbitrate(self, m, header, busy, conn):
         """``claim[i, o]``: input ``i``'s head takes output ``o`` this cycle."""
         claim = {key: Signal(name=f"claim_{key[0]}_{key[1]}") for key in conn}
-        self._header, self._ranks = header, {}
+        self._header, self._ranks, self._served = header, {}, {}
         lfsr = None
         if self.mode != "alternate":
             m.submodules.lfsr = lfsr = LFSR(LFSR_WIDTH, seed=self.seed, steps=LFSR_STEPS)
@@ -305,20 +307,13 @@ class RN1Router(wiring.Component):
                 for d in range(DIRECTIONS)
             ]
         for d, inputs, outs in groups:
-            # rank0: the first request of the group in input order; rank1: the second.
-            seen_one, seen_two = Const(0), Const(0)
-            rank0, rank1 = {}, {}
-            if self.priority == "round-robin":
-                key = ("primary", d) if mode == "primary" else ("alternate", inputs[0] // 4, d)
-                rank0, rank1 = self._rotated_ranks(m, key, inputs, d, prefix, outs)
-                self._ranks[key] = (inputs, outs, rank0, rank1)
-            for i in inputs if self.priority == "fixed" else ():
-                req = Signal(name=f"{prefix}req_{i}_{outs[0]}")
-                m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
-                rank0[i] = req & ~seen_one
-                rank1[i] = req & seen_one & ~seen_two
-                seen_two = seen_two | (seen_one & req)
-                seen_one = seen_one | req
+            if self.priority == "fixed":
+                self._fixed_claims(m, header, busy, lfsr, assign, prefix, d, inputs, outs)
+                continue
+            # rank0: the first request of the group from its pointer on; rank1: the second.
+            key = ("primary", d) if mode == "primary" else ("alternate", inputs[0] // 4, d)
+            rank0, rank1 = self._rotated_ranks(m, key, inputs, d, prefix, outs)
+            self._ranks[key] = (inputs, outs, rank0, rank1)
             if len(outs) == 1:
                 (o,) = outs
                 for i in inputs:
@@ -330,6 +325,51 @@ class RN1Router(wiring.Component):
             for i in inputs:
                 assign((i, o0), (rank0[i] & f0 & (~f1 | ~r)) | (rank1[i] & f0 & f1 & r))
                 assign((i, o1), (rank0[i] & f1 & (~f0 | r)) | (rank1[i] & f0 & f1 & ~r))
+
+    def _fixed_claims(self, m, header, busy, lfsr, assign, prefix, d, inputs, outs):
+        """One group's claims with the fixed priority. Per place in input order, what a head
+        there for the group's direction takes (``take[k]``: from the free outputs and the
+        heads before it, whoever has one), then each claim is the head and that."""
+        if len(outs) == 1:
+            free = [~busy[outs[0]]]
+            firsts, seconds = free, [Const(0)]
+        else:
+            f0, f1 = ~busy[outs[0]], ~busy[outs[1]]
+            r = lfsr.value[d]
+            firsts = [f0 & (~f1 | ~r), f1 & (~f0 | r)]
+            seconds = [f0 & f1 & r, f0 & f1 & ~r]
+        seen_one, seen_two = Const(0), Const(0)
+        anyfree = _any(firsts)
+        bothfree = _any(seconds)
+        for i in inputs:
+            req = Signal(name=f"{prefix}req_{i}_{outs[0]}")
+            m.d.comb += req.eq(header[i] & (self.i[i].fwd.data[:2] == d))
+            for o, first, second in zip(outs, firsts, seconds, strict=True):
+                take = Signal(name=f"{prefix}take_{i}_{o}")
+                m.d.comb += take.eq((~seen_one & first) | (seen_one & ~seen_two & second))
+                assign((i, o), req & take)
+            if self.mode != RUNTIME:
+                served = Signal(name=f"served_{i}_{d}")
+                m.d.comb += served.eq((~seen_one & anyfree) | (seen_one & ~seen_two & bothfree))
+                self._served.setdefault(i, {})[d] = served
+            one = Signal(name=f"{prefix}seen1_{i}_{outs[0]}")
+            two = Signal(name=f"{prefix}seen2_{i}_{outs[0]}")
+            m.d.comb += [two.eq(seen_two | (seen_one & req)), one.eq(seen_one | req)]
+            seen_one, seen_two = one, two
+
+
+def _code(m, w, name):
+    """``(status, other)`` of a ``ctrl = 0`` word: a status (CONNECTED, BLOCKED) sets
+    ``status``; BLOCKED or a close that is neither TURN nor a status sets ``other``. So
+    BLOCKED is both, a close that is no TURN either, TURN or a byte neither."""
+    data, ctrl = w[:DATA_BITS], w[DATA_BITS]
+    status = Signal(name=f"{name}_status")
+    other = Signal(name=f"{name}_other")
+    m.d.comb += [
+        status.eq(~ctrl & ((data == CONNECTED) | (data == BLOCKED))),
+        other.eq(~ctrl & (data != TURN) & (data != CONNECTED)),
+    ]
+    return status, other
 
 
 def _any(values):
