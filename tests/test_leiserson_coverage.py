@@ -83,3 +83,15 @@ def test_drops_fall_on_every_stage_that_can_drop():
     assert len(lacking) == 5 and all(points[name]["bins"]["lacking"] for name in lacking)
     plan = plan_cycle(layout, messages, schedule[0])
     assert any(dropping_header(layout, mp) != mp.header for mp in plan.messages)
+
+
+def test_the_stream_model_has_no_external_channel():
+    # The stream top has no port at the root: no turn there involves U, no channel level 0;
+    # its streams' handshakes come on top.
+    from fattree.sim.models.leiserson_stream import LeisersonStreamModel
+
+    points = {p.name: p.bins for p in LeisersonStreamModel(TreeLayout.universal(16)).cover_points()}
+    assert points["turn/L0"] == ("L>R", "R>L") and "load/C0/up" not in points
+    assert points["cycle"] == ("started", "waits: running", "waits: received")
+    assert points["tx"] == ("taken", "refused: running") and points["rx"] == ("taken", "stalled")
+    assert sum(map(len, points.values())) == 84 - 4 - 6 + 7

@@ -8,10 +8,12 @@ import pytest
 from fattree.hdl.leiserson_stream import LeisersonStreamTree
 from fattree.sim.checks.leiserson_stream import CHECKS, LeisersonStreamCheck
 from fattree.sim.models.leiserson_schedule import (
+    filling_sets,
     layout_capacities,
     message_set,
     plan_cycle,
     random_messages,
+    schedule_first_fit,
     schedule_theorem1,
 )
 from fattree.sim.models.leiserson_stream import LeisersonStreamModel
@@ -22,13 +24,13 @@ from fattree.spec.capacities import TreeLayout
 from fattree.spec.leiserson_frames import cycle_length, header_bits_bound, latency_bound
 
 
-def run(dut, messages, seed, *, stall=0.3, mutate=False):
+def run(dut, messages, seed, *, stall=0.3, mutate=False, schedule=None, **options):
     layout = dut.layout
     n = layout.leaves
-    schedule = schedule_theorem1(n, messages, layout_capacities(layout))
+    schedule = schedule or schedule_theorem1(n, messages, layout_capacities(layout))
     scoreboard = Scoreboard(CHECKS, mutate=mutate)
     model = LeisersonStreamModel(layout, dut.data_bits)
-    result = {}
+    result = {"coverage": model.start_coverage()}
 
     async def bench(ctx):
         def read():
@@ -61,7 +63,7 @@ def run(dut, messages, seed, *, stall=0.3, mutate=False):
             stall=stall,
             header_bits=dut.header_bits,
         )
-        result["received"] = await check.deliver(messages, schedule, "test")
+        result["received"] = await check.deliver(messages, schedule, "test", **options)
         result["check"] = check
 
     simulate(dut, bench)
@@ -81,6 +83,28 @@ def test_stream_tree_delivers_every_message_once(leaves, w, seed, stall):
     assert result["received"] == len(messages) == scoreboard.checked
     if stall:
         assert result["check"].backpressure_cycles > 0  # receivers really stalled
+
+
+def test_eager_cycles_and_dropped_messages():
+    # Each delivery cycle offered while the one before runs (an empty one among them), the
+    # receivers holding its messages until then; messages sent with an edge index a switch
+    # lacks vanish, the others arrive once (docs/leiserson.md, "Coverage").
+    dut = LeisersonStreamTree(8, w=8)
+    rng = random.Random(4)
+    messages = filling_sets(8)[0][1] + message_set("permutation", 8, rng)
+    cycles, wires = schedule_first_fit(dut.layout, messages)
+    schedule = cycles[:1] + [[]] + cycles[1:]
+    drop = set(range(0, len(messages), 3))
+    scoreboard, _, result = run(
+        dut, messages, 4, schedule=schedule, eager=True, drop=drop, wires=wires
+    )
+    assert scoreboard.mismatches == 0, scoreboard.first_mismatch
+    dropped = result["check"].dropped
+    assert 0 < dropped <= len(drop) and result["received"] == len(messages) - dropped
+    points = result["coverage"].as_dict()["points"]
+    assert points["cycle"]["bins"]["waits: running"] > 0
+    assert points["tx"]["bins"]["refused: running"] > 0
+    assert points["load/C1/up"]["bins"]["full"] > 0
 
 
 def test_broken_model_is_caught():
@@ -135,12 +159,13 @@ def run_cocotb(simulator, leaves, frames, tmp_path, *, mutation=False, backpress
     from fattree.designs import get_design
     from fattree.sim.cocotb_runner import run_bench
 
+    bench = {"frames": frames, "mutation": mutation, "backpressure": backpressure}
     return run_bench(
         get_design("leiserson-stream"),
         {"leaves": leaves, "w": 0, "seed": 0, "data_bits": 8},
         simulator,
         seed=1,
-        bench={"frames": frames, "mutation": mutation, "backpressure": backpressure},
+        bench={**bench, "coverage": True},
         root=tmp_path,
     )
 
@@ -157,7 +182,24 @@ def test_cocotb_small_tree(simulator, leaves, tmp_path):
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0 and s["delivery_cycles"] == 20
     assert s["messages_checked"] == sum(m["received"] for m in s["message_sets"]) > 20
-    assert s["backpressure_cycles"] > 0
+    assert s["backpressure_cycles"] > 0 and s["dropped"] > 0
+    # Every bin of the model's cover points (docs/leiserson.md, "Coverage").
+    assert s["coverage"]["holes"] == [], s["coverage"]
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point (16 leaves) on Verilator through the command line
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    argv = ["sim", "leiserson-stream", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    coverage = out["summary"]["coverage"]
+    assert coverage["holes"] == [] and coverage["hit"] == coverage["bins"] == 81
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.cocotb
