@@ -58,7 +58,7 @@ class CircuitRouter(wiring.Component):
         Seed of the router's 16-bit LFSR, ``1 .. 65535`` (not used with ``shared_lfsr``).
     shared_lfsr : bool
         Take the LFSR bit from the ``lfsr_bit`` input instead of an LFSR of its own: a tree
-        derives every router's bit from one LFSR it shares (:func:`shared_lfsr_bit`, the same
+        derives every router's bit from one LFSR it shares (:func:`.shared_lfsr_bit`, the same
         bit as the router's own LFSR would give, from one flip-flop per router instead of 16),
         and its routers of one kind are then one Verilog module, differing only in what the
         tree connects to them.
@@ -223,8 +223,9 @@ class CircuitRouter(wiring.Component):
 def shared_lfsr_bit(m, state, seed: int, name: str) -> Signal:
     """Bit 0 of an LFSR seeded ``seed``, in every cycle, from ``state``: the state of the one
     LFSR seeded with :data:`~fattree.spec.circuit.SHARED_SEED` that steps every cycle and is
-    reset with the router (see :func:`fattree.spec.circuit.lfsr_mask`). Built in ``m``, the
-    tree's own module, so that the routers it feeds carry no constant of their own.
+    reset with the routers (see :func:`fattree.spec.circuit.lfsr_mask`). Built in ``m``, the
+    tree's own module, so that the routers it feeds (``CircuitRouter(..., shared_lfsr=True)``,
+    on their input ``lfsr_bit``) carry no constant of their own.
 
     A register, loaded with the parity of the mask one step ahead (the shared LFSR steps
     every cycle), so it holds the same bit in every cycle and the shared register's fan-out
