@@ -95,3 +95,63 @@ def test_the_stream_model_has_no_external_channel():
     assert points["cycle"] == ("started", "waits: running", "waits: received")
     assert points["tx"] == ("taken", "refused: running") and points["rx"] == ("taken", "stalled")
     assert sum(map(len, points.values())) == 84 - 4 - 6 + 7
+
+
+def test_online_points_leave_out_what_the_greedy_cannot_do_at_the_root():
+    # 16 leaves: the root's L and R cascades (24 -> 16 -> 11 -> 8) see only the other
+    # child's 8 wires. The search of every set of them at every turn finds the greedy never
+    # past edge 3 at the first stage, never losing there, and never filling the channel:
+    # some message of 8 across the root is always lost on the way.
+    from fattree.sim.models.leiserson_online import LeisersonOnlineModel
+
+    points = {p.name: p.bins for p in LeisersonOnlineModel(TreeLayout.universal(16)).cover_points()}
+    assert points["edge/L0/down/S0"] == ("e0", "e1", "e2", "e3")
+    assert points["edge/L0/down/S1"][-2:] == ("e5", "lost")
+    assert points["load/C1/down"] == ("1", "part") and points["load/C1/up"][-1] == "full"
+    assert points["arrive/L0/down"] == ("alone", "together") and "lacking" not in str(points)
+    # Below the root every input group carries messages: the bound leaves every edge.
+    assert points["edge/L1/down/S0"] == ("e0", "e1", "e2", "e3", "e4", "e5", "lost")
+
+
+def test_root_search_finds_what_it_says():
+    # Every (sources, turn) the search gives makes its bin when routed on its own.
+    from fattree.sim.coverage import Coverage
+    from fattree.sim.models.leiserson_coverage import TreeCounter
+    from fattree.sim.models.leiserson_online import LeisersonOnlineModel, root_search, route_cycle
+
+    layout = TreeLayout.universal(8)
+    found = root_search(layout)
+    points = LeisersonOnlineModel(layout).cover_points()
+    for name, bins in found.items():
+        for b, (sources, turn) in bins.items():
+            coverage = Coverage(points)
+            route_cycle(
+                layout,
+                {i: i + 4 for i in sources},
+                turn=turn,
+                counter=TreeCounter(coverage, layout),
+            )
+            assert coverage.hits[name][b] > 0, (name, b)
+    assert set(found["load/C1/down"]) == {"1", "part", "full"}
+
+
+def test_online_counting_does_not_change_the_model():
+    from fattree.sim.models.leiserson_online import LeisersonOnlineModel
+
+    layout = TreeLayout.universal(8)
+    plain, counted = LeisersonOnlineModel(layout), LeisersonOnlineModel(layout)
+    coverage = counted.start_coverage()
+    rng = random.Random(6)
+    for _ in range(600):
+        tx = [
+            (rng.randrange(8), rng.getrandbits(8)) if rng.random() < 0.3 else None for _ in range(8)
+        ]
+        ready = [int(rng.random() < 0.7) for _ in range(8)]
+        assert plain.outputs() == counted.outputs()
+        plain.tick(tx, ready)
+        counted.tick(tx, ready)
+    points = coverage.as_dict()["points"]
+    sends = sum(points["send"]["bins"].values())
+    assert sends == sum(len(r.outcomes) for r in counted.results) > 0
+    assert points["arrival"]["bins"]["refused: register full"] == counted.refused
+    assert points["tx"]["bins"]["to itself"] > 0

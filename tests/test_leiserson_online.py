@@ -332,27 +332,33 @@ def run_cocotb(simulator, leaves, frames, tmp_path, *, mutation=False, backpress
     from fattree.designs import get_design
     from fattree.sim.cocotb_runner import run_bench
 
+    bench = {"frames": frames, "mutation": mutation, "backpressure": backpressure}
     return run_bench(
         get_design("leiserson-online"),
         {"leaves": leaves, "w": 0, "seed": 0, "data_bits": 8, "queue": 4},
         simulator,
         seed=1,
-        bench={"frames": frames, "mutation": mutation, "backpressure": backpressure},
+        bench={**bench, "coverage": True},
         root=tmp_path,
     )
 
 
-def check_summary(result, frames):
+def check_summary(result, frames, *, covered=True):
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
     assert s["mismatches"] == 0 and s["delivery_cycles"] >= frames
     sets = s["message_sets"]
+    # Every message received, but the one to its own leaf (dropped, flagged on error).
+    assert sum(m["to_itself"] for m in sets) == 1
     assert (
         s["messages_checked"]
-        == sum(m["messages"] for m in sets)
+        == sum(m["messages"] - m["to_itself"] for m in sets)
         == sum(m["received"] for m in sets)
     )
     assert sum(m["lost_in_network"] for m in sets) > 0
+    assert sum(m["refused_by_receiver"] for m in sets) > 0
+    if covered:  # every bin of the model's cover points (docs/leiserson.md, "Coverage")
+        assert s["coverage"]["holes"] == [], s["coverage"]
 
 
 @pytest.mark.cocotb
@@ -383,4 +389,20 @@ def test_cocotb_broken_reference_is_caught(tmp_path):
 def test_cocotb_larger_trees(simulator, leaves, tmp_path):
     if simulator == "icarus" and shutil.which("iverilog") is None:
         pytest.skip("no iverilog")
-    check_summary(run_cocotb(simulator, leaves, 30, tmp_path), 30)
+    # 30 delivery cycles do not reach every bin at these sizes: coverage is not asserted.
+    check_summary(run_cocotb(simulator, leaves, 30, tmp_path), 30, covered=False)
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow  # the default point (16 leaves) on Verilator through the command line
+def test_cocotb_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    argv = ["sim", "leiserson-online", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    coverage = out["summary"]["coverage"]
+    assert coverage["holes"] == [] and coverage["hit"] == coverage["bins"] == 89
+    assert code == 0 and out["passed"]

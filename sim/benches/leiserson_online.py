@@ -3,7 +3,14 @@ the on-line Leiserson fat-tree, switches set in hardware, lost messages resent.
 
 Message sets in turn (random sets of 3 messages per leaf, random permutations, bit reversal,
 all-to-one hot spots) are offered on the transmit streams; the receivers stall at random
-(bench knob ``backpressure``, percent). :class:`fattree.sim.checks.leiserson_online.
+(bench knob ``backpressure``, percent). Then, for each choice of the greedy at the root
+that the sets left out and a search of the root's cascades found reachable
+(:func:`~fattree.sim.models.leiserson_online.root_search`), the set of messages across the
+root that makes it, timed to go out in a delivery cycle of the turn that does. Last, a
+directed set: two messages from one leaf to
+another whose receiver is held not ready for four delivery cycles (the second arrives at a
+full register and is sent again), and a message from that leaf to itself (flagged on
+``error``). :class:`fattree.sim.checks.leiserson_online.
 LeisersonOnlineCheck` checks:
 
 * cycle by cycle, ``cycle_start``, every ``tx.ready`` and every receive stream (valid,
@@ -13,7 +20,8 @@ LeisersonOnlineCheck` checks:
 
 ``frames`` (``fattree sim --frames``) caps the number of delivery cycles (a set is always
 finished). The summary gives per set the messages, the delivery cycles, and the messages the
-network lost and the receivers refused (both resent).
+network lost and the receivers refused (both resent); with ``coverage`` set (``fattree sim
+--coverage``) the model's cover points (docs/leiserson.md, "Coverage").
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from cocotb.triggers import FallingEdge
 
 from fattree.sim.checks.leiserson_online import CHECKS, LeisersonOnlineCheck
 from fattree.sim.cocotb_runner import bench_config, clock_and_reset, write_summary
-from fattree.sim.models.leiserson_online import LeisersonOnlineModel
+from fattree.sim.models.leiserson_online import LeisersonOnlineModel, root_search
 from fattree.sim.models.leiserson_schedule import message_set
 from fattree.sim.scoreboard import Scoreboard
 from fattree.spec.bits import pack_fields, unpack_fields
@@ -101,27 +109,47 @@ async def online_message_sets(dut):
         rng=random.Random(rng.getrandbits(32)),
         stall=backpressure / 100,
     )
+    coverage = model.start_coverage()
     ports.drive([None] * n, [1] * n)
     await clock_and_reset(dut)
 
     sets = []
-    kinds = ["random", "permutation", "bit-reversal", "hot-spot"]
-    while model.delivery_cycles < budget:
-        kind = kinds[len(sets) % len(kinds)]
-        messages = hot_spot(n, rng) if kind == "hot-spot" else message_set(kind, n, rng)
+
+    async def run_set(kind: str, messages, **options) -> None:
         before = (model.delivery_cycles, len(model.results), model.refused)
-        received = await check.deliver(messages, f"{kind} set {len(sets)}")
+        received = await check.deliver(messages, f"{kind} set {len(sets)}", **options)
         results = model.results[before[1] :]
         sets.append(
             {
                 "pattern": kind,
                 "messages": len(messages),
+                "to_itself": sum(src == dst for src, dst in messages),
                 "received": received,
                 "delivery_cycles": model.delivery_cycles - before[0],
                 "lost_in_network": sum(len(r.lost) for r in results),
                 "refused_by_receiver": model.refused - before[2],
             }
         )
+
+    kinds = ["random", "permutation", "bit-reversal", "hot-spot"]
+    while model.delivery_cycles < budget:
+        kind = kinds[len(sets) % len(kinds)]
+        await run_set(kind, hot_spot(n, rng) if kind == "hot-spot" else message_set(kind, n, rng))
+    # Then the greedy's rarest choices at the root, found by searching its cascades
+    # (root_search): each set of messages across the root that hits a bin the sets before
+    # did not, sent so that it goes out in a delivery cycle of the turn that hits it.
+    turns = layout.cascade(0, "L").r
+    for name, bins in (root_search(layout) or {}).items():
+        for b, (sources, turn) in bins.items():
+            if not coverage.hits[name][b]:
+                await check.before_turn(turn, turns)
+                await run_set("root search", [(leaf, leaf + n // 2) for leaf in sources])
+    # Last, what random sets leave out: two messages to one leaf whose receiver holds the
+    # first for four delivery cycles (the second finds its register full and is refused,
+    # then sent again), and a message from that leaf to itself (dropped, flagged on error).
+    dst = rng.randrange(n)
+    src = (dst + 1) % n
+    await run_set("held receiver", [(src, dst), (src, dst), (dst, dst)], hold=4 * model.length)
     write_summary(
         config,
         scoreboard.summary(
@@ -131,6 +159,7 @@ async def online_message_sets(dut):
             backpressure=backpressure,
             backpressure_cycles=check.backpressure_cycles,
             message_sets=sets,
+            **({"coverage": coverage.as_dict()} if config["bench"].get("coverage") else {}),
         ),
     )
     scoreboard.raise_on_mismatch()

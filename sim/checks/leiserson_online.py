@@ -53,9 +53,30 @@ class LeisersonOnlineCheck:
         self.received = 0
         self.backpressure_cycles = 0
 
-    async def deliver(self, messages, label: str, *, limit: int = 200_000) -> int:
+    async def before_turn(self, turn: int, turns: int) -> None:
+        """Idle (no message offered, receivers as usual) through the start of a delivery
+        cycle, so that what is offered next goes out in the following one, whose turn is
+        ``turn`` modulo ``turns``."""
+        model, n = self.model, self.model.leaves
+        while True:
+            due = model.start and (model.delivery_cycles + 1) % turns == turn % turns
+            expected = model.outputs()
+            seen = tuple(self.read())
+            self.scoreboard.compare(
+                "cycle_mismatches", f"idle, cycle {self.cycle}", seen, expected, OUTPUTS
+            )
+            ready = [int(self.rng.random() >= self.stall) for _ in range(n)]
+            self.drive([None] * n, ready)
+            model.tick([None] * n, ready)
+            await self.tick()
+            self.cycle += 1
+            if due:
+                return
+
+    async def deliver(self, messages, label: str, *, limit: int = 200_000, hold: int = 0) -> int:
         """Offer every message, run until every one is received (or ``limit`` cycles), and
-        return how many were received."""
+        return how many were received. ``hold``: no receiver is ready in the set's first
+        ``hold`` cycles."""
         model, sb, rng = self.model, self.scoreboard, self.rng
         n, dbits = model.leaves, model.data_bits
         pending = [deque() for _ in range(n)]
@@ -85,6 +106,8 @@ class LeisersonOnlineCheck:
                 else:
                     beats.append(None)
             ready = [int(rng.random() >= self.stall) for _ in range(n)]
+            if self.cycle - start < hold:
+                ready = [0] * n
             for leaf in range(n):
                 if beats[leaf] is not None and tx_ready[leaf]:
                     pending[leaf].popleft()

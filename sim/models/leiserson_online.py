@@ -28,6 +28,7 @@ queues are its own.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
@@ -38,12 +39,15 @@ from ...spec.leiserson_online import (
     check_online_layout,
     cycle_length,
 )
+from ..coverage import Coverage, CoverPoint
+from .leiserson_coverage import TreeCounter, tree_points
 
 __all__ = [
     "Outcome",
     "CycleResult",
     "first_input",
     "route_cycle",
+    "root_search",
     "LeisersonOnlineModel",
     "run_online",
 ]
@@ -101,13 +105,21 @@ def first_input(turn: int, inputs: int) -> int:
 
 
 def route_cycle(
-    layout: TreeLayout, sends: dict[int, int], *, turn: int = 0, stats: bool = False
+    layout: TreeLayout,
+    sends: dict[int, int],
+    *,
+    turn: int = 0,
+    stats: bool = False,
+    counter: TreeCounter | None = None,
 ) -> CycleResult:
     """Delivery cycle ``turn`` (0 = the first after reset; it sets the first input of each
     cascade's first stage, :func:`first_input`): ``sends[src] = dst`` (one message per leaf).
-    With ``stats``, the greedy's routed count against a maximum matching per stage instance."""
+    With ``stats``, the greedy's routed count against a maximum matching per stage instance;
+    ``counter`` counts the cover points."""
     check_online_layout(layout)
     n = layout.leaves
+    if counter is not None:
+        counter.begin()
     # Pending arrivals: time -> list of (stage key, input vertex, src). A message is at a
     # node's selector input at time t on wire w (t = 1 at its source's send wire).
     events: dict[int, list] = defaultdict(list)
@@ -124,6 +136,10 @@ def route_cycle(
             cascade = layout.cascade(level, out)
             vertex = layout.group_offset(level, out, in_port) + wire
             time += 2  # the selector
+            if counter is not None:
+                counter.turn(level, in_port, out)
+                if not cascade.stages:
+                    counter.passed(node, out)
             if cascade.stages:
                 events[time].append(((node, out, 0), vertex, src))
                 return
@@ -145,6 +161,8 @@ def route_cycle(
     for src, dst in sorted(sends.items()):
         if not 0 <= src < n or not 0 <= dst < n or src == dst:
             raise ValueError(f"message {src} -> {dst} is not between two leaves of {n}")
+        if counter is not None:
+            counter.enter(src)
         enter(src, (n + src) >> 1, "LR"[(n + src) & 1], 0, 1)
 
     taken: dict[tuple[int, str, int], set[int]] = defaultdict(set)
@@ -165,11 +183,18 @@ def route_cycle(
 
     while events:
         time = min(events)
-        for key, vertex, src in sorted(events.pop(time), key=order):
+        now = sorted(events.pop(time), key=order)
+        if counter is not None:
+            _count_arrivals(counter, now)
+        for key, vertex, src in now:
             node, port, t = key
             graph = graph_of(key)
             arrived[key].append(vertex)
             free = [j for j in graph.adjacency[vertex] if j not in taken[key]]
+            if counter is not None:
+                row = graph.adjacency[vertex]
+                choice = row.index(free[0]) if free else None
+                counter.edge(node.bit_length() - 1, port, t, choice, len(row))
             if not free:
                 outcomes[src] = Outcome(src, sends[src], False, None, None, key)
                 continue
@@ -181,11 +206,15 @@ def route_cycle(
                 events[time + 1].append(((node, port, t + 1), free[0], src))
                 continue
             # Out of the cascade at time + 1, onto the next channel.
+            if counter is not None:
+                counter.passed(node, port)
             after, in_port, done = _next(node, port, free[0])
             if done is not None:
                 outcomes[src] = Outcome(src, sends[src], True, time, stages_of[src])
                 continue
             enter(src, after, in_port, free[0], time + 1)
+    if counter is not None:
+        counter.end()
     result = CycleResult(dict(sorted(outcomes.items())))
     if stats:
         for key, inputs in arrived.items():
@@ -195,6 +224,53 @@ def route_cycle(
     return result
 
 
+#: The root's down cascade is searched exhaustively (every set of the other child's wires
+#: at every turn) while that is at most this many delivery cycles to route.
+ROOT_SEARCH = 10_000
+_searched: dict = {}
+
+
+def root_search(layout: TreeLayout) -> dict[str, dict[str, tuple]] | None:
+    """What the greedy can do at the root's L and R cascades, found by routing every set of
+    messages across the root (leaves of the left half to the right half: each on its own
+    wire of the root's input channel, all arriving together) at every turn of the first
+    stage's rotated order: per point (``edge/L0/down/St``, ``load/C1/down``) each bin hit,
+    with one ``(sources, turn)`` that hits it. None where that is more than
+    :data:`ROOT_SEARCH` delivery cycles. The cascades see nothing else: the root has no
+    external port, so only the other child's channel feeds them."""
+    key = (layout.leaves, layout.capacities, layout.seed)
+    if key in _searched:
+        return _searched[key]
+    half, turns = layout.leaves // 2, layout.cascade(0, "L").r
+    found = None
+    if (1 << layout.cap(1)) * turns <= ROOT_SEARCH and layout.cap(1) == half:
+        found = {}
+        coverage = Coverage(tree_points(layout, external=False, online=True))
+        counter = TreeCounter(coverage, layout)
+        names = [n for n in coverage.hits if n.startswith("edge/L0/down/") or n == "load/C1/down"]
+        for mask in range(1, 1 << half):
+            sources = tuple(i for i in range(half) if mask >> i & 1)
+            for turn in range(turns):
+                before = {n: dict(coverage.hits[n]) for n in names}
+                route_cycle(layout, {i: i + half for i in sources}, turn=turn, counter=counter)
+                for n in names:
+                    for b, hits in coverage.hits[n].items():
+                        if hits > before[n][b]:
+                            found.setdefault(n, {}).setdefault(b, (sources, turn))
+    _searched[key] = found
+    return found
+
+
+def _count_arrivals(counter: TreeCounter, events) -> None:
+    """Messages at each cascade's first stage in this cycle: alone or together."""
+    at = defaultdict(int)
+    for (node, port, t), _vertex, _src in events:
+        if t == 0:
+            at[node, port] += 1
+    for (node, port), count in at.items():
+        counter.arrive(node.bit_length() - 1, port, count)
+
+
 class LeisersonOnlineModel:
     """The design at its ports, cycle by cycle.
 
@@ -202,6 +278,10 @@ class LeisersonOnlineModel:
     registers only), then :meth:`tick` with the inputs of that cycle. ``tx[i]`` is a beat
     ``(dst, data)`` or None (valid low); ``rx_ready[i]`` is 0 or 1.
     """
+
+    #: What :meth:`start_coverage` counts into (None: not counted).
+    coverage: Coverage | None = None
+    _counter: TreeCounter | None = None
 
     def __init__(self, layout: TreeLayout, data_bits: int = 8, queue: int = 4):
         self.layout = check_online_layout(layout)
@@ -226,6 +306,47 @@ class LeisersonOnlineModel:
         self.delivery_cycles = 0
         #: Messages the network delivered that the receiver refused (its register full).
         self.refused = 0
+        self._tries = [0] * n  # times each leaf's oldest message was sent (coverage only)
+
+    def cover_points(self) -> list[CoverPoint]:
+        """The tree's routing as the greedy switches set it (no external channel) and the
+        ports' protocol (docs/leiserson.md, "Coverage")."""
+        exact = root_search(self.layout)
+        return tree_points(self.layout, external=False, online=True, exact=exact) + [
+            CoverPoint(
+                "tx",
+                ("taken", "refused: queue full", "to itself"),
+                "a message offered and queued, refused with the sender's queue full, or "
+                "addressed to its own leaf (taken, dropped and flagged on error)",
+            ),
+            CoverPoint(
+                "send",
+                ("first", "again"),
+                "a leaf sending its oldest message for the first time, or again after a "
+                "delivery cycle that did not acknowledge it (lost in the network or refused)",
+            ),
+            CoverPoint(
+                "arrival",
+                ("kept", "refused: register full"),
+                "a message's last bit at its receiver: kept and acknowledged, or refused "
+                "because the receiver still holds one (the sender tries again)",
+            ),
+            CoverPoint(
+                "rx",
+                ("taken", "stalled"),
+                "a held message taken, or kept while its receiver is not ready",
+            ),
+        ]
+
+    def start_coverage(self) -> Coverage:
+        """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
+        self.coverage = Coverage(self.cover_points())
+        self._counter = TreeCounter(self.coverage, self.layout)
+        return self.coverage
+
+    def clone(self) -> LeisersonOnlineModel:
+        """An independent copy in the same state (its coverage too)."""
+        return copy.deepcopy(self)
 
     def outputs(self):
         """``(cycle_start, [tx_ready per leaf], [(src, data) or None per leaf], [error per
@@ -243,8 +364,13 @@ class LeisersonOnlineModel:
                 self.acked[leaf] = False
                 if self.queues[leaf]:
                     sends[leaf] = self.queues[leaf][0][0]
+                    self._tries[leaf] += 1
+                    if self.coverage is not None:
+                        self.coverage.hit("send", "first" if self._tries[leaf] == 1 else "again")
             # The first delivery cycle after reset is turn 0.
-            result = route_cycle(self.layout, sends, turn=self.delivery_cycles - 1)
+            result = route_cycle(
+                self.layout, sends, turn=self.delivery_cycles - 1, counter=self._counter
+            )
             self.results.append(result)
             for src, outcome in result.outcomes.items():
                 if outcome.delivered:
@@ -255,12 +381,19 @@ class LeisersonOnlineModel:
         # kept (and acknowledged) only if the register is free now.
         arriving = self.arrivals.pop(now, [])
         taken = [self.rx[i] is not None and rx_ready[i] for i in range(n)]
+        cover = self.coverage
+        if cover is not None:
+            for i in range(n):
+                if self.rx[i] is not None:
+                    cover.hit("rx", "taken" if taken[i] else "stalled")
         for dst, src, data in arriving:
             if self.rx[dst] is None:
                 self.rx[dst] = (src, data)
                 self.acked[src] = True
             else:
                 self.refused += 1
+            if cover is not None:
+                cover.hit("arrival", "kept" if self.acked[src] else "refused: register full")
         for i in range(n):
             if taken[i]:
                 self.rx[i] = None
@@ -271,8 +404,12 @@ class LeisersonOnlineModel:
             for leaf in range(n):
                 if self.in_flight[leaf] and self.acked[leaf]:
                     self.queues[leaf].popleft()
+                    self._tries[leaf] = 0
         for leaf in range(n):
             beat = tx[leaf]
+            if beat is not None and cover is not None:
+                taken_as = "to itself" if beat[0] == leaf else "taken"
+                cover.hit("tx", taken_as if ready[leaf] else "refused: queue full")
             if beat is not None and ready[leaf]:
                 if beat[0] == leaf:
                     self.error[leaf] = 1
