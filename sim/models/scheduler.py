@@ -161,6 +161,8 @@ class SchedulerModel:
     seed : int
         Seed of the ``random`` algorithm's ``random.Random``.
 
+    Notes
+    -----
     ``at`` of :meth:`request`, :meth:`release` and :meth:`clear` is the cycle the pipelined
     hardware took the command (a CLEAR: first offered it); only coverage reads it.
     """
