@@ -47,6 +47,7 @@ from ...spec.rn1 import (
     STATUS,
     TURN,
     arbitration_groups,
+    circuit_pairs,
     ctrl_of,
     data_of,
     direction,
@@ -56,7 +57,7 @@ from ...spec.rn1 import (
 )
 from ...spec.rn1_bidelta import ENDPOINT_LINKS, RN1_BIDELTA, bidelta
 from ...spec.rn1_hybrid import hybrid_network
-from ...spec.rn1_tree import RN1_UNIT_TREE, fat_tree_network, unit_tree
+from ...spec.rn1_tree import RN1_UNIT_TREE, SUBTREES, fat_tree_network, unit_tree
 from ..coverage import Coverage, CoverPoint
 
 __all__ = [
@@ -96,6 +97,7 @@ def router_cover_points(
     *,
     detail: bool = False,
     priority: str = "fixed",
+    ranks: str = "input",
 ) -> list[CoverPoint]:
     """The situations of DeHon's routing rule a router counts (:attr:`RN1Model.cover`) for
     a network whose heads only open circuits, close with DROP and are answered from
@@ -110,14 +112,17 @@ def router_cover_points(
     :mod:`fattree.sim.checks.rn1` drive them; :attr:`RN1Model.cover_detail`), also: the
     choice by the output taken, the ranking (which input won a contested group, by
     ``priority``), statuses on either link, the closes in either direction, and what a held
-    circuit carries. ``mode`` ``"runtime"``: the group points of both modes (named
-    ``point/tag@mode``) and the flips of the ``alternate`` input."""
+    circuit carries; ``ranks``: the ranking's bins by ``"input"`` (the router alone) or by
+    ``"place"`` in the group's order (a network's routers, where only some inputs of a
+    group are fed by heads that can meet). ``mode`` ``"runtime"``: the group points of both
+    modes (named ``point/tag@mode``) and the flips of the ``alternate`` input."""
     if mode == RUNTIME:
-        shared = router_cover_points(tag, "primary", senders, detail=detail, priority=priority)
+        args = {"detail": detail, "priority": priority, "ranks": ranks}
+        shared = router_cover_points(tag, "primary", senders, **args)
         groups = [
             CoverPoint(f"{p.name}@{m}", p.bins, p.why)
             for m in MODES
-            for p in router_cover_points(tag, m, senders, detail=detail, priority=priority)
+            for p in router_cover_points(tag, m, senders, **args)
             if p.name.split("/")[0] in _GROUP_POINTS
         ]
         flips = CoverPoint(
@@ -157,9 +162,12 @@ def router_cover_points(
         points.append(
             CoverPoint(
                 f"rank/{tag}",
-                tuple(f"input {i}" for i in _rankable(mode, priority)),
-                "an input that took an output a head ranked after it also wanted: every "
-                f"place of the {priority} ranking decides a contest",
+                tuple(f"input {i}" for i in _rankable(mode, priority))
+                if ranks == "input"
+                else tuple(f"place {k}" for k in range(1, len(arbitration_groups(mode)[0][1]))),
+                f"{'an input' if ranks == 'input' else 'a place in its group'} that took an "
+                "output a head ranked after it also wanted: every place of the "
+                f"{priority} ranking decides a contest",
             )
         )
     release = ("CONNECTED back", "BLOCKED back")
@@ -284,6 +292,8 @@ class RN1Model:
     cover_tag = ""
     #: Count the points of :func:`router_cover_points` with ``detail`` (turns, ranks, ...).
     cover_detail = False
+    #: How the ranking's bins name a winner: ``"input"`` or ``"place"`` (in its group's order).
+    cover_ranks = "input"
     #: What :meth:`start_coverage` counts into (the router alone; None: not counted).
     coverage: Coverage | None = None
 
@@ -360,7 +370,12 @@ class RN1Model:
             grants.update(won)
             if self.cover_detail and self.cover is not None and len(won) < len(reqs):
                 for i, _ in won:
-                    self.cover.hit(self._group_point("rank"), f"input {i}")
+                    by = (
+                        f"input {i}"
+                        if self.cover_ranks == "input"
+                        else f"place {order.index(i) + 1}"
+                    )
+                    self.cover.hit(self._group_point("rank"), by)
             if won and self.priority == "round-robin":
                 self.pointer[key] = (inputs.index(won[-1][0]) + 1) % len(inputs)
         return grants
@@ -748,7 +763,7 @@ class NetworkCoverage:
         to every endpoint."""
         points = []
         for tag, (mode, senders) in self.tag_senders().items():
-            points += router_cover_points(tag, mode, senders, detail=True)
+            points += router_cover_points(tag, mode, senders, detail=True, ranks="place")
         ends = dict.fromkeys(self.endpoint_bin(c) for c in range(self.channels))
         return points + [
             CoverPoint(
@@ -766,24 +781,52 @@ class NetworkCoverage:
         ]
 
     def tag_senders(self) -> dict[str, tuple[str, int]]:
-        """Per tag: the routers' mode and the most senders that can reach one group (default:
-        every input a sender)."""
-        return {self.router_tag(k): (r.mode, CHANNELS) for k, r in self.routers.items()}
+        """Per tag: the routers' mode and the most input channels (each a sender of its
+        own) whose transmissions can reach one arbitration group of one of its routers,
+        through the links and the (input, output) pairs a circuit can join; counted up to
+        :data:`CHANNELS`, more than any bin needs."""
+        src_of = {(id(b), pb): (kind, a, pa) for (kind, a, pa), (_, b, pb) in self._links}
+        memo: dict[tuple, set] = {}
+
+        def reach(element, port: int) -> set:
+            key = (id(element), port)
+            if key not in memo:
+                memo[key] = found = set()
+                kind, a, pa = src_of.get(key, ("none", None, None))
+                if kind == "edge":
+                    found.add(a)
+                elif kind == "router":
+                    pairs = circuit_pairs(a.mode) if isinstance(a, RN1Model) else {(0, 0)}
+                    for i, o in pairs:
+                        if o == pa and len(found) < CHANNELS:
+                            found |= reach(a, i)
+            return memo[key]
+
+        tags: dict[str, tuple[str, int]] = {}
+        for key, r in self.routers.items():
+            tag = self.router_tag(key)
+            most = max(
+                len(set().union(*(reach(r, i) for i in inputs)))
+                for _, inputs, _ in arbitration_groups(r.mode)
+            )
+            tags[tag] = (r.mode, min(CHANNELS, max(most, tags.get(tag, ("", 0))[1])))
+        return tags
 
     def start_coverage(self) -> Coverage:
         """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
         coverage = Coverage(self.cover_points())
         for key, router in self.routers.items():
             router.cover, router.cover_tag = coverage, self.router_tag(key)
-            router.cover_detail = True
+            router.cover_detail, router.cover_ranks = True, "place"
         # Per router: its inputs fed by an input channel, its outputs feeding an output one.
-        self._cover_in: dict[int, list[tuple[int, int]]] = {}
-        self._cover_out: dict[int, dict[int, int]] = {}
+        # (Keyed by the router models themselves, so that a deep copy keys its own.)
+        self._cover_in: dict[RN1Model, list[tuple[int, int]]] = {}
+        self._cover_out: dict[RN1Model, dict[int, int]] = {}
         for (kind, a, pa), (dkind, b, pb) in self._links:
             if kind == "edge" and isinstance(b, RN1Model):
-                self._cover_in.setdefault(id(b), []).append((pb, a))
+                self._cover_in.setdefault(b, []).append((pb, a))
             if dkind == "edge" and isinstance(a, RN1Model):
-                self._cover_out.setdefault(id(a), {})[pa] = b
+                self._cover_out.setdefault(a, {})[pa] = b
         #: Input channels whose transmission waits for its first status (router, input),
         #: output channels whose receiver has not answered yet (router, input), and the
         #: BLOCKED answers in a row per input channel.
@@ -804,10 +847,10 @@ class NetworkCoverage:
         answer (CONNECTED: delivered)."""
         cover = self.coverage
         for r in routers:
-            for port, c in self._cover_in.get(id(r), ()):
+            for port, c in self._cover_in.get(r, ()):
                 if r.decisions[port] is not None and r.decisions[port] != "release":
                     self._sent[c] = (r, port)
-            outs = self._cover_out.get(id(r))
+            outs = self._cover_out.get(r)
             if outs:
                 for i, d in enumerate(r.decisions):
                     if isinstance(d, tuple) and d[1] in outs:
@@ -872,7 +915,7 @@ class RN1BideltaModel(NetworkCoverage, RN1NetworkModel):
         return {f"S{j}": (net.mode(j), n) for j, n in enumerate(senders_per_stage(net, True))}
 
 
-class RN1UnitTreeModel(RN1NetworkModel):
+class RN1UnitTreeModel(NetworkCoverage, RN1NetworkModel):
     """One unit tree of :mod:`fattree.spec.rn1_tree` (``width`` 2 or 8), wired as the
     hardware is; channels as :meth:`UnitTree.inputs` / ``outputs`` order them."""
 
@@ -881,6 +924,14 @@ class RN1UnitTreeModel(RN1NetworkModel):
         seed = RN1_UNIT_TREE.check("seed", seed, model=True)
         self.tree = tree = unit_tree(width)
         super().__init__(tree.router_modes(seed), tree.links, tree.inputs(), tree.outputs())
+
+    def router_tag(self, key) -> str:
+        """The router's layer: ``up``, ``down1`` .. ``down3`` (``down3`` under the top)."""
+        return key[0].rstrip("0123456789").rstrip("_")
+
+    def endpoint_bin(self, channel: int) -> str:
+        w = self.tree.width
+        return f"subtree {channel // w}" if channel < SUBTREES * w else "top"
 
 
 _LFSR_CYCLE: tuple[list[int], dict[int, int]] | None = None
