@@ -41,9 +41,10 @@ def tree_points(
 ) -> list[CoverPoint]:
     """The cover points of ``layout``'s tree (the module's docstring); without the root's
     external channel (``external`` False: a tree whose root has no ports) no turn at the root
-    involves its U port and level 0 has no channel. ``online``: the switches are set as
-    messages arrive (``leiserson-online``): a stage's bins are the edges in the order the
-    greedy tries them, and ``lost`` (every edge's output already taken), not ``lacking``.
+    involves its U port, the root's U cascade carries nothing and level 0 has no channel.
+    ``online``: the switches are set as messages arrive (``leiserson-online``): a stage's
+    bins are the edges in the order the greedy tries them, and ``lost`` (every edge's output
+    already taken), not ``lacking``.
     ``exact``: per point name the bins a search found reachable; the point keeps only
     those."""
     points = [
@@ -57,6 +58,8 @@ def tree_points(
     ]
     reach = _online_reach(layout) if online else {}
     for j, direction, t, graph in _stages(layout):
+        if j == 0 and direction == "up" and not external:
+            continue  # the root's U cascade leads only to the external channel
         edges = tuple(f"e{e}" for e in range(max(map(len, graph.adjacency))))
         if online:
             most, lossy = reach[j, direction, t]
