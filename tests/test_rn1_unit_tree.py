@@ -127,3 +127,17 @@ def test_verilog_is_the_hierarchical_export_and_matches_the_model(tmp_path):
 def test_eight_wide_unit_tree_rtl_matches_the_model(tmp_path):
     # The 8-wide unit tree (208 RN1, 640 channels), on Verilator.
     _bench(8, "verilator", 640, tmp_path)
+
+
+@pytest.mark.slow  # the default point, 160 channels, on Verilator: build and run
+@pytest.mark.cocotb
+def test_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    argv = ["sim", "rn1-unit-tree", "--coverage", "--json", "--build-root", str(tmp_path)]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]
