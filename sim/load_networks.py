@@ -204,6 +204,10 @@ def _leiserson(nodes: int, length: int) -> LoadNetwork:
     )
 
 
+#: The networks whose senders retry a refused message, by one of
+#: :data:`fattree.spec.circuit.RETRY`'s strategies (their parameter ``retry``).
+RETRY_NETWORKS = ("circuit-tree-paper", "rn1-bidelta-stream", "rn1-fat-tree")
+
 #: Per network: its builder ``(nodes, length) -> LoadNetwork``, the node counts it is built
 #: for and the longest message in words (its links or buffers bound it).
 NETWORKS = {
@@ -222,9 +226,11 @@ def lengths_of(name: str, lengths) -> list[int]:
     return [p for p in lengths if p <= longest]
 
 
-def load_network(name: str, nodes: int, length: int) -> LoadNetwork:
+def load_network(name: str, nodes: int, length: int, retry: str = "immediate") -> LoadNetwork:
     """Network ``name`` with ``nodes`` endpoints and messages of ``length`` words (a
-    ValueError with a one-line message for a size it is not built for)."""
+    ValueError with a one-line message for a size it is not built for). ``retry`` is the
+    retry strategy of the networks that have one (:data:`RETRY_NETWORKS`); the others have
+    none and ignore it."""
     if name not in NETWORKS:
         raise ValueError(f"network must be one of {', '.join(NETWORKS)}, not {name!r}")
     build, sizes, longest = NETWORKS[name]
@@ -233,4 +239,9 @@ def load_network(name: str, nodes: int, length: int) -> LoadNetwork:
         raise ValueError(f"{name} is built for {allowed} endpoints, not {nodes}")
     if not 1 <= length <= longest:
         raise ValueError(f"{name} carries messages of 1..{longest} words, not {length}")
-    return build(nodes, length)
+    if retry not in circuit.RETRY:
+        raise ValueError(f"retry must be one of {', '.join(circuit.RETRY)}, not {retry!r}")
+    net = build(nodes, length)
+    if name in RETRY_NETWORKS:
+        net.params["retry"] = retry
+    return net

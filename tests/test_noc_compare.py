@@ -181,6 +181,7 @@ def run(capsys, *argv):
         (["--fractions", "0.5,2"], "--fractions must be"),
         (["--patterns", "zigzag"], "--patterns wants"),
         (["--synth", "/nonexistent.json"], "cannot read /nonexistent.json"),
+        (["--retry", "twice"], "retry must be one of immediate, round, backoff"),
     ],
 )
 def test_bad_options_are_one_line_errors(capsys, argv, message):
@@ -240,6 +241,44 @@ def test_rtl_equals_model(tmp_path, name):
     assert rtl == model_figures(net, opts)
     assert rtl["zero_load"]["messages"] == 12
     assert all(p["delivered"] > 0 for p in rtl["points"])
+
+
+def test_retry_strategy_reaches_the_networks_that_retry():
+    """``--retry`` sets the senders' strategy of the networks that have one; the others have
+    none to set, and the synthesis figures (measured with immediate retries) do not apply."""
+    for name in ("circuit-tree-paper", "rn1-bidelta-stream"):
+        assert load_network(name, 4, 2, "round").params["retry"] == "round"
+    assert "retry" not in load_network("hypercube", 4, 2, "round").params
+    records = [
+        {"design": "rn1-bidelta-stream", "params": load_network("rn1-bidelta-stream", 4, 2).params}
+    ]
+    records[0] |= {"luts": 1, "ffs": 1, "fmax_mhz": 100.0, "seed": 1}
+    assert synthesis_of(load_network("rn1-bidelta-stream", 4, 2), records)["luts"] == 1
+    assert synthesis_of(load_network("rn1-bidelta-stream", 4, 2, "backoff"), records) is None
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize(
+    "name, retry", [("circuit-tree-paper", "backoff"), ("rn1-bidelta-stream", "round")]
+)
+def test_rtl_equals_model_under_other_retry_strategies(tmp_path, name, retry):
+    """The strategy reaches the RTL as well as the model: at a hot spot (every sender refused
+    again and again) the figures differ from immediate retries and the RTL gives the model's."""
+    from fattree.sim.experiments.noc_compare import model_figures, rtl_figures
+
+    opts = {
+        "patterns": ["hotspot"],
+        "fractions": [1.0],
+        "warmup": 30,
+        "cycles": 300,
+        "seed": 2,
+        "simulator": _simulator(),
+    }
+    net = load_network(name, 4, 2, retry)
+    rtl = rtl_figures(net, opts, lambda _: None, tmp_path)
+    rtl.pop("cycles_per_second")
+    assert rtl == model_figures(net, opts)
+    assert rtl["points"] != model_figures(load_network(name, 4, 2), opts)["points"]
 
 
 def _one_source_never_delivered(window: int, starved=(0,)) -> dict:

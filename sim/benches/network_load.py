@@ -97,7 +97,9 @@ async def _drive(dut, ports: StreamPorts, run: NetworkLoad) -> int:
 async def load_points(dut):
     config = bench_config()
     knobs = config["bench"]
-    net = load_network(knobs["network"], knobs["nodes"], knobs["length"])
+    net = load_network(
+        knobs["network"], knobs["nodes"], knobs["length"], knobs.get("retry", "immediate")
+    )
     ports = StreamPorts(dut, net)
     ports.idle()
     await clock_and_reset(dut)

@@ -28,7 +28,7 @@ import random
 import statistics
 from pathlib import Path
 
-from ..load_networks import NETWORKS, LoadNetwork, lengths_of, load_network
+from ..load_networks import NETWORKS, RETRY_NETWORKS, LoadNetwork, lengths_of, load_network
 from ..network_load import LOAD_PATTERNS, NetworkLoad, Point, ZeroLoad
 from . import Experiment, Result, counted, int_list
 from .load_latency import _choices as _comma
@@ -99,6 +99,12 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", default="400", help="warm-up cycles (default 400)")
     p.add_argument("--seed", default="1", help="traffic seed (default 1)")
     p.add_argument(
+        "--retry",
+        default="immediate",
+        help=f"retry strategy of {', '.join(RETRY_NETWORKS)}: immediate, round or backoff"
+        " (default immediate; the packaged synthesis figures are for immediate)",
+    )
+    p.add_argument(
         "--simulator", default="verilator", help="verilator or icarus (default verilator)"
     )
     p.add_argument("--model-only", action="store_true", help="skip the RTL: the models alone")
@@ -149,13 +155,14 @@ def options(args) -> dict:
         "cycles": _positive("cycles", args.cycles),
         "warmup": _positive("warmup", args.warmup) if args.warmup != "0" else 0,
         "seed": _positive("seed", args.seed),
+        "retry": args.retry,
         "simulator": args.simulator,
         "model_only": bool(args.model_only),
         "synth": args.synth,
     }
     for name in opts["networks"]:  # every network and length built before any work
         for length in lengths_of(name, lengths):
-            load_network(name, opts["nodes"], length)
+            load_network(name, opts["nodes"], length, opts["retry"])
     return opts
 
 
@@ -209,6 +216,7 @@ def rtl_figures(net: LoadNetwork, opts: dict, progress, root=None) -> dict:
         "network": net.name,
         "nodes": net.nodes,
         "length": net.length,
+        "retry": net.params.get("retry", "immediate"),
         "zero_load": {"pairs": zero_load_pairs(net.nodes, opts["seed"]), "gap": ZERO_LOAD_GAP},
         "points": [p.as_dict() for p in pts],
     }
@@ -402,7 +410,7 @@ def _run(args, progress) -> Result:
     records = load_synthesis(opts["synth"])
     root = Path(args.build_root) if args.build_root else None
     nets = [
-        load_network(name, opts["nodes"], length)
+        load_network(name, opts["nodes"], length, opts["retry"])
         for name in opts["networks"]
         for length in lengths_of(name, opts["lengths"])
     ]
