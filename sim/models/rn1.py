@@ -51,6 +51,8 @@ from ...spec.rn1 import (
     ctrl_of,
     data_of,
     direction,
+    head_for,
+    outputs_for,
     pass_head,
     router_seed,
     word,
@@ -76,6 +78,8 @@ __all__ = [
     "router_cover_points",
     "senders_per_stage",
     "NetworkCoverage",
+    "group_senders",
+    "route_senders",
 ]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
@@ -742,6 +746,86 @@ class RN1NetworkModel:
             self._cover_network(self.routers.values())
 
 
+def group_senders(network, tag_of, sender_of=None) -> dict[str, tuple[str, int]]:
+    """Per tag (``tag_of(router key)``) of the routers of ``network`` (an
+    :class:`RN1NetworkModel`): their mode and the most senders whose transmissions can
+    reach one arbitration group of one of them, through the links and the (input, output)
+    pairs a circuit can join; a sender is an input channel, or ``sender_of(channel)`` (the
+    endpoint that owns it); counted up to :data:`CHANNELS`, more than any bin needs."""
+    src_of = {(id(b), pb): (kind, a, pa) for (kind, a, pa), (_, b, pb) in network._links}
+    sender_of = sender_of or (lambda c: c)
+    memo: dict[tuple, set] = {}
+
+    def reach(element, port: int) -> set:
+        key = (id(element), port)
+        if key not in memo:
+            memo[key] = found = set()
+            kind, a, pa = src_of.get(key, ("none", None, None))
+            if kind == "edge":
+                found.add(sender_of(a))
+            elif kind == "router":
+                pairs = circuit_pairs(a.mode) if isinstance(a, RN1Model) else {(0, 0)}
+                for i, o in pairs:
+                    if o == pa and len(found) < CHANNELS:
+                        found |= reach(a, i)
+        return memo[key]
+
+    tags: dict[str, tuple[str, int]] = {}
+    for key, r in network.routers.items():
+        tag = tag_of(key)
+        most = max(
+            len(set().union(*(reach(r, i) for i in inputs)))
+            for _, inputs, _ in arbitration_groups(r.mode)
+        )
+        tags[tag] = (r.mode, min(CHANNELS, max(most, tags.get(tag, ("", 0))[1])))
+    return tags
+
+
+def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
+    """Per tag (``tag_of(router key)``) of the routers of ``network`` (an
+    :class:`RN1NetworkModel`): their mode and the most transmissions that can be at one
+    arbitration group at once, asking for its direction: every ``(sender, channel, head
+    bytes)`` of ``paths`` followed through every output its heads may take (a swallow drops
+    one byte), and per group the fewer of its senders and its inputs they come by (each
+    sender and each input carries one transmission at a time). Exact where
+    :func:`group_senders` is a bound: a group can be reachable from inputs that never ask
+    for its direction together."""
+    out_of = {(id(a), pa): (b, pb) for (_, a, pa), (_, b, pb) in network._links}
+    groups: dict[tuple, tuple[set, set]] = {}
+    keys = {}
+    for key, r in network.routers.items():
+        for gkey, inputs, _ in arbitration_groups(r.mode):
+            for i in inputs:
+                keys[id(r), i, gkey[-1]] = (key, gkey)
+
+    def walk(sender, element, port, heads, k) -> None:
+        if not isinstance(element, RN1Model):  # a swallow: its byte is dropped
+            nxt = out_of.get((id(element), 0))
+            if nxt is not None and k + 1 < len(heads):
+                walk(sender, *nxt, heads, k + 1)
+            return
+        d = direction(heads[k])
+        senders, inputs = groups.setdefault(keys[id(element), port, d], (set(), set()))
+        senders.add(sender)
+        inputs.add(port)
+        passed = [*heads[:k], pass_head(heads[k]), *heads[k + 1 :]]
+        for o in outputs_for(element.mode, port, d):
+            nxt = out_of.get((id(element), o))
+            if nxt is not None and isinstance(nxt[0], RN1Model | RN1SwallowModel):
+                walk(sender, *nxt, passed, k)
+
+    starts = {c: (b, pb) for (kind, c, _), (_, b, pb) in network._links if kind == "edge"}
+    for sender, channel, heads in paths:
+        if channel in starts:
+            walk(sender, *starts[channel], list(heads), 0)
+    tags: dict[str, tuple[str, int]] = {}
+    for (key, _), (senders, inputs) in groups.items():
+        tag = tag_of(key)
+        most = min(len(senders), len(inputs))
+        tags[tag] = (network.routers[key].mode, max(most, tags.get(tag, ("", 0))[1]))
+    return tags
+
+
 class NetworkCoverage:
     """The cover points of a network of RN1 routers driven at its channels, for an
     :class:`RN1NetworkModel` (a subclass names its routers' tags, :meth:`router_tag`, and
@@ -780,37 +864,19 @@ class NetworkCoverage:
             ),
         ]
 
+    def route_paths(self):
+        """Every ``(sender, channel, head bytes)`` a sender at an input channel may send
+        (None: not listed, the senders are bounded by :func:`group_senders`)."""
+        return None
+
     def tag_senders(self) -> dict[str, tuple[str, int]]:
-        """Per tag: the routers' mode and the most input channels (each a sender of its
-        own) whose transmissions can reach one arbitration group of one of its routers,
-        through the links and the (input, output) pairs a circuit can join; counted up to
-        :data:`CHANNELS`, more than any bin needs."""
-        src_of = {(id(b), pb): (kind, a, pa) for (kind, a, pa), (_, b, pb) in self._links}
-        memo: dict[tuple, set] = {}
-
-        def reach(element, port: int) -> set:
-            key = (id(element), port)
-            if key not in memo:
-                memo[key] = found = set()
-                kind, a, pa = src_of.get(key, ("none", None, None))
-                if kind == "edge":
-                    found.add(a)
-                elif kind == "router":
-                    pairs = circuit_pairs(a.mode) if isinstance(a, RN1Model) else {(0, 0)}
-                    for i, o in pairs:
-                        if o == pa and len(found) < CHANNELS:
-                            found |= reach(a, i)
-            return memo[key]
-
-        tags: dict[str, tuple[str, int]] = {}
-        for key, r in self.routers.items():
-            tag = self.router_tag(key)
-            most = max(
-                len(set().union(*(reach(r, i) for i in inputs)))
-                for _, inputs, _ in arbitration_groups(r.mode)
-            )
-            tags[tag] = (r.mode, min(CHANNELS, max(most, tags.get(tag, ("", 0))[1])))
-        return tags
+        """Per tag: the routers' mode and the most transmissions of the senders at the input
+        channels (each a sender of its own) that can be at one arbitration group at once,
+        asking for its direction (:func:`route_senders`)."""
+        paths = self.route_paths()
+        if paths is None:
+            return group_senders(self, self.router_tag)
+        return route_senders(self, self.router_tag, paths)
 
     def start_coverage(self) -> Coverage:
         """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
@@ -908,11 +974,10 @@ class RN1BideltaModel(NetworkCoverage, RN1NetworkModel):
     def endpoint_bin(self, channel: int) -> str:
         return f"endpoint {channel // ENDPOINT_LINKS}"
 
-    def tag_senders(self) -> dict[str, tuple[str, int]]:
-        """Per stage: its mode and the most endpoint links whose transmissions can reach one
-        arbitration group of one of its routers."""
+    def route_paths(self):
         net = self.net
-        return {f"S{j}": (net.mode(j), n) for j, n in enumerate(senders_per_stage(net, True))}
+        heads = [net.head(t) for t in range(net.endpoints)]
+        return [(c, c, [h]) for c in range(self.channels) for h in heads]
 
 
 class RN1UnitTreeModel(NetworkCoverage, RN1NetworkModel):
@@ -932,6 +997,16 @@ class RN1UnitTreeModel(NetworkCoverage, RN1NetworkModel):
     def endpoint_bin(self, channel: int) -> str:
         w = self.tree.width
         return f"subtree {channel // w}" if channel < SUBTREES * w else "top"
+
+    def route_paths(self):
+        tree, w = self.tree, self.tree.width
+        paths = []
+        for c in range(self.channels):
+            src = c // w if c < SUBTREES * w else None
+            for dest in (*range(SUBTREES), None):
+                if dest != src:
+                    paths.append((c, c, [head_for(tree.route(src, dest))]))
+        return paths
 
 
 _LFSR_CYCLE: tuple[list[int], dict[int, int]] | None = None

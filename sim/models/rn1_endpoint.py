@@ -60,8 +60,15 @@ from ...spec.rn1_endpoint import (
     path_routers,
     route_heads,
 )
+from ...spec.rn1_tree import UnitTree
 from ..coverage import Coverage, CoverPoint
-from .rn1 import RN1BideltaModel, RN1FatTreeModel, router_cover_points, senders_per_stage
+from .rn1 import (
+    RN1BideltaModel,
+    RN1FatTreeModel,
+    route_senders,
+    router_cover_points,
+    senders_per_stage,
+)
 
 __all__ = ["RN1EndpointModel", "RN1BideltaStreamModel", "RN1FatTreeStreamModel"]
 
@@ -286,16 +293,26 @@ class RN1EndpointModel:
         code = "CONNECTED" if connected else "BLOCKED"
         cover.hit("status", f"{code} on output {k}")
         stage, odd = divmod(self.age - 2, 2)
-        stages = path_routers(self.route, self.endpoints)
-        if connected or stage == stages:
+        path = self.path()
+        if connected or stage == len(path):
             where = code if connected else "BLOCKED by the receiver"
         else:
-            where = f"BLOCKED by stage {stage}" + (f", after {self.age}" if odd else "")
+            where = f"BLOCKED by {path[stage]}" + (f", after {self.age}" if odd else "")
         cover.hit("answer", where)
         if self.in_a_row:
             cover.hit(f"retry/{self.retry}", f"retry {code}")
         if connected:
             cover.hit("message", next(b for n, b in reversed(_STREAKS) if self.in_a_row >= n))
+
+    def path(self) -> list[str]:
+        """The routers from here to the current destination, as the ``answer`` bins name
+        them: the bidelta's stages (``stage j``); in the unit tree the up router, then the
+        down layers from the lowest common node's level ``L`` (``down L`` .. ``down1``; a
+        node to itself turns at level 1)."""
+        if self.route == "bidelta":
+            return [f"stage {j}" for j in range(path_routers(self.route, self.endpoints))]
+        level = len(UnitTree.route(self.node, self.dest)) - 1 if self.dest != self.node else 1
+        return ["up"] + [f"down{k}" for k in range(level, 0, -1)]
 
     def _cover_backoff(self) -> None:
         """Count the back-off drawn after a failed attempt: none (at once) or a wait, and
@@ -409,44 +426,16 @@ class _StreamModel:
             )
         net.step(i_fwd, o_bk)
 
-
-class RN1BideltaStreamModel(_StreamModel):
-    """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
-    from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), as
-    :class:`~fattree.hdl.rn1.bidelta_stream.RN1BideltaStream` (same parameters; ``dead_outputs``
-    the endpoint output channels cut from the network)."""
-
-    def __init__(
-        self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
-    ):
-        n = RN1_BIDELTA_STREAM.check("endpoints", endpoints, model=True)
-        seed = RN1_BIDELTA_STREAM.check("seed", seed, model=True)
-        retry = RN1_BIDELTA_STREAM.check("retry", retry, model=True)
-        max_bytes = RN1_BIDELTA_STREAM.check("max_bytes", max_bytes, model=True)
-        super().__init__(
-            RN1BideltaModel(endpoints, seed),
-            [
-                RN1EndpointModel(n, retry, endpoint_seed(seed, e), max_bytes, timeout=timeout)
-                for e in range(n)
-            ],
-            dead_outputs,
-        )
-
     #: What :meth:`start_coverage` counts into (None: not counted).
     coverage: Coverage | None = None
 
     def cover_points(self) -> list[CoverPoint]:
-        """The situations of DeHon's routing rule per stage (:func:`router_cover_points`)
+        """The situations of DeHon's routing rule per group of routers (:meth:`router_points`)
         and of the endpoint protocol, over all endpoints (docs/dehon.md, "Coverage of the
         network with endpoints"). Timeouts and given-up messages are declared only with
         ``dead_outputs``: in a working network every status comes within the timeout."""
-        net, ep = self.net.net, self.endpoints[0]
-        senders = senders_per_stage(net)
-        points = [
-            p
-            for j in range(net.stages)
-            for p in router_cover_points(f"S{j}", net.mode(j), senders[j])
-        ]
+        ep = self.endpoints[0]
+        points = self.router_points()
         cut = self.dead_outputs
         timeouts = tuple(f"timeout on output {k}" for k in (0, 1) if any(c % 2 == k for c in cut))
         mute = any(2 * e in cut and 2 * e + 1 in cut for e in range(len(self.endpoints)))
@@ -476,11 +465,7 @@ class RN1BideltaStreamModel(_StreamModel):
             ),
             CoverPoint(
                 "answer",
-                (
-                    "CONNECTED",
-                    *(f"BLOCKED by stage {j}" for j in range(net.stages)),
-                    "BLOCKED by the receiver",
-                ),
+                ("CONNECTED", *self.answers(), "BLOCKED by the receiver"),
                 "where the status came from, end to end: the destination's "
                 "acknowledgement, a stage that found no free output, or a "
                 "destination whose buffer was full",
@@ -513,16 +498,56 @@ class RN1BideltaStreamModel(_StreamModel):
     def start_coverage(self) -> Coverage:
         """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
         coverage = Coverage(self.cover_points())
-        for (stage, _), router in self.net.routers.items():
-            router.cover, router.cover_tag = coverage, f"S{stage}"
+        for key, router in self.net.routers.items():
+            router.cover, router.cover_tag = coverage, self.router_tag(key)
         for ep in self.endpoints:
             ep.cover = coverage
         self.coverage = coverage
         return coverage
 
-    def clone(self) -> RN1BideltaStreamModel:
+    def clone(self):
         """An independent copy in the same state (its coverage too), to try traffic on."""
         return copy.deepcopy(self)
+
+
+class RN1BideltaStreamModel(_StreamModel):
+    """:class:`RN1BideltaModel` with an :class:`RN1EndpointModel` on every endpoint (seeds
+    from :func:`fattree.spec.rn1_endpoint.endpoint_seed`), as
+    :class:`~fattree.hdl.rn1.bidelta_stream.RN1BideltaStream` (same parameters; ``dead_outputs``
+    the endpoint output channels cut from the network)."""
+
+    def __init__(
+        self, endpoints=16, seed=1, retry="immediate", max_bytes=8, timeout=TIMEOUT, dead_outputs=()
+    ):
+        n = RN1_BIDELTA_STREAM.check("endpoints", endpoints, model=True)
+        seed = RN1_BIDELTA_STREAM.check("seed", seed, model=True)
+        retry = RN1_BIDELTA_STREAM.check("retry", retry, model=True)
+        max_bytes = RN1_BIDELTA_STREAM.check("max_bytes", max_bytes, model=True)
+        super().__init__(
+            RN1BideltaModel(endpoints, seed),
+            [
+                RN1EndpointModel(n, retry, endpoint_seed(seed, e), max_bytes, timeout=timeout)
+                for e in range(n)
+            ],
+            dead_outputs,
+        )
+
+    def router_tag(self, key) -> str:
+        return f"S{key[0]}"
+
+    def router_points(self) -> list[CoverPoint]:
+        """DeHon's routing rule per stage (:func:`router_cover_points`), with the bins the
+        endpoints that can reach one group can meet."""
+        net = self.net.net
+        senders = senders_per_stage(net)
+        return [
+            p
+            for j in range(net.stages)
+            for p in router_cover_points(f"S{j}", net.mode(j), senders[j])
+        ]
+
+    def answers(self) -> tuple[str, ...]:
+        return tuple(f"BLOCKED by stage {j}" for j in range(self.net.net.stages))
 
 
 class RN1FatTreeStreamModel(_StreamModel):
@@ -544,3 +569,24 @@ class RN1FatTreeStreamModel(_StreamModel):
                 for e in range(n)
             ],
         )
+
+    def router_tag(self, key) -> str:
+        """The router's layer in the unit tree: ``up``, ``down3``, ``down2``, ``down1``."""
+        return key[-1].rstrip("0123456789").rstrip("_")
+
+    def router_points(self) -> list[CoverPoint]:
+        """DeHon's routing rule per layer (:func:`router_cover_points`), with the bins the
+        endpoints' transmissions can meet at one group (:func:`route_senders`: a down3
+        group sees at most three, from the quarters other than its direction's)."""
+        paths = [
+            (e, ENDPOINT_LINKS * e + k, [h])
+            for e, ep in enumerate(self.endpoints)
+            for k in range(ENDPOINT_LINKS)
+            for h in ep.heads
+        ]
+        tags = route_senders(self.net, self.router_tag, paths)
+        order = ("up", "down3", "down2", "down1")
+        return [p for tag in order for p in router_cover_points(tag, tags[tag][0], tags[tag][1])]
+
+    def answers(self) -> tuple[str, ...]:
+        return tuple(f"BLOCKED by {layer}" for layer in ("up", "down3", "down2", "down1"))
