@@ -767,7 +767,8 @@ def _network_bench(design, params, simulator, frames, root):
     )
     s = result.summary
     assert result.passed, s.get("first_mismatch") or result.log
-    assert s["mismatches"] == 0 and s["checked"] == frames
+    # The traffic's transmissions, then those of the rounds steered into coverage holes.
+    assert s["mismatches"] == 0 and s["checked"] == frames + s.get("steered", 0)
     assert s["retries"] > 0 and s["turned_segments"] > 0
     return result
 
@@ -781,6 +782,43 @@ def test_one_stage_network_bench_on_icarus(tmp_path):
     )
     # One router per level and the up router: dehon-latency's 2, 3, 4, on the RTL.
     assert result.summary["head_cycles"] == [2, 3, 4]
+
+
+@pytest.mark.cocotb
+@_ICARUS
+def test_one_stage_network_coverage_has_no_hole(tmp_path):
+    # 64 transmissions, then the rounds steered into what they left: every bin of the
+    # model's cover points hit (docs/dehon.md, "Coverage").
+    from fattree.sim.cocotb_runner import run_bench
+
+    result = run_bench(
+        get_design("rn1-fat-tree-network"),
+        {"stages": 1, "seed": 1},
+        "icarus",
+        seed=1,
+        bench={"frames": 64, "coverage": True},
+        root=tmp_path,
+    )
+    s = result.summary
+    assert result.passed, s.get("first_mismatch") or result.log
+    assert s["coverage"]["holes"] == [], s["coverage"]
+    assert 0 < s["steered"] == s["checked"] - 64
+    # Every node got a transmission; the top links are not driven and have no bin.
+    assert len(s["coverage"]["points"]["deliver"]["bins"]) == 64
+
+
+@pytest.mark.slow  # the default point on Verilator: build and run
+@pytest.mark.cocotb
+def test_network_coverage_closes_at_the_default_point(tmp_path, capsys):
+    import json
+
+    from fattree.scripts.main import main
+
+    argv = ["sim", "rn1-fat-tree-network", "--coverage", "--json"]
+    code = main([*argv, "--build-root", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["coverage"]["holes"] == []
+    assert code == 0 and out["passed"]
 
 
 @pytest.mark.parametrize(
@@ -816,8 +854,8 @@ def test_synthesis_gets_the_flat_form_or_a_one_line_refusal(built_but_unused):
     kinds = Counter(type(sub).__name__ for sub, _loc in m._named_submodules.values())
     assert kinds == {RN1Router.__name__: 52}
     message = (
-        "the fat-tree of 2 unit-tree stages does not fit: 4160 RN1 need about 7875520 LUT4 by "
-        "the single routers' ECP5 figures (2607 primary, 1157 alternate); the LFE5U-85F has "
+        "the fat-tree of 2 unit-tree stages does not fit: 4160 RN1 need about 4569152 LUT4 by "
+        "the single routers' ECP5 figures (1377 primary, 811 alternate); the LFE5U-85F has "
         "83640"
     )
     with pytest.raises(ValueError) as info:

@@ -13,7 +13,10 @@ common node lies at every level in turn (:func:`fattree.sim.checks.rn1.level_pai
 hybrid: random pairs), each with its head bytes (one per unit tree or cluster crossed), closed
 with TURN now and then, answered BLOCKED now and then by a busy receiver and retried. Checks
 (:func:`network_phase`): every output word of every channel against the model every cycle, and
-every transmission delivered exactly once to its node with its bytes.
+every transmission delivered exactly once to its node with its bytes. A model with cover
+points counts them in every run, and the bench ends with rounds that close what the traffic
+left of them, each tried on a copy of the model first
+(:func:`~fattree.sim.checks.rn1.network_hole_rounds`; ``steered`` in the summary).
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from cocotb.triggers import FallingEdge
 from fattree.sim.benches.rn1 import Ports
 from fattree.sim.checks.rn1 import (
     CHECKS,
+    STEER_LIMIT,
     Knobs,
     level_pairs,
+    network_hole_rounds,
     network_phase,
     network_queues,
 )
@@ -42,6 +47,10 @@ from fattree.spec.rn1_bidelta import ENDPOINT_LINKS
 #: Endpoints' behaviour: turns and busy receivers, so statuses, turned segments and retries
 #: cross the swallows both ways.
 KNOBS = Knobs(start=0.5, turn=0.3, busy=0.1)
+
+#: Candidate rounds tried on a copy of the model to close the coverage's holes (none when
+#: the traffic left no hole).
+HOLE_TRIES = 400
 
 
 def _model(config):
@@ -113,6 +122,9 @@ async def traffic(dut):
     config = bench_config()
     rng = random.Random(config["seed"])
     model = _model(config)
+    # Counted in every run where the model has cover points: the last rounds steer into
+    # its holes, with or without --coverage.
+    coverage = model.start_coverage() if hasattr(model, "start_coverage") else None
     frames = config["bench"].get("frames", 64)
     n = model.channels
     ports = Ports(dut, n)
@@ -136,8 +148,13 @@ async def traffic(dut):
         random.Random(rng.getrandbits(32)),
         limit=200 * frames + 2000,
     )
-    seconds = time.perf_counter() - started
     cycles = counts.pop("cycles")
+    if coverage is not None:
+        steer_cycles, counts["steered"] = await _steer(
+            model, scoreboard, ports, random.Random(rng.getrandbits(32)), dut
+        )
+        cycles += steer_cycles
+    seconds = time.perf_counter() - started
     write_summary(
         config,
         scoreboard.summary(
@@ -147,9 +164,42 @@ async def traffic(dut):
             **counts,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycles / seconds, 1) if seconds else None,
+            **(
+                {"coverage": coverage.as_dict()}
+                if coverage is not None and config["bench"].get("coverage")
+                else {}
+            ),
         ),
     )
     scoreboard.raise_on_mismatch()
+
+
+async def _steer(model, scoreboard: Scoreboard, ports: Ports, rng, dut) -> tuple[int, int]:
+    """The rounds that close what the traffic left of the model's coverage, each tried on a
+    copy of the model first (:func:`~fattree.sim.checks.rn1.network_hole_rounds`; none once
+    the run has failed: the design no longer follows the model they are tried on); their
+    cycles and transmissions."""
+    cycles = steered = 0
+    tries = 0 if scoreboard.mismatches else HOLE_TRIES
+    for name, queues, want, knobs, seed in network_hole_rounds(model, rng, tries=tries):
+        run = await network_phase(
+            model,
+            scoreboard,
+            ports.sample,
+            ports.drive,
+            lambda: FallingEdge(dut.clk),
+            queues,
+            want,
+            knobs,
+            random.Random(seed),
+            limit=STEER_LIMIT,
+            name=name,
+        )
+        cycles += run["cycles"]
+        steered += sum(want.values())
+        if scoreboard.mismatches:
+            break
+    return cycles, steered
 
 
 #: Verilator options of :func:`run_hierarchical`: the router modules as hierarchical blocks,

@@ -79,6 +79,7 @@ __all__ = [
     "network_phase",
     "STEER",
     "hole_rounds",
+    "network_hole_rounds",
 ]
 
 OUTPUTS = ("o_fwd", "i_bk")
@@ -609,16 +610,18 @@ def simulate_network(
     return scoreboard, result["check"]
 
 
-def network_queues(net, pairs, rng: random.Random, extra: int = 3):
-    """Per source channel (node ``a``'s link ``0`` or ``1`` at random), transmissions for
-    ``pairs`` (source node, destination node) over a network of unit trees or clusters
-    (``net.heads``, ``net.route``): head bytes, then 1 .. ``extra`` data bytes. Returns
-    (queues, expected deliveries ``Counter((dest, (head as it arrives, *data)))``)."""
+def network_queues(net, pairs, rng: random.Random, extra: int = 3, *, least=1, link=None):
+    """Per source channel (node ``a``'s link ``link``, or ``0`` or ``1`` at random),
+    transmissions for ``pairs`` (source node, destination node) over a network of unit trees
+    or clusters (``net.heads``, ``net.route``): head bytes, then ``least`` .. ``extra`` data
+    bytes. Returns (queues, expected deliveries ``Counter((dest, (head as it arrives,
+    *data)))``)."""
     queues, want = {}, Counter()
     for a, b in pairs:
         heads = net.heads(a, b, rng.getrandbits(8))
-        data = [rng.getrandbits(8) for _ in range(rng.randint(1, extra))]
-        queues.setdefault(2 * a + rng.randrange(2), []).append(heads + data)
+        data = [rng.getrandbits(8) for _ in range(rng.randint(least, extra))]
+        k = rng.randrange(2) if link is None else link
+        queues.setdefault(2 * a + k, []).append(heads + data)
         last = heads[-1]
         for _ in net.route(a, b)[-1]:
             last = pass_head(last)
@@ -825,4 +828,81 @@ def _tried(check: RN1Check, queues, knobs: Knobs, setting: int | None):
         # A round that does not finish in time (many senders retrying for one receiver)
         # is not run: it counts as reaching nothing.
         return check.model.coverage if trial.scoreboard.mismatches else twin.coverage
+    raise AssertionError("a phase on the model alone waited")
+
+
+#: The endpoints of :func:`network_hole_rounds`: :data:`STEER`'s, and ends that start at
+#: random (heads whose paths differ in length meet only if they start apart).
+NETWORK_STEER = (*STEER, Knobs(start=0.5, turn=0.2, busy=0.2, max_delay=1, max_gap=2))
+
+
+def network_hole_rounds(model, rng: random.Random, *, tries: int):
+    """:func:`hole_rounds` for the networks of unit trees or clusters driven by
+    :func:`network_phase` (``model.net`` names their routes): yields ``(name, queues, want,
+    knobs, seed)``, the ends' randomness drawn from ``random.Random(seed)``. A candidate:
+    from 2 to :data:`STEER_SENDERS` nodes, anywhere or under one level-1 or level-2 node,
+    each a transmission (:func:`network_queues`: on one link of every node or either, with
+    or without data) to one of one or two destination nodes (anywhere, or under that same
+    node; or, half the time while some are left, one that no transmission has reached yet),
+    under one of :data:`NETWORK_STEER`'s endpoints."""
+    nodes = model.net.nodes
+
+    def candidate():
+        block = rng.choice((nodes, 4, 16))  # senders anywhere, or under one node
+        base = rng.randrange(max(1, nodes // block)) * block
+        pool = range(base, min(nodes, base + block))
+        senders = rng.sample(pool, rng.randint(min(2, len(pool)), min(STEER_SENDERS, len(pool))))
+        # Destinations anywhere, or under the same node as the senders (their routes turn
+        # there: heads climbing from different up routers meet in one down router).
+        dests = rng.sample(rng.choice((range(nodes), pool)), min(len(pool), rng.randint(1, 2)))
+        holes = set(model.coverage.holes())
+        missing = [e for e in range(nodes) if f"deliver:{model.endpoint_bin(2 * e)}" in holes]
+        if missing and rng.random() < 0.5:  # a node no transmission has reached yet
+            dests = [rng.choice(missing)]
+        pairs = [(a, b) for a in senders for b in [rng.choice(dests)] if a != b]
+        queues, want = network_queues(
+            model.net,
+            pairs,
+            random.Random(rng.getrandbits(32)),
+            rng.choice((1, 3)),
+            least=rng.choice((0, 1)),
+            link=rng.choice((None, 0, 1)),
+        )
+        return queues, want, rng.choice(NETWORK_STEER), rng.getrandbits(32)
+
+    def reach(drawn):
+        return _network_tried(model, *drawn)
+
+    for k, drawn in closing_rounds(model, tries, candidate, reach):
+        yield (f"steer-{k}", *drawn)
+
+
+def _network_tried(model, queues, want, knobs: Knobs, seed: int):
+    """The coverage a round of :func:`network_hole_rounds` would reach, run on a copy."""
+    twin = model.clone()
+    sb = Scoreboard(CHECKS)
+
+    async def tick():
+        return None
+
+    def read():
+        return twin.o_fwd, twin.i_bk
+
+    phase = network_phase(
+        twin,
+        sb,
+        read,
+        lambda i_fwd, o_bk: None,
+        tick,
+        queues,
+        want,
+        knobs,
+        random.Random(seed),
+        limit=STEER_LIMIT,
+        name="try",
+    )
+    try:
+        phase.send(None)
+    except StopIteration:
+        return model.coverage if sb.mismatches else twin.coverage
     raise AssertionError("a phase on the model alone waited")

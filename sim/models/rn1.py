@@ -102,6 +102,7 @@ def router_cover_points(
     detail: bool = False,
     priority: str = "fixed",
     ranks: str = "input",
+    places=None,
 ) -> list[CoverPoint]:
     """The situations of DeHon's routing rule a router counts (:attr:`RN1Model.cover`) for
     a network whose heads only open circuits, close with DROP and are answered from
@@ -118,10 +119,11 @@ def router_cover_points(
     ``priority``), statuses on either link, the closes in either direction, and what a held
     circuit carries; ``ranks``: the ranking's bins by ``"input"`` (the router alone) or by
     ``"place"`` in the group's order (a network's routers, where only some inputs of a
-    group are fed by heads that can meet). ``mode`` ``"runtime"``: the group points of both
+    group are fed by heads that can meet; ``places``: those that can win a contest, default
+    all but the last). ``mode`` ``"runtime"``: the group points of both
     modes (named ``point/tag@mode``) and the flips of the ``alternate`` input."""
     if mode == RUNTIME:
-        args = {"detail": detail, "priority": priority, "ranks": ranks}
+        args = {"detail": detail, "priority": priority, "ranks": ranks, "places": places}
         shared = router_cover_points(tag, "primary", senders, **args)
         groups = [
             CoverPoint(f"{p.name}@{m}", p.bins, p.why)
@@ -168,7 +170,9 @@ def router_cover_points(
                 f"rank/{tag}",
                 tuple(f"input {i}" for i in _rankable(mode, priority))
                 if ranks == "input"
-                else tuple(f"place {k}" for k in range(1, len(arbitration_groups(mode)[0][1]))),
+                else tuple(
+                    f"place {k}" for k in places or range(1, len(arbitration_groups(mode)[0][1]))
+                ),
                 f"{'an input' if ranks == 'input' else 'a place in its group'} that took an "
                 "output a head ranked after it also wanted: every place of the "
                 f"{priority} ranking decides a contest",
@@ -787,16 +791,18 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
     arbitration group at once, asking for its direction: every ``(sender, channel, head
     bytes)`` of ``paths`` followed through every output its heads may take (a swallow drops
     one byte), and per group the fewer of its senders and its inputs they come by (each
-    sender and each input carries one transmission at a time). Exact where
-    :func:`group_senders` is a bound: a group can be reachable from inputs that never ask
-    for its direction together."""
+    sender and each input carries one transmission at a time); and the places in a group's
+    order that such transmissions come by, but the last (those that can win a contest).
+    Exact where :func:`group_senders` is a bound: a group can be reachable from inputs that
+    never ask for its direction together."""
     out_of = {(id(a), pa): (b, pb) for (_, a, pa), (_, b, pb) in network._links}
     groups: dict[tuple, tuple[set, set]] = {}
-    keys = {}
+    keys, place = {}, {}
     for key, r in network.routers.items():
         for gkey, inputs, _ in arbitration_groups(r.mode):
-            for i in inputs:
+            for k, i in enumerate(inputs, 1):
                 keys[id(r), i, gkey[-1]] = (key, gkey)
+                place[id(r), i] = k
 
     def walk(sender, element, port, heads, k) -> None:
         if not isinstance(element, RN1Model):  # a swallow: its byte is dropped
@@ -807,7 +813,7 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
         d = direction(heads[k])
         senders, inputs = groups.setdefault(keys[id(element), port, d], (set(), set()))
         senders.add(sender)
-        inputs.add(port)
+        inputs.add(place[id(element), port])
         passed = [*heads[:k], pass_head(heads[k]), *heads[k + 1 :]]
         for o in outputs_for(element.mode, port, d):
             nxt = out_of.get((id(element), o))
@@ -818,12 +824,15 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
     for sender, channel, heads in paths:
         if channel in starts:
             walk(sender, *starts[channel], list(heads), 0)
-    tags: dict[str, tuple[str, int]] = {}
+    tags: dict[str, tuple] = {}
     for (key, _), (senders, inputs) in groups.items():
         tag = tag_of(key)
-        most = min(len(senders), len(inputs))
-        tags[tag] = (network.routers[key].mode, max(most, tags.get(tag, ("", 0))[1]))
-    return tags
+        _, most, places = tags.get(tag, ("", 0, set()))
+        if len(inputs) > 1:  # every fed place but the last can win over a later one
+            places |= set(sorted(inputs)[:-1])
+        most = max(most, min(len(senders), len(inputs)))
+        tags[tag] = (network.routers[key].mode, most, places)
+    return {tag: (mode, most, tuple(sorted(p))) for tag, (mode, most, p) in tags.items()}
 
 
 class NetworkCoverage:
@@ -846,8 +855,10 @@ class NetworkCoverage:
         the BLOCKED answers in a row a transmission met before it got through, and delivery
         to every endpoint."""
         points = []
-        for tag, (mode, senders) in self.tag_senders().items():
-            points += router_cover_points(tag, mode, senders, detail=True, ranks="place")
+        for tag, (mode, senders, *places) in self.tag_senders().items():
+            points += router_cover_points(
+                tag, mode, senders, detail=True, ranks="place", places=places[0] if places else None
+            )
         ends = dict.fromkeys(self.endpoint_bin(c) for c in range(self.channels))
         return points + [
             CoverPoint(
@@ -935,7 +946,7 @@ class NetworkCoverage:
             w = r.i_bk[i]
             if not ctrl_of(w) and data_of(w) in STATUS:
                 del self._arrived[c]
-                if data_of(w) != BLOCKED:
+                if data_of(w) != BLOCKED and self.endpoint_bin(c) is not None:
                     cover.hit("deliver", self.endpoint_bin(c))
 
 
@@ -1139,7 +1150,7 @@ class RN1SparseNetworkModel(RN1NetworkModel):
                 self._clocks[n] = self.cycle
 
 
-class RN1FatTreeModel(RN1SparseNetworkModel):
+class RN1FatTreeModel(NetworkCoverage, RN1SparseNetworkModel):
     """The fat-tree of unit-tree stages of :func:`fattree.spec.rn1_tree.fat_tree_network`
     (``stages`` 1 or 2), routers and swallow elements wired as the definitions say;
     channels as :attr:`FatTreeNetwork.inputs` / ``outputs`` order them (processing node
@@ -1162,6 +1173,31 @@ class RN1FatTreeModel(RN1SparseNetworkModel):
         super().__init__(
             net.routers, net.links, net.inputs, net.outputs, net.swallows, dead, dead_links
         )
+
+    def router_tag(self, key) -> str:
+        """The router's layer in its unit tree (``up``, ``down3`` .. ``down1``), and with
+        several stages its stage (``up@2``: the unit trees over the leaf ones)."""
+        layer = key[-1].rstrip("0123456789").rstrip("_")
+        return layer if self.net.stages == 1 else f"{layer}@{key[0]}"
+
+    def endpoint_bin(self, channel: int) -> str | None:
+        """Node ``e``'s two links are its bin; the root's top links have none (no bench
+        drives them: every transmission is between two nodes)."""
+        return f"node {channel // ENDPOINT_LINKS}" if channel < 2 * self.net.nodes else None
+
+    def route_paths(self):
+        """Every node's heads to every other node on both its links (one stage only: two
+        are bounded by :func:`group_senders`, their 8192 links being too many to follow)."""
+        net = self.net
+        if net.stages > 1:
+            return None
+        return [
+            (ENDPOINT_LINKS * a + k, ENDPOINT_LINKS * a + k, net.heads(a, b))
+            for a in range(net.nodes)
+            for b in range(net.nodes)
+            if a != b
+            for k in range(ENDPOINT_LINKS)
+        ]
 
 
 class RN1HybridModel(RN1SparseNetworkModel):
