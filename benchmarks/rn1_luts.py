@@ -2,7 +2,8 @@
 registers its output reaches.
 
     .venv/bin/python benchmarks/rn1_luts.py                      # primary mode
-    .venv/bin/python benchmarks/rn1_luts.py -p mode=alternate --json
+    .venv/bin/python benchmarks/rn1_luts.py -p mode=alternate --sets
+    .venv/bin/python benchmarks/rn1_luts.py --mapping nowidelut   # or area: other LUT mappings
 
 The router alone (as ``fattree synth rn1 --family ecp5`` synthesises its core: the flow's
 ``synth_ecp5``, default mapping) is written as a JSON netlist; from every LUT4 the script
@@ -10,13 +11,15 @@ follows the combinational cells (LUT4, PFUMX, L6MUX21, CCU2C) forward to the fli
 ports they feed. A flip-flop is named by its register with the indices dropped (``conn``,
 ``busy``, ``o.fwd``, ...). Each LUT4 is then counted in the block of the registers it feeds:
 
-* ``forward`` / ``backward``: only the data registers of one direction (``o.fwd``, or
-  ``i.bk``), with the selects and words a design keeps for them;
-* ``busy``, ``release``: only the circuit state (``conn``, ``held``, ``busy``, ``closing``,
-  and the per-output copies a design keeps);
-* ``arbitration``: anything that also reaches ``discard``, a claim's select, or the
-  round-robin pointers;
-* ``other``: the LFSR, ``prev_ctrl`` and whatever is left.
+* ``forward``: only the forward data (the outputs ``o.fwd``, or the words ``pass`` the inputs
+  register for them);
+* ``backward``: the backward registers ``i.bk`` (with any release logic that shares their
+  multiplexers);
+* ``busy``: only ``busy`` registers;
+* ``arbitration``: anything that reaches ``discard``, the select rows ``sel`` or the
+  round-robin pointers, or the forward words together with the circuit state;
+* ``release``: only the circuit state (``conn``, ``held``, ``busy``, ``closing``, ``gone``);
+* ``other``: the LFSR and whatever is left.
 
 The sets themselves are printed too (``--sets``), so a design whose register names differ can
 be read without the blocks. Everything goes under ``build/rn1-luts/`` unless ``--build-root``.
@@ -45,28 +48,45 @@ def register_group(name: str) -> str:
     return name or "?"
 
 
+#: Registers of the circuit state (``open`` is ``held``'s name in the netlist).
+_STATE = {"conn", "open", "busy", "closing", "gone"}
+#: Registers only the arbitration writes: a refused head, the select rows a head loads, the
+#: round-robin pointers.
+_ARBITRATION = {"discard", "sel"}
+
+
 def block_of(groups: frozenset[str]) -> str:
     """The block a LUT4 feeding ``groups`` is counted in (see the module's docstring)."""
-    fwd = {"o.fwd", "pass", "sel"}
-    bk = {"i.bk"}
-    state = {"conn", "held", "open", "busy", "closing", "closing.o", "busy.o", "live"}
-    arb = {"discard", "ptr", "claim"}
-    if groups & arb or any(g.startswith(("ptr", "alt.ptr")) for g in groups):
-        return "arbitration"
-    if groups <= fwd:
+    if groups <= {"o.fwd", "pass"}:
         return "forward"
-    if groups <= bk:
+    if "i.bk" in groups:
         return "backward"
     if groups == {"busy"}:
         return "busy"
-    if groups <= state:
-        return "release"
-    if groups & state and groups & fwd and not groups - state - fwd:
+    if groups & _ARBITRATION or any(g.startswith(("ptr", "alt.ptr")) for g in groups):
         return "arbitration"
+    if "o.fwd" in groups and groups & _STATE:
+        return "arbitration"
+    if groups <= _STATE:
+        return "release"
     return "other"
 
 
-def synthesise(params: dict, out: Path) -> Path:
+def synth_commands(mapping: str) -> list[str]:
+    """``synth_ecp5`` as the flow runs it (``default``), without wide LUTs (``nowidelut``),
+    or as ``fattree synth --lut-mapping area`` maps it (``area``)."""
+    from fattree.synthesis import get_family
+
+    if mapping == "default":
+        return ["synth_ecp5 -top rn1"]
+    if mapping == "nowidelut":
+        return ["synth_ecp5 -top rn1 -nowidelut"]
+    fam = get_family("ecp5")
+    synth = f"{fam.synth} -top rn1{fam.synth_area_flags}"
+    return [f"{synth} -run :map_luts", *fam.map_luts_area, f"{synth} -run map_cells:"]
+
+
+def synthesise(params: dict, out: Path, mapping: str = "default") -> Path:
     """Export the router's RTLIL and map it with ``synth_ecp5``; the JSON netlist's path."""
     from amaranth.back import rtlil
 
@@ -83,7 +103,7 @@ def synthesise(params: dict, out: Path) -> Path:
         [
             "read_rtlil rn1.il",
             "hierarchy -top rn1",
-            "synth_ecp5 -top rn1",
+            *synth_commands(mapping),
             "tee -q -o core.stat.json stat -json",
             "write_json core.json",
             "",
@@ -155,12 +175,13 @@ def main(argv=None) -> int:
     ap.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--build-root", default="build/rn1-luts")
     ap.add_argument("--sets", action="store_true", help="print the register sets too")
+    ap.add_argument("--mapping", choices=("default", "nowidelut", "area"), default="default")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     params = dict(p.split("=", 1) for p in args.param)
     params = {k: int(v) if v.isdigit() else v for k, v in params.items()}
     slug = "-".join(f"{k}{v}" for k, v in sorted(params.items())) or "default"
-    netlist = synthesise(params, Path(args.build_root) / slug)
+    netlist = synthesise(params, Path(args.build_root) / args.mapping / slug, args.mapping)
     blocks, sets, cells = breakdown(netlist)
     if args.json:
         print(json.dumps({"blocks": blocks, "sets": sets, "cells": cells}, indent=1))

@@ -5,7 +5,8 @@ Free inputs: every input channel's forward word and every output channel's backw
 any time (any head, any byte, any close, any status, also on channels the router does not
 hold), and for the run-time router (mode 2) its ``alternate`` input in every cycle; the
 LFSR's state is free in the induction step (any random choice). Read from inside:
-the circuit bits ``conn``, their row and column registers ``held``/``busy``, and ``discard``
+the circuit bits ``conn``, ``held`` (a register that follows conn's rows) and ``busy`` (conn's
+columns), and ``discard``
 (a refused transmission being thrown away) and ``prev_ctrl`` (the ctrl bit of the cycle
 before, tied to the harness's own history by ``circuits``), the state the protocol speaks of.
 """

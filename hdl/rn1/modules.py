@@ -49,7 +49,7 @@ MODULES = {
 
 #: LUT4 of one router alone by mode, ``synth_ecp5`` (docs/dehon.md, "Synthesis"), and of the
 #: largest ECP5 the flow targets (LFE5U-85F).
-ROUTER_ECP5_LUT4 = {"primary": 2607, "alternate": 1157}
+ROUTER_ECP5_LUT4 = {"primary": 1377, "alternate": 811}
 LARGEST_LUT4 = 83_640
 
 # Two seeds whose constants cannot be mistaken for anything else in the export (checked).

@@ -20,6 +20,14 @@ docs/dehon.md for the protocol, the timing and the choices the paper leaves open
   the low bits. A non-TURN close on either link marks it closing; a BLOCKED status on either
   link, or any status once closing, releases it after passing the status on.
 
+Built for LUT FPGAs: the forward register of a circuit sits at its input (the word as it is
+passed on, a head already rotated), and each output is the AND-OR of those registers through
+one-hot select registers, one row per input, loaded by a head's claims; the backward register
+sits at the input too, fed by the same selects. So every output port is gates on registers
+(no path from an input port to an output port), the selects and the release are kept per
+input instead of recomputed per output, and the arbitration feeds only the select rows,
+``held`` and ``discard`` (docs/dehon.md, "Where one router's LUTs go").
+
 The cycle-exact reference is :class:`fattree.sim.models.rn1.RN1Model`.
 """
 
