@@ -72,7 +72,6 @@ def test_the_points_follow_the_tree_size():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["rn1-hybrid"], "design rn1-hybrid has no cover points yet; designs with them: selector"),
         (["circuit-tree", "--ports", "axis"], "design circuit-tree has no cover points yet on its"),
     ],
 )

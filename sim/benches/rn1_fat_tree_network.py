@@ -124,7 +124,11 @@ async def traffic(dut):
     model = _model(config)
     # Counted in every run where the model has cover points: the last rounds steer into
     # its holes, with or without --coverage.
-    coverage = model.start_coverage() if hasattr(model, "start_coverage") else None
+    coverage = None
+    if getattr(model, "coverable", hasattr(model, "start_coverage")):
+        coverage = model.start_coverage()
+    elif config["bench"].get("coverage"):
+        raise ValueError(f"{config['design']} has no cover points at {config['params']}")
     frames = config["bench"].get("frames", 64)
     n = model.channels
     ports = Ports(dut, n)

@@ -103,6 +103,7 @@ def router_cover_points(
     priority: str = "fixed",
     ranks: str = "input",
     places=None,
+    choices=None,
 ) -> list[CoverPoint]:
     """The situations of DeHon's routing rule a router counts (:attr:`RN1Model.cover`) for
     a network whose heads only open circuits, close with DROP and are answered from
@@ -120,10 +121,12 @@ def router_cover_points(
     circuit carries; ``ranks``: the ranking's bins by ``"input"`` (the router alone) or by
     ``"place"`` in the group's order (a network's routers, where only some inputs of a
     group are fed by heads that can meet; ``places``: those that can win a contest, default
-    all but the last). ``mode`` ``"runtime"``: the group points of both
-    modes (named ``point/tag@mode``) and the flips of the ``alternate`` input."""
+    all but the last; ``choices``: the outputs the choice can give, default all). ``mode``
+    ``"runtime"``: the group points of both modes (named ``point/tag@mode``) and the flips
+    of the ``alternate`` input."""
     if mode == RUNTIME:
         args = {"detail": detail, "priority": priority, "ranks": ranks, "places": places}
+        args["choices"] = choices
         shared = router_cover_points(tag, "primary", senders, **args)
         groups = [
             CoverPoint(f"{p.name}@{m}", p.bins, p.why)
@@ -159,7 +162,9 @@ def router_cover_points(
         points.append(
             CoverPoint(
                 f"choice/{tag}",
-                tuple(f"output {o}" for o in range(CHANNELS)) if detail else ("2d", "2d+1"),
+                tuple(f"output {o}" for o in (choices or range(CHANNELS)))
+                if detail
+                else ("2d", "2d+1"),
                 "both outputs of a direction free: the LFSR picks which one the first head takes"
                 + (" (each direction's bit both ways)" if detail else ""),
             )
@@ -791,13 +796,14 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
     arbitration group at once, asking for its direction: every ``(sender, channel, head
     bytes)`` of ``paths`` followed through every output its heads may take (a swallow drops
     one byte), and per group the fewer of its senders and its inputs they come by (each
-    sender and each input carries one transmission at a time); and the places in a group's
-    order that such transmissions come by, but the last (those that can win a contest).
+    sender and each input carries one transmission at a time); the places in a group's
+    order that such transmissions come by, but the last (those that can win a contest); and
+    the outputs of the directions they ask for (those a choice can give).
     Exact where :func:`group_senders` is a bound: a group can be reachable from inputs that
     never ask for its direction together."""
     out_of = {(id(a), pa): (b, pb) for (_, a, pa), (_, b, pb) in network._links}
     groups: dict[tuple, tuple[set, set]] = {}
-    keys, place = {}, {}
+    keys, place, asked = {}, {}, {}
     for key, r in network.routers.items():
         for gkey, inputs, _ in arbitration_groups(r.mode):
             for k, i in enumerate(inputs, 1):
@@ -811,6 +817,7 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
                 walk(sender, *nxt, heads, k + 1)
             return
         d = direction(heads[k])
+        asked.setdefault(id(element), set()).add(d)
         senders, inputs = groups.setdefault(keys[id(element), port, d], (set(), set()))
         senders.add(sender)
         inputs.add(place[id(element), port])
@@ -827,12 +834,17 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
     tags: dict[str, tuple] = {}
     for (key, _), (senders, inputs) in groups.items():
         tag = tag_of(key)
-        _, most, places = tags.get(tag, ("", 0, set()))
+        r = network.routers[key]
+        _, most, places, outs = tags.get(tag, ("", 0, set(), set()))
         if len(inputs) > 1:  # every fed place but the last can win over a later one
             places |= set(sorted(inputs)[:-1])
+        outs |= {o for d in asked[id(r)] for o in (2 * d, 2 * d + 1)}
         most = max(most, min(len(senders), len(inputs)))
-        tags[tag] = (network.routers[key].mode, most, places)
-    return {tag: (mode, most, tuple(sorted(p))) for tag, (mode, most, p) in tags.items()}
+        tags[tag] = (r.mode, most, places, outs)
+    return {
+        tag: (mode, most, tuple(sorted(p)), tuple(sorted(o)))
+        for tag, (mode, most, p, o) in tags.items()
+    }
 
 
 class NetworkCoverage:
@@ -855,9 +867,10 @@ class NetworkCoverage:
         the BLOCKED answers in a row a transmission met before it got through, and delivery
         to every endpoint."""
         points = []
-        for tag, (mode, senders, *places) in self.tag_senders().items():
+        for tag, (mode, senders, *found) in self.tag_senders().items():
+            places, outputs = found or (None, None)
             points += router_cover_points(
-                tag, mode, senders, detail=True, ranks="place", places=places[0] if places else None
+                tag, mode, senders, detail=True, ranks="place", places=places, choices=outputs
             )
         ends = dict.fromkeys(self.endpoint_bin(c) for c in range(self.channels))
         return points + [
@@ -1200,7 +1213,7 @@ class RN1FatTreeModel(NetworkCoverage, RN1SparseNetworkModel):
         ]
 
 
-class RN1HybridModel(RN1SparseNetworkModel):
+class RN1HybridModel(NetworkCoverage, RN1SparseNetworkModel):
     """The hybrid fat-tree of :func:`fattree.spec.rn1_hybrid.hybrid_network`: bidelta leaf
     clusters of ``cluster`` nodes (12, 48, 192), alone (``stages=1``) or under one stage of
     8-wide unit trees (``stages=2``), routers and swallows wired as the definitions say;
@@ -1217,3 +1230,37 @@ class RN1HybridModel(RN1SparseNetworkModel):
     ):
         self.net = net = hybrid_network(cluster, stages, seed, lfsr_seed, dispersed)
         super().__init__(net.routers, net.links, net.inputs, net.outputs, net.swallows)
+
+    def router_tag(self, key) -> str:
+        """A cluster router's bidelta stage (``S0``, ``S1`` ...), a unit-tree router's
+        layer and stage (``up@2``, ``down3@2`` ...)."""
+        name = key[-1].rstrip("0123456789").rstrip("_")
+        return name.upper() if key[0] == 1 else f"{name}@{key[0]}"
+
+    def endpoint_bin(self, channel: int) -> str | None:
+        """A node's two links are its bin (the top links: none, no bench drives them)."""
+        return f"node {channel // ENDPOINT_LINKS}" if channel < 2 * self.net.nodes else None
+
+    def route_paths(self):
+        """Every node's heads to every other node on both its links."""
+        net = self.net
+        return [
+            (ENDPOINT_LINKS * a + k, ENDPOINT_LINKS * a + k, net.heads(a, b))
+            for a in range(net.nodes)
+            for b in range(net.nodes)
+            if a != b
+            for k in range(ENDPOINT_LINKS)
+        ]
+
+    @property
+    def coverable(self) -> bool:
+        """Whether the cover points are declared at this point: one cluster only. Under
+        unit trees, the bins a group can meet would take all 589,056 routes of 768 nodes
+        followed through every output they may take (minutes); a sample would leave out
+        bins the traffic meets."""
+        return self.net.stages == 1
+
+    def cover_points(self) -> list[CoverPoint]:
+        if not self.coverable:
+            raise ValueError("rn1-hybrid has cover points for one cluster only (stages=1)")
+        return super().cover_points()
