@@ -90,6 +90,9 @@ def run(args) -> int:
             + (" on its AXI4-Stream top" if ports == "axis" else "")
             + f"; designs with them: {', '.join(covered_designs())} (native ports)"
         )
+    refusal = getattr(resolve(design.model), "coverage_refusal", None) if args.coverage else None
+    if refusal is not None and refusal(params):
+        raise CliError(refusal(params))
     if args.coverage and params.get("faults"):
         raise CliError("--coverage counts the fault-free network's situations; leave out faults")
     if design.bench is None:

@@ -686,3 +686,12 @@ def test_two_stage_hybrid_declares_no_cover_points():
     assert not model.coverable and RN1HybridModel(12, 1).coverable
     with pytest.raises(ValueError, match=r"one cluster only \(stages=1\)$"):
         model.cover_points()
+
+
+def test_two_stage_hybrid_coverage_is_refused_before_building(capsys, tmp_path):
+    from fattree.scripts.main import main
+
+    assert main(["sim", "rn1-hybrid", "--coverage", "--build-root", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("rn1-hybrid has cover points for one cluster only (stages=1)")
+    assert not any(tmp_path.iterdir())  # nothing exported or built

@@ -1262,5 +1262,13 @@ class RN1HybridModel(NetworkCoverage, RN1SparseNetworkModel):
 
     def cover_points(self) -> list[CoverPoint]:
         if not self.coverable:
-            raise ValueError("rn1-hybrid has cover points for one cluster only (stages=1)")
+            raise ValueError(self.coverage_refusal({"stages": self.net.stages}))
         return super().cover_points()
+
+    @staticmethod
+    def coverage_refusal(params: dict) -> str | None:
+        """Why ``fattree sim --coverage`` is refused at the design point ``params`` (None:
+        it is not), said before anything is built."""
+        if params.get("stages", 2) != 1:
+            return "rn1-hybrid has cover points for one cluster only (stages=1)"
+        return None
