@@ -124,65 +124,11 @@ def router_cover_points(
     all but the last; ``choices``: the outputs the choice can give, default all). ``mode``
     ``"runtime"``: the group points of both modes (named ``point/tag@mode``) and the flips
     of the ``alternate`` input."""
+    args = {"detail": detail, "priority": priority, "ranks": ranks, "places": places}
+    args["choices"] = choices
     if mode == RUNTIME:
-        args = {"detail": detail, "priority": priority, "ranks": ranks, "places": places}
-        args["choices"] = choices
-        shared = router_cover_points(tag, "primary", senders, **args)
-        groups = [
-            CoverPoint(f"{p.name}@{m}", p.bins, p.why)
-            for m in MODES
-            for p in router_cover_points(tag, m, senders, **args)
-            if p.name.split("/")[0] in _GROUP_POINTS
-        ]
-        flips = CoverPoint(
-            f"alternate/{tag}",
-            ("flipped, circuits held", "flipped, none held"),
-            "the mode input changed under held circuits (they must not notice) or on an idle "
-            "router",
-        )
-        rest = [p for p in shared if p.name.split("/")[0] not in _GROUP_POINTS]
-        return groups + rest + ([flips] if detail else [])
-    outputs = 2 if mode == "primary" else 1
-    bins = tuple(
-        f"{h}, {f}"
-        for n, h in enumerate(_HEADS, 1)
-        for free, f in reversed(list(enumerate(_FREE[mode])))
-        if n + outputs - free <= senders
-    )
-    points = [
-        CoverPoint(
-            f"arbitrate/{tag}",
-            bins,
-            "heads wanting one direction in one cycle against its free outputs: the "
-            "lowest inputs win the free ones, the rest (and all, when none is free) are "
-            "blocked",
-        )
-    ]
-    if mode == "primary":
-        points.append(
-            CoverPoint(
-                f"choice/{tag}",
-                tuple(f"output {o}" for o in (choices or range(CHANNELS)))
-                if detail
-                else ("2d", "2d+1"),
-                "both outputs of a direction free: the LFSR picks which one the first head takes"
-                + (" (each direction's bit both ways)" if detail else ""),
-            )
-        )
-    if detail:
-        points.append(
-            CoverPoint(
-                f"rank/{tag}",
-                tuple(f"input {i}" for i in _rankable(mode, priority))
-                if ranks == "input"
-                else tuple(
-                    f"place {k}" for k in places or range(1, len(arbitration_groups(mode)[0][1]))
-                ),
-                f"{'an input' if ranks == 'input' else 'a place in its group'} that took an "
-                "output a head ranked after it also wanted: every place of the "
-                f"{priority} ranking decides a contest",
-            )
-        )
+        return _runtime_cover_points(tag, senders, args)
+    points = _group_cover_points(tag, mode, senders, args)
     release = ("CONNECTED back", "BLOCKED back")
     if detail:
         release += (
@@ -226,6 +172,73 @@ def router_cover_points(
                 "carrying data (neither a close nor a status)",
             ),
         ]
+    return points
+
+
+def _runtime_cover_points(tag: str, senders: int, args: dict) -> list[CoverPoint]:
+    """The run-time router's points: each mode's group points under its own name, the rest
+    once, and (with ``detail``) the flips of the mode input."""
+    shared = router_cover_points(tag, "primary", senders, **args)
+    groups = [
+        CoverPoint(f"{p.name}@{m}", p.bins, p.why)
+        for m in MODES
+        for p in router_cover_points(tag, m, senders, **args)
+        if p.name.split("/")[0] in _GROUP_POINTS
+    ]
+    flips = CoverPoint(
+        f"alternate/{tag}",
+        ("flipped, circuits held", "flipped, none held"),
+        "the mode input changed under held circuits (they must not notice) or on an idle router",
+    )
+    rest = [p for p in shared if p.name.split("/")[0] not in _GROUP_POINTS]
+    return groups + rest + ([flips] if args["detail"] else [])
+
+
+def _group_cover_points(tag: str, mode: str, senders: int, args: dict) -> list[CoverPoint]:
+    """The points of one mode's output groups: arbitration, the choice between two free
+    outputs (primary mode) and, with ``detail``, the ranking."""
+    detail, choices, places = args["detail"], args["choices"], args["places"]
+    outputs = 2 if mode == "primary" else 1
+    bins = tuple(
+        f"{h}, {f}"
+        for n, h in enumerate(_HEADS, 1)
+        for free, f in reversed(list(enumerate(_FREE[mode])))
+        if n + outputs - free <= senders
+    )
+    points = [
+        CoverPoint(
+            f"arbitrate/{tag}",
+            bins,
+            "heads wanting one direction in one cycle against its free outputs: the "
+            "lowest inputs win the free ones, the rest (and all, when none is free) are "
+            "blocked",
+        )
+    ]
+    if mode == "primary":
+        points.append(
+            CoverPoint(
+                f"choice/{tag}",
+                tuple(f"output {o}" for o in (choices or range(CHANNELS)))
+                if detail
+                else ("2d", "2d+1"),
+                "both outputs of a direction free: the LFSR picks which one the first head takes"
+                + (" (each direction's bit both ways)" if detail else ""),
+            )
+        )
+    if detail:
+        points.append(
+            CoverPoint(
+                f"rank/{tag}",
+                tuple(f"input {i}" for i in _rankable(mode, args["priority"]))
+                if args["ranks"] == "input"
+                else tuple(
+                    f"place {k}" for k in places or range(1, len(arbitration_groups(mode)[0][1]))
+                ),
+                f"{'an input' if args['ranks'] == 'input' else 'a place in its group'} that took "
+                "an output a head ranked after it also wanted: every place of the "
+                f"{args['priority']} ranking decides a contest",
+            )
+        )
     return points
 
 
