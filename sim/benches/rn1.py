@@ -226,13 +226,18 @@ async def _phases_in_each_setting(check, model, rng, per_input, runtime, stress)
             model.alternate = setting
             suffix = f"@{MODES[setting]}"
         lay = check.layout
-        for name in ("random", "hotspot"):
-            queues = transmissions(name, per_input, rng, lay)
-            counts[name + suffix] = await check.phase(
-                name + suffix, queues, limit=50_000 * per_input
-            )
-        for name, knobs in STRESS if stress else ():
-            queues = _stress_queues(name, per_input, rng, lay)
+        phases = [(name, None) for name in ("random", "hotspot")]
+        phases += list(STRESS) if stress else []
+        for name, knobs in phases:
+            if check.scoreboard.mismatches:
+                # Failed already: the phases left would only add to the first mismatch
+                # (a broken router with transmissions stuck for good ran past the mutants'
+                # time limit here).
+                return counts
+            if knobs is None:
+                queues = transmissions(name, per_input, rng, lay)
+            else:
+                queues = _stress_queues(name, per_input, rng, lay)
             counts[name + suffix] = await check.phase(
                 name + suffix, queues, limit=50_000 * per_input, knobs=knobs
             )
@@ -243,18 +248,20 @@ async def _phases_flipping(anywhere, alternate: _Alternate, rng, per_input) -> d
     """A run-time router's random traffic and rounds with ``alternate`` flipped at random
     (heads may then leave in any direction: ``anywhere``'s layout); their transmissions."""
     counts = {}
+    if anywhere.scoreboard.mismatches:  # failed already: see _phases_in_each_setting
+        return counts
     alternate.p = TOGGLE
     lay = router_layout("primary")  # heads name directions either way
     counts["random@flip"] = await anywhere.phase(
         "random@flip", transmissions("random", per_input, rng, lay), limit=50_000 * per_input
     )
-    rounds = dict(STRESS)["rounds"]
-    counts["rounds@flip"] = await anywhere.phase(
-        "rounds@flip",
-        _stress_queues("rounds", per_input, rng, lay),
-        limit=50_000 * per_input,
-        knobs=rounds,
-    )
+    if not anywhere.scoreboard.mismatches:
+        counts["rounds@flip"] = await anywhere.phase(
+            "rounds@flip",
+            _stress_queues("rounds", per_input, rng, lay),
+            limit=50_000 * per_input,
+            knobs=dict(STRESS)["rounds"],
+        )
     alternate.p = 0.0
     return counts
 

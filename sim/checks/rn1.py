@@ -424,7 +424,8 @@ class RN1Check:
     """Drives phases of transmissions into one RN1 router and checks it against ``model``
     (see the module's description). :attr:`cycle` counts cycles over every phase."""
 
-    #: Once a check has failed, cycles without a confirmed segment after which a phase ends.
+    #: Once a check has failed, cycles without a confirmed segment after which a phase ends;
+    #: a phase also ends this many cycles after its own first mismatch.
     patience = 2000
 
     def __init__(
@@ -472,7 +473,11 @@ class RN1Check:
         total = sum(len(q) for q in queues)
         start = progress = self.cycle
         done = 0
+        mismatches = sb.mismatches
+        failed_at = None  # the cycle of this phase's first mismatch
         while self.cycle - start < limit:
+            if failed_at is None and sb.mismatches > mismatches:
+                failed_at = self.cycle
             if sb.mismatches and self.cycle - progress > self.patience:
                 # The run has failed already, and a broken router that stopped connecting
                 # (or only answers BLOCKED, which the senders retry for ever) would run to
@@ -481,6 +486,14 @@ class RN1Check:
                     "message_mismatches",
                     f"{name}: nothing got through for {self.patience} cycles after a mismatch "
                     f"(cycle {self.cycle}); phase ended",
+                )
+                break
+            if failed_at is not None and self.cycle - failed_at > self.patience:
+                # Failed in this phase: a broken router that keeps some transmissions stuck
+                # while others get through would run to the limit (mutants hung there).
+                sb.fail(
+                    "message_mismatches",
+                    f"{name}: failed {self.patience} cycles ago (cycle {self.cycle}); phase ended",
                 )
                 break
             o_fwd, i_bk = self.read()
