@@ -118,110 +118,126 @@ def route_cycle(
     ``counter`` counts the cover points."""
     check_online_layout(layout)
     n = layout.leaves
+    for src, dst in sends.items():
+        if not 0 <= src < n or not 0 <= dst < n or src == dst:
+            raise ValueError(f"message {src} -> {dst} is not between two leaves of {n}")
+    cycle = _DeliveryCycle(layout, sends, turn, counter)
     if counter is not None:
         counter.begin()
-    # Pending arrivals: time -> list of (stage key, input vertex, src). A message is at a
-    # node's selector input at time t on wire w (t = 1 at its source's send wire).
-    events: dict[int, list] = defaultdict(list)
-    latency: dict[int, int] = {}
-    stages_of: dict[int, int] = defaultdict(int)
-    outcomes: dict[int, Outcome] = {}
+    for src in sorted(sends):
+        if counter is not None:
+            counter.enter(src)
+        cycle.enter(src, (n + src) >> 1, "LR"[(n + src) & 1], 0, 1)
+    cycle.run()
+    if counter is not None:
+        counter.end()
+    result = CycleResult(dict(sorted(cycle.outcomes.items())))
+    if stats:
+        for key, inputs in cycle.arrived.items():
+            graph = cycle.graph_of(key)
+            matched = len(max_matching(graph, inputs))
+            result.stage_stats[key] = (len(inputs), cycle.routed[key], matched)
+    return result
 
-    def enter(src: int, node: int, in_port: str, wire: int, time: int) -> None:
-        # Walk identity cascades (no stage, no delay) until a stage or the destination.
-        dst = sends[src]
+
+class _DeliveryCycle:
+    """One delivery cycle's messages as they move: selectors take no stage time beyond their
+    own two cycles, a stage one cycle, and the arrivals at a stage in one cycle choose their
+    edges greedily in input order."""
+
+    def __init__(self, layout: TreeLayout, sends: dict[int, int], turn: int, counter):
+        self.layout, self.sends, self.turn, self.counter = layout, sends, turn, counter
+        self.n = layout.leaves
+        # Pending arrivals: time -> list of (stage key, input vertex, src). A message is at a
+        # node's selector input at time t on wire w (t = 1 at its source's send wire).
+        self.events: dict[int, list] = defaultdict(list)
+        self.stages_of: dict[int, int] = defaultdict(int)
+        self.outcomes: dict[int, Outcome] = {}
+        self.taken: dict[tuple[int, str, int], set[int]] = defaultdict(set)
+        self.arrived: dict[tuple[int, str, int], list[int]] = defaultdict(list)
+        self.routed: dict[tuple[int, str, int], int] = defaultdict(int)
+
+    def enter(self, src: int, node: int, in_port: str, wire: int, time: int) -> None:
+        """Walk identity cascades (no stage, no delay) until a stage or the destination."""
+        dst, counter = self.sends[src], self.counter
         while True:
-            out = _out_port(n, node, in_port, dst)
+            out = _out_port(self.n, node, in_port, dst)
             level = node.bit_length() - 1
-            cascade = layout.cascade(level, out)
-            vertex = layout.group_offset(level, out, in_port) + wire
+            cascade = self.layout.cascade(level, out)
+            vertex = self.layout.group_offset(level, out, in_port) + wire
             time += 2  # the selector
             if counter is not None:
                 counter.turn(level, in_port, out)
                 if not cascade.stages:
                     counter.passed(node, out)
             if cascade.stages:
-                events[time].append(((node, out, 0), vertex, src))
+                self.events[time].append(((node, out, 0), vertex, src))
                 return
             wire = vertex
-            node, in_port, done = _next(node, out, wire)
+            node, in_port, done = self.next_channel(node, out)
             if done is not None:
-                latency[src] = time - 1
-                outcomes[src] = Outcome(src, dst, True, time - 1, stages_of[src])
+                self.outcomes[src] = Outcome(src, dst, True, time - 1, self.stages_of[src])
                 return
 
-    def _next(node: int, out: str, wire: int):
+    def next_channel(self, node: int, out: str):
+        """Where output ``out`` of ``node`` leads: (parent or child, its input, None), or
+        (None, None, leaf) when it reaches a leaf."""
         if out == "U":
             return node >> 1, "LR"[node & 1], None
         child = 2 * node + (out == "R")
-        if child >= n:
-            return None, None, child - n
+        if child >= self.n:
+            return None, None, child - self.n
         return child, "U", None
 
-    for src, dst in sorted(sends.items()):
-        if not 0 <= src < n or not 0 <= dst < n or src == dst:
-            raise ValueError(f"message {src} -> {dst} is not between two leaves of {n}")
-        if counter is not None:
-            counter.enter(src)
-        enter(src, (n + src) >> 1, "LR"[(n + src) & 1], 0, 1)
-
-    taken: dict[tuple[int, str, int], set[int]] = defaultdict(set)
-    arrived: dict[tuple[int, str, int], list[int]] = defaultdict(list)
-    routed: dict[tuple[int, str, int], int] = defaultdict(int)
-
-    def graph_of(key):
+    def graph_of(self, key):
         node, port, t = key
-        return layout.cascade(node.bit_length() - 1, port).stages[t].graph
+        return self.layout.cascade(node.bit_length() - 1, port).stages[t].graph
 
-    def order(event):
-        # Arrivals at one stage in one cycle choose in input order: from the first input
-        # round at a cascade's first stage, from input 0 at the others.
+    def order(self, event):
+        """Arrivals at one stage in one cycle choose in input order: from the first input
+        round at a cascade's first stage, from input 0 at the others."""
         key, vertex, _src = event
-        inputs = graph_of(key).r
-        first = first_input(turn, inputs) if key[2] == 0 else 0
+        inputs = self.graph_of(key).r
+        first = first_input(self.turn, inputs) if key[2] == 0 else 0
         return key, (vertex - first) % inputs
 
-    while events:
-        time = min(events)
-        now = sorted(events.pop(time), key=order)
+    def run(self) -> None:
+        while self.events:
+            time = min(self.events)
+            now = sorted(self.events.pop(time), key=self.order)
+            if self.counter is not None:
+                _count_arrivals(self.counter, now)
+            for key, vertex, src in now:
+                self.arrive(time, key, vertex, src)
+
+    def arrive(self, time: int, key, vertex: int, src: int) -> None:
+        """A message at a stage's input: it takes its first free edge or is lost."""
+        node, port, t = key
+        graph, counter = self.graph_of(key), self.counter
+        self.arrived[key].append(vertex)
+        free = [j for j in graph.adjacency[vertex] if j not in self.taken[key]]
         if counter is not None:
-            _count_arrivals(counter, now)
-        for key, vertex, src in now:
-            node, port, t = key
-            graph = graph_of(key)
-            arrived[key].append(vertex)
-            free = [j for j in graph.adjacency[vertex] if j not in taken[key]]
-            if counter is not None:
-                row = graph.adjacency[vertex]
-                choice = row.index(free[0]) if free else None
-                counter.edge(node.bit_length() - 1, port, t, choice, len(row))
-            if not free:
-                outcomes[src] = Outcome(src, sends[src], False, None, None, key)
-                continue
-            taken[key].add(free[0])
-            routed[key] += 1
-            stages_of[src] += 1
-            cascade = layout.cascade(node.bit_length() - 1, port)
-            if t + 1 < cascade.depth:
-                events[time + 1].append(((node, port, t + 1), free[0], src))
-                continue
-            # Out of the cascade at time + 1, onto the next channel.
-            if counter is not None:
-                counter.passed(node, port)
-            after, in_port, done = _next(node, port, free[0])
-            if done is not None:
-                outcomes[src] = Outcome(src, sends[src], True, time, stages_of[src])
-                continue
-            enter(src, after, in_port, free[0], time + 1)
-    if counter is not None:
-        counter.end()
-    result = CycleResult(dict(sorted(outcomes.items())))
-    if stats:
-        for key, inputs in arrived.items():
-            node, port, t = key
-            graph = layout.cascade(node.bit_length() - 1, port).stages[t].graph
-            result.stage_stats[key] = (len(inputs), routed[key], len(max_matching(graph, inputs)))
-    return result
+            row = graph.adjacency[vertex]
+            choice = row.index(free[0]) if free else None
+            counter.edge(node.bit_length() - 1, port, t, choice, len(row))
+        if not free:
+            self.outcomes[src] = Outcome(src, self.sends[src], False, None, None, key)
+            return
+        self.taken[key].add(free[0])
+        self.routed[key] += 1
+        self.stages_of[src] += 1
+        cascade = self.layout.cascade(node.bit_length() - 1, port)
+        if t + 1 < cascade.depth:
+            self.events[time + 1].append(((node, port, t + 1), free[0], src))
+            return
+        # Out of the cascade at time + 1, onto the next channel.
+        if counter is not None:
+            counter.passed(node, port)
+        after, in_port, done = self.next_channel(node, port)
+        if done is not None:
+            self.outcomes[src] = Outcome(src, self.sends[src], True, time, self.stages_of[src])
+            return
+        self.enter(src, after, in_port, free[0], time + 1)
 
 
 #: The root's down cascade is searched exhaustively (every set of the other child's wires
