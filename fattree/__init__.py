@@ -8,4 +8,4 @@ boards) and ``scripts`` -> ``fattree.scripts`` (the ``fattree`` command line).
 docs/architecture.md has the map.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -227,7 +227,7 @@ def test_readme_shows_the_header_selector_gets(tmp_path):
     readme = (Path(CHECKOUT) / "README.md").read_text()
     section = readme.split("### What the file says about itself", 1)[1]
     (shown,) = re.findall(r"```verilog\n(.*?)```", section.split("\n### ", 1)[0], re.S)
-    shown = shown.replace("fattree 0.1.0", f"fattree {fattree.__version__}")
+    shown = shown.replace("fattree 0.2.0", f"fattree {fattree.__version__}")
     assert write(tmp_path, "selector", "-p", "width=8").startswith(shown + "\n")
 
 
