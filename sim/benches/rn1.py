@@ -13,7 +13,10 @@ receivers, and random traffic whose idle words carry random data. A run-time rou
 in ten). A model with cover points (the router's; ``--coverage`` reports them) counts them
 in every run, and the bench ends with rounds that close what the phases left of them, each
 tried on a copy of the model first (:func:`fattree.sim.checks.rn1.hole_rounds`; reported as
-``steered``).
+``steered``). A run that has failed skips the phases left and the steered rounds, and a
+phase ends :attr:`~fattree.sim.checks.rn1.RN1Check.patience` cycles after its first
+mismatch: a broken router that holds some transmissions back for good fails promptly, with
+its first mismatch reported.
 :class:`fattree.sim.checks.rn1.RN1Check` runs two checks side by side:
 
 * cycle by cycle, every output word (``o__k__fwd``, ``i__k__bk``) against
