@@ -711,11 +711,11 @@ def test_shared_router_module_is_the_router(mode, seed, bench_seed, passes, tmp_
     )
     s = result.summary
     assert result.passed == passes, s.get("first_mismatch") or result.log
-    assert s["checked"] == 720
     if passes:
-        assert s["mismatches"] == 0
+        assert s["checked"] == 720 and s["mismatches"] == 0
     else:
-        assert s["cycle_mismatches"] > 0
+        # A failed run skips the phases after the one that failed (the bench fails fast).
+        assert s["cycle_mismatches"] > 0 and 0 < s["checked"] < 720
 
 
 def test_hierarchical_export_of_one_stage():
