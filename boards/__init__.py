@@ -160,6 +160,16 @@ SELFTESTS: Registry[SelfTest] = Registry(
             },
             options=("pattern", "messages"),
         ),
+        SelfTest(
+            design="rn1-fat-tree",
+            core="fattree.boards.rn1_selftest:rn1_fat_tree_selftest",
+            summary=(
+                "the rn1-bidelta-stream self-test on the 64-node fat-tree: every node sends "
+                "LFSR or pattern messages, headers and check bytes checked, the model's "
+                "delivery trace replayed from block RAM cycle for cycle"
+            ),
+            options=("pattern", "messages"),
+        ),
     ],
     key="design",
     message="design {name!r} has no board self-test; designs with one: {known}",

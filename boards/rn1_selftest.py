@@ -1,6 +1,8 @@
-"""Self-test of DeHon's RN1 bidelta network with an endpoint per node (``rn1-bidelta-stream``):
-on-chip message traffic from every endpoint's user side, an independent checker on every
-receive stream, and the reference model's delivery trace replayed on silicon cycle for cycle.
+"""Self-test of DeHon's RN1 networks with an endpoint per node, the bidelta
+(``rn1-bidelta-stream``) and the 64-node fat-tree (``rn1-fat-tree``, :class:`RN1FatTreeHarness`:
+the same harness around the other network and its model): on-chip message traffic from every
+endpoint's user side, an independent checker on every receive stream, and the reference
+model's delivery trace replayed on silicon cycle for cycle.
 
 One *run* of :class:`RN1Harness` (the harness :class:`fattree.boards.selftest.SelfTestCore`
 replays forever) goes like this:
@@ -32,7 +34,8 @@ replays forever) goes like this:
   network that has not delivered everything by then (hung, slow, lossy) ends it with an
   error.
 * **Replay.** :func:`expected_run` runs the cycle-exact reference model
-  (:class:`fattree.sim.models.rn1_endpoint.RN1BideltaStreamModel`) with the sources' Python
+  (:class:`fattree.sim.models.rn1_endpoint.RN1BideltaStreamModel`;
+  :func:`expected_fat_tree_run` its ``RN1FatTreeStreamModel``) with the sources' Python
   twin (:class:`SourcesTwin`) at build time. Its delivery trace (for each cycle in which
   messages end on ``rx``: the cycle, which endpoints, the XOR of the messages' signatures)
   goes into block RAM and the checker compares the network against it cycle for cycle.
@@ -53,11 +56,18 @@ from amaranth.lib import wiring
 from ..hdl._validation import validates_parameters
 from ..hdl.lfsr import LFSR
 from ..hdl.rn1.bidelta_stream import RN1BideltaStream
+from ..hdl.rn1.fat_tree import RN1FatTreeStream
 from ..params import check_int_range
-from ..sim.models.rn1_endpoint import LOAD, R_IDLE, RN1BideltaStreamModel
+from ..sim.models.rn1_endpoint import (
+    LOAD,
+    R_IDLE,
+    RN1BideltaStreamModel,
+    RN1FatTreeStreamModel,
+)
 from ..spec.lfsr import LFSRModel, derive_seed
 from ..spec.rn1_bidelta import check_endpoints
 from ..spec.rn1_endpoint import (
+    RN1_FAT_TREE,
     TIMEOUT,
     check_max_bytes,
     check_retry,
@@ -65,6 +75,7 @@ from ..spec.rn1_endpoint import (
     dest_bits,
     path_routers,
 )
+from ..spec.rn1_tree import SUBTREES
 from .selftest import (
     PRIMING,
     ReplaysTrace,
@@ -92,8 +103,12 @@ __all__ = [
     "SourcesTwin",
     "RunTrace",
     "expected_run",
+    "expected_fat_tree_run",
+    "model_trace",
     "RN1Harness",
+    "RN1FatTreeHarness",
     "rn1_selftest",
+    "rn1_fat_tree_selftest",
 ]
 
 #: Start value of the check byte's code (so the all-zero message is not valid).
@@ -104,6 +119,8 @@ _LFSR_TAPS = (15, 14)
 _LFSR_STEPS = 8
 #: Seed path of the sources' LFSRs (distinct from the other self-tests' banks).
 _TRAFFIC_PATH = 0xB1
+#: Processing nodes of ``rn1-fat-tree`` (one unit-tree stage).
+FAT_TREE_NODES = SUBTREES
 #: The model's run may not be longer than this (the replay memory's cycle field).
 _LIMIT = 1 << 20
 
@@ -122,12 +139,15 @@ def check_byte(data) -> int:
     return code
 
 
-def message_fields(endpoints: int, max_bytes: int, stamp_bits: int) -> dict[str, int]:
+def message_fields(
+    endpoints: int, max_bytes: int, stamp_bits: int, design: str = "rn1-bidelta-stream"
+) -> dict[str, int]:
     """Fields of a message's header, low bits first: ``src``, ``dest`` (``lg endpoints``
     bits each), ``dlen`` (bits of the number of data bytes), ``seq`` (the rest of the header
     bytes, at least 2 bits), ``stamp`` (``stamp_bits``). The header is as few bytes ``H`` as
     hold them; ``dlen`` is as wide as ``max_bytes - H - 1`` data bytes allow (the check byte
-    is last). ``ValueError`` naming the ``max_bytes`` needed if even no data bytes fit."""
+    is last). ``ValueError`` naming the ``max_bytes`` needed (and the ``design`` whose
+    self-test it is) if even no data bytes fit."""
     b = dest_bits(endpoints)
     for h in range(1, max_bytes):
         data_max = max_bytes - h - 1
@@ -137,7 +157,7 @@ def message_fields(endpoints: int, max_bytes: int, stamp_bits: int) -> dict[str,
             return {"src": b, "dest": b, "dlen": dlen, "seq": spare, "stamp": stamp_bits}
     need = -(-(2 * b + stamp_bits + 2) // 8) + 1
     raise ValueError(
-        f"the rn1-bidelta-stream self-test needs max_bytes >= {need} (a header with source, "
+        f"the {design} self-test needs max_bytes >= {need} (a header with source, "
         f"destination, sequence number and a {stamp_bits}-bit time stamp, and a check byte) "
         f"for endpoints={endpoints}, not {max_bytes}"
     )
@@ -245,15 +265,13 @@ class SourcesTwin:
         return self.count == self.quota
 
 
-def _model_run(params, fields, traffic_seed, pattern, messages):
-    """One run of the model with the sources' twin: ``(cycles, deliveries, messages,
-    retries, longest)``, ``cycles`` including the tail. Each delivered message is checked
-    against the one sent (the model must deliver what the twin sent, once)."""
-    n = params["endpoints"]
-    model = RN1BideltaStreamModel(
-        n, params["seed"], params["retry"], params["max_bytes"], timeout=params["timeout"]
-    )
+def _model_run(model, fields, traffic_seed, pattern, messages, design):
+    """One run of the network ``model`` (a fresh stream model: its endpoints on every node)
+    with the sources' twin: ``(cycles, deliveries, messages, retries, longest)``, ``cycles``
+    including the tail. Each delivered message is checked against the one sent (the model
+    must deliver what the twin sent, once)."""
     eps = model.endpoints
+    n = len(eps)
     twin = SourcesTwin(n, fields, seed=traffic_seed, pattern=pattern, messages=messages)
     h = twin.h
     frames: list[list[int]] = [[] for _ in range(n)]
@@ -265,7 +283,7 @@ def _model_run(params, fields, traffic_seed, pattern, messages):
     while last is None or t <= last + tail:
         if t >= _LIMIT:
             raise ValueError(
-                f"the rn1-bidelta-stream model did not deliver every message in {_LIMIT} "
+                f"the {design} model did not deliver every message in {_LIMIT} "
                 "cycles; fewer messages per run"
             )
         tx = twin.outputs()
@@ -318,19 +336,47 @@ def expected_run(
     messages=8,
     timeout=TIMEOUT,
 ) -> RunTrace:
-    """Run the reference model with the sources' twin until every message is delivered and
-    every endpoint is idle; the trace the hardware must reproduce. The time stamp must hold
-    the longest latency, and its width changes the header and so the timing: start with 4
-    bits and widen it until the run's longest latency fits."""
-    params = {
-        "endpoints": endpoints, "seed": seed, "retry": retry, "max_bytes": max_bytes,
-        "timeout": timeout,
-    }  # fmt: skip
+    """Run the reference model of ``rn1-bidelta-stream`` with the sources' twin until every
+    message is delivered and every endpoint is idle: the trace the hardware must reproduce
+    (:func:`model_trace`)."""
+
+    def model():
+        return RN1BideltaStreamModel(endpoints, seed, retry, max_bytes, timeout=timeout)
+
+    return model_trace(
+        model, endpoints, max_bytes, traffic_seed=traffic_seed, pattern=pattern,
+        messages=messages,
+    )  # fmt: skip
+
+
+def expected_fat_tree_run(
+    seed=1, retry="immediate", max_bytes=8, *, traffic_seed=1, pattern="random", messages=8
+) -> RunTrace:
+    """The same for ``rn1-fat-tree`` (64 nodes): its reference model
+    (:class:`~fattree.sim.models.rn1_endpoint.RN1FatTreeStreamModel`) with the sources' twin."""
+
+    def model():
+        return RN1FatTreeStreamModel(seed, retry, max_bytes)
+
+    return model_trace(
+        model, FAT_TREE_NODES, max_bytes, traffic_seed=traffic_seed, pattern=pattern,
+        messages=messages, design="rn1-fat-tree",
+    )  # fmt: skip
+
+
+def model_trace(
+    model, endpoints, max_bytes, *, traffic_seed, pattern, messages,
+    design="rn1-bidelta-stream",
+) -> RunTrace:  # fmt: skip
+    """Run ``model()`` (a new stream model of ``endpoints`` nodes for each try) with the
+    sources' twin until every message is delivered and every endpoint is idle. The time stamp
+    must hold the longest latency, and its width changes the header and so the timing: start
+    with 4 bits and widen it until the run's longest latency fits."""
     stamp = 4
     while True:
-        fields = message_fields(endpoints, max_bytes, stamp)
+        fields = message_fields(endpoints, max_bytes, stamp, design)
         cycles, deliveries, sent, retries, longest = _model_run(
-            params, fields, traffic_seed, pattern, messages
+            model(), fields, traffic_seed, pattern, messages, design
         )
         need = max(2, longest.bit_length())
         if need <= stamp:  # widens at most a few times: the stamp only grows
@@ -380,21 +426,34 @@ class RN1Harness(ReplaysTrace, wiring.Component):
         self.retry = check_retry(retry)
         self.max_bytes = check_max_bytes(max_bytes)
         self.timeout = check_timeout(timeout, path_routers("bidelta", self.endpoints))
+        self.network = network or RN1BideltaStream
+        self._check_traffic(traffic_seed, pattern, messages, latency_bits)
+        self._replay(
+            expected_run(
+                endpoints, seed, self.retry, max_bytes, traffic_seed=traffic_seed,
+                pattern=pattern, messages=messages, timeout=self.timeout,
+            )
+        )  # fmt: skip
+
+    def _check_traffic(self, traffic_seed, pattern, messages, latency_bits) -> None:
         self.traffic_seed = check_int_range("traffic_seed", traffic_seed, 0, (1 << 32) - 1)
         self.pattern = check_pattern(pattern)
         self.messages = check_int_range("messages", messages, 1, 1024)
         self.latency_bits = check_int_range("latency_bits", latency_bits, 2, 32)
-        self.network = network or RN1BideltaStream
-        self.trace = expected_run(
-            endpoints, seed, self.retry, max_bytes, traffic_seed=traffic_seed, pattern=pattern,
-            messages=messages, timeout=self.timeout,
-        )  # fmt: skip
+
+    def _replay(self, trace: RunTrace) -> None:
+        """Take the model's run ``trace`` and size the message, the replay and the ports."""
+        self.trace = trace
         self.fields = dict(self.trace.fields)
         self.header_bytes = _header_bytes(self.fields)
         #: A message's signature: its header and its check byte.
         self.signature_bits = 8 * (self.header_bytes + 1)
-        self._size_replay(endpoints, self.signature_bits)
-        super().__init__(harness_signature(max(endpoints, 3).bit_length(), latency_bits))
+        self._size_replay(self.endpoints, self.signature_bits)
+        super().__init__(harness_signature(max(self.endpoints, 3).bit_length(), self.latency_bits))
+
+    def _network_under_test(self):
+        """The network with its endpoints, as the harness drives it."""
+        return self.network(self.endpoints, self.seed, self.retry, self.max_bytes, self.timeout)
 
     def describe(self) -> dict:
         """The run the board replays, from the model: for reports."""
@@ -427,7 +486,7 @@ class RN1Harness(ReplaysTrace, wiring.Component):
         # The first PRIMING cycles after a reset load the replay memory's first entries; the
         # network and the sources start after them (run cycle 0).
         start = start_after_priming(m, self.cycle_bits)
-        net = self.network(n, self.seed, self.retry, self.max_bytes, self.timeout)
+        net = self._network_under_test()
         start.live.submodules.net = net
 
         quota = messages_per_source(self.pattern, n, self.messages)
@@ -624,6 +683,61 @@ class RN1Harness(ReplaysTrace, wiring.Component):
                 for e in range(self.endpoints)
             )
         ).any()
+
+
+class RN1FatTreeHarness(RN1Harness):
+    """The same self-test around :class:`~fattree.hdl.rn1.fat_tree.RN1FatTreeStream`
+    (``rn1-fat-tree``: the 2-wide unit tree of 52 RN1 with an endpoint on each of its 64
+    processing nodes), replaying :func:`expected_fat_tree_run`.
+
+    Parameters
+    ----------
+    seed, retry, max_bytes
+        The network's parameters (as :class:`~fattree.hdl.rn1.fat_tree.RN1FatTreeStream`);
+        ``max_bytes`` must hold a header and a check byte (:func:`message_fields`).
+    traffic_seed, pattern, messages, latency_bits
+        As :class:`RN1Harness`.
+    network : callable, optional
+        ``network(seed, retry, max_bytes)`` builds the network under test; tests pass broken
+        ones.
+    """
+
+    @validates_parameters
+    def __init__(
+        self,
+        seed=1,
+        retry="immediate",
+        max_bytes=8,
+        *,
+        traffic_seed=1,
+        pattern="random",
+        messages=8,
+        latency_bits=16,
+        network=None,
+    ):
+        self.endpoints = FAT_TREE_NODES
+        self.seed = RN1_FAT_TREE.check("seed", seed)
+        self.retry = RN1_FAT_TREE.check("retry", retry)
+        self.max_bytes = RN1_FAT_TREE.check("max_bytes", max_bytes)
+        self.network = network or RN1FatTreeStream
+        self._check_traffic(traffic_seed, pattern, messages, latency_bits)
+        self._replay(
+            expected_fat_tree_run(
+                self.seed, self.retry, self.max_bytes, traffic_seed=traffic_seed,
+                pattern=pattern, messages=messages,
+            )
+        )  # fmt: skip
+
+    def _network_under_test(self):
+        return self.network(self.seed, self.retry, self.max_bytes)
+
+
+def rn1_fat_tree_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):
+    """The board self-test core of ``rn1-fat-tree``: the design's parameters (``seed`` of the
+    routers' and endpoints' LFSRs, ``retry``, ``max_bytes``), ``seed`` the traffic's seed,
+    ``options`` the harness's (``pattern``, ``messages``)."""
+    harness = RN1FatTreeHarness(**params, traffic_seed=seed, **options)
+    return SelfTestCore(harness, blink_log2=blink_log2, fault_log2=fault_log2)
 
 
 def rn1_selftest(params: dict, *, seed=1, blink_log2=22, fault_log2=None, **options):

@@ -431,6 +431,7 @@ DESIGNS: Registry[Design] = Registry(
             definitions=("fattree.spec.rn1_tree", "fattree.spec.rn1_endpoint"),
             model="fattree.sim.models.rn1_endpoint:RN1FatTreeStreamModel",
             check="fattree.sim.checks.rn1_endpoint:StreamCheck",
+            selftest="fattree.boards.rn1_selftest:rn1_fat_tree_selftest",
             docs="docs/dehon.md",
         ),
         Design(

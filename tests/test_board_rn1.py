@@ -15,9 +15,11 @@ from fattree.boards import get_selftest
 from fattree.boards.rn1_selftest import (
     CODE_INIT,
     PRIMING,
+    RN1FatTreeHarness,
     RN1Harness,
     SourcesTwin,
     check_byte,
+    expected_fat_tree_run,
     expected_run,
     header_word,
     message_fields,
@@ -25,8 +27,9 @@ from fattree.boards.rn1_selftest import (
 )
 from fattree.boards.selftest import SelfTestCore, simulate_status
 from fattree.hdl.rn1.bidelta_stream import RN1BideltaStream
+from fattree.hdl.rn1.fat_tree import RN1FatTreeStream
 from fattree.scripts.main import main
-from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel
+from fattree.sim.models.rn1_endpoint import RN1BideltaStreamModel, RN1FatTreeStreamModel
 from fattree.sim.testbench import simulate
 
 COUNTERS = ("cycles", "checked", "rejects", "maxlat", "errors", "runs", "error", "ok")
@@ -135,16 +138,33 @@ def test_sources_are_a_function_of_the_seed_alone():
                                                   for g in range(16)]  # fmt: skip
 
 
-def test_model_trace_is_the_models_deliveries():
+@pytest.mark.parametrize(
+    "network, nodes, messages",
+    [
+        ("bidelta", 4, 5),
+        # The 64-node fat-tree: every node sends to the next (a sibling, or across the levels
+        # of the unit tree at 3 -> 4, 15 -> 16, 63 -> 0), two messages each.
+        ("fat-tree", 64, 2),
+    ],
+)
+def test_model_trace_is_the_models_deliveries(network, nodes, messages):
     # The trace against a plain run of the model with the twin's messages: each delivered
     # message is one that was sent, to its destination, once, and its bytes arrive in order.
-    trace = expected_run(4, 2, "immediate", 6, traffic_seed=2, pattern="shift", messages=5)
+    if network == "bidelta":
+        trace = expected_run(
+            nodes, 2, "immediate", 6, traffic_seed=2, pattern="shift", messages=messages
+        )
+        model = RN1BideltaStreamModel(nodes, 2, "immediate", 6)
+    else:
+        trace = expected_fat_tree_run(
+            2, "immediate", 6, traffic_seed=2, pattern="shift", messages=messages
+        )
+        model = RN1FatTreeStreamModel(2, "immediate", 6)
     fields = dict(trace.fields)
     h = sum(fields.values()) // 8
-    twin = SourcesTwin(4, fields, seed=2, pattern="shift", messages=5)
-    model = RN1BideltaStreamModel(4, 2, "immediate", 6)
+    twin = SourcesTwin(nodes, fields, seed=2, pattern="shift", messages=messages)
     sent, got = [], []
-    frames = [[] for _ in range(4)]
+    frames = [[] for _ in range(nodes)]
     for t in range(trace.cycles):
         tx = twin.outputs()
         ready = [ep.tx_ready for ep in model.endpoints]
@@ -154,12 +174,13 @@ def test_model_trace_is_the_models_deliveries():
                 if ep.rx_last:
                     got.append((t, e, bytes(frames[e])))
                     frames[e] = []
-        model.step(tx, [1] * 4)
+        model.step(tx, [1] * nodes)
         before = [len(p) for p in twin.pending]
         twin.clock(t, ready)
-        sent += [(g, tx[g][2], bytes(twin.pending[g][-1][2])) for g in range(4)
+        sent += [(g, tx[g][2], bytes(twin.pending[g][-1][2])) for g in range(nodes)
                  if len(twin.pending[g]) > before[g]]  # fmt: skip
-    assert len(sent) == 4 * 5 and all(d == (g + 1) % 4 for g, d, _ in sent)
+    assert len(sent) == nodes * messages
+    assert all(d == (g + 1) % nodes for g, d, _ in sent)
     assert sorted((d, m) for _, d, m in got) == sorted((d, m) for _, d, m in sent)
     assert trace.messages == len(sent)
     # The trace: per cycle, who ends a message and the XOR of header and check byte.
@@ -216,10 +237,8 @@ def test_injected_fault_is_counted():
 class _Broken(wiring.Component):
     """The real network with one thing changed between it and the checker."""
 
-    def __init__(self, how, endpoints, seed, retry, max_bytes, timeout):
-        if how == "other-wiring":
-            seed += 1
-        self.net = RN1BideltaStream(endpoints, seed, retry, max_bytes, timeout)
+    def __init__(self, how, net):
+        self.net = net
         self.how = how
         super().__init__(self.net.signature)
 
@@ -259,8 +278,9 @@ def test_checker_catches_broken_networks(how):
     # A network wired by another seed delivers every message intact, only in other cycles:
     # the replay of the model's trace is what catches it. A received counter one short is
     # caught by the end-of-run check alone.
-    def network(*args):
-        return _Broken(how, *args)
+    def network(endpoints, seed, retry, max_bytes, timeout):
+        seed += how == "other-wiring"
+        return _Broken(how, RN1BideltaStream(endpoints, seed, retry, max_bytes, timeout))
 
     core = small_core(network=network)
     got = run_core(core, core.harness.run_period + 2)
@@ -389,3 +409,72 @@ def test_build_simulate_board_point(capsys, board):
         assert code == 0, err
         data = json.loads(out)
         assert data["lines"] >= 2 and data["checked"] > 0 and (data["errors"] > 0) == fault
+
+
+# The 64-node fat-tree (rn1-fat-tree): the same harness around the other network and model.
+
+
+def test_fat_tree_harness_bad_parameters():
+    with pytest.raises(ValueError, match="^pattern must be one of random, transpose, "):
+        RN1FatTreeHarness(pattern="tornado")
+    with pytest.raises(ValueError, match=r"^messages must be between 1 and 1024, not 0$"):
+        RN1FatTreeHarness(messages=0)
+    with pytest.raises(
+        ValueError,
+        match=r"^the rn1-fat-tree self-test needs max_bytes >= 4 \(a header with source, "
+        r"destination, sequence number and a 4-bit time stamp, and a check byte\) for "
+        r"endpoints=64, not 3$",
+    ):
+        RN1FatTreeHarness(max_bytes=3)
+    with pytest.raises(ValueError, match="^the rn1-fat-tree self-test has no option 'req"):
+        get_selftest("rn1-fat-tree").build({}, seed=1, blink_log2=3, fault_log2=None, requests=1)
+
+
+def test_fat_tree_board_point():
+    # The design's own defaults on the ECP5-85F: 64 nodes, max_bytes 8, immediate retry.
+    assert get_selftest("rn1-fat-tree").defaults_for("ulx3s-85f") == {}
+
+
+def fat_tree_core(*, network=None, messages=2, fault_log2=None):
+    harness = RN1FatTreeHarness(messages=messages, network=network)
+    return SelfTestCore(harness, blink_log2=4, fault_log2=fault_log2)
+
+
+@pytest.mark.slow  # the whole fat-tree and 64 sources and checkers in amaranth.sim
+def test_fat_tree_run_agrees_with_the_model():
+    core = fat_tree_core()
+    trace = core.harness.trace
+    assert trace == expected_fat_tree_run(messages=2)
+    assert trace.messages == 2 * 64 and trace.rejects > 0
+    got = run_core(core, core.harness.run_period + 2)
+    assert got["errors"] == 0 and got["error"] == 0 and got["ok"] == 1 and got["runs"] == 1
+    assert got["checked"] == trace.messages and got["rejects"] == trace.rejects
+    assert got["maxlat"] == trace.max_latency > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["other-wiring", "flip-data"])
+def test_fat_tree_checker_catches_broken_networks(how):
+    # Routers and endpoints seeded otherwise: every message intact, in other cycles (the
+    # replay catches it); a data bit flipped on one receive stream (its check byte does).
+    def network(seed, retry, max_bytes):
+        seed += how == "other-wiring"
+        return _Broken(how, RN1FatTreeStream(seed, retry, max_bytes))
+
+    core = fat_tree_core(network=network)
+    got = run_core(core, core.harness.run_period + 2)
+    assert got["errors"] > 0 and got["error"] == 1 and got["ok"] == 0
+
+
+# The board's point, 3600 cycles (one status line) of the whole core in amaranth.sim.
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [False, True])
+def test_fat_tree_build_simulate(capsys, fault):
+    argv = ["build", "rn1-fat-tree", "--board", "ulx3s-85f", "--simulate", "3600", "--json"]
+    code, out, err = run_cli(capsys, *argv + (["--inject-fault"] if fault else []))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["lines"] == 1 and data["checked"] > 0 and data["verdict"] == "PASS"
+    assert (data["errors"] > 0) == fault
+    assert data["params"] == {"seed": 1, "retry": "immediate", "max_bytes": 8}
+    assert data["selftest"]["messages_per_run"] == 64 * 8
