@@ -176,10 +176,17 @@ class Bidelta:
         return result
 
 
-def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelta:
+def bidelta(
+    endpoints: int, seed: int = 0, random_wiring: bool = True, *, apart: bool = False
+) -> Bidelta:
     """The bidelta network of ``endpoints`` (4, 16, 64 or 256), wired with ``seed``;
     ``random_wiring=False`` deals every group's links in order instead (the regular wiring
-    the fault experiments compare against)."""
+    the fault experiments compare against: a router's two links of a direction enter one
+    router of the next stage). ``apart=True`` with it: the regular wiring that deals them
+    round-robin (:func:`deal_apart` in order), so they enter two different routers, as the
+    random wiring's always do (``apart`` changes nothing there)."""
+    if not isinstance(apart, bool):
+        raise TypeError(f"apart must be True or False, not {apart!r}")
     n = RN1_BIDELTA.check("endpoints", endpoints)
     RN1_BIDELTA.check("seed", seed)
     rng = random.Random(seed)
@@ -234,7 +241,7 @@ def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelt
                 if j == last:
                     e = g * DIRECTIONS + d
                     net.links.extend((o, ("ep_in", e, k)) for k, o in enumerate(outs))
-                elif random_wiring:
+                elif random_wiring or apart:
                     # Both links of a router's direction onto different routers (crossbars
                     # of different chips at the last stage), so no one router or link takes
                     # a direction's two ways: every single fault leaves every pair connected.
@@ -242,7 +249,7 @@ def bidelta(endpoints: int, seed: int = 0, random_wiring: bool = True) -> Bidelt
                     per = DIRECTIONS if j + 1 == last and net.dual_last else CHANNELS
                     routers = [ins[c : c + per] for c in range(0, len(ins), per)]
                     pairs = [outs[k : k + 2] for k in range(0, len(outs), 2)]
-                    net.links.extend(deal_apart(pairs, routers, rng))
+                    net.links.extend(deal_apart(pairs, routers, rng if random_wiring else None))
                 else:
                     deal(outs, group_inputs(j + 1, g * DIRECTIONS + d))
     return net
