@@ -403,7 +403,7 @@ DESIGNS: Registry[Design] = Registry(
             check="fattree.sim.checks.rn1_endpoint:StreamCheck",
             soak="fattree.sim.soak.rn1_stream:RN1BideltaStreamSoak",
             selftest="fattree.boards.rn1_selftest:rn1_selftest",
-            mutant_point={"endpoints": 4, "max_bytes": 2, "retry": "backoff"},
+            mutant_point={"endpoints": 4, "max_bytes": 2, "retry": "backoff", "timeout": 5},
             docs="docs/dehon.md",
         ),
         Design(
