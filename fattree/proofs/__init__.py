@@ -133,12 +133,19 @@ PROOFS: Registry[Proof] = Registry(
                     "tx_done and tx_reject answer a transmission in flight, never both",
                 ),
                 Property(
+                    "receive_state",
+                    "a burst on the eject link is collected only while rx is empty; a "
+                    "rejected burst is ignored until valid falls",
+                ),
+                Property(
                     "rx_holds_until_taken",
                     "a received message not taken stays, unchanged, until taken",
+                    ("receive_state",),
                 ),
                 Property(
                     "every_reception_acked_once",
                     "a new message appears in rx exactly in the cycle the ack goes back",
+                    ("receive_state",),
                 ),
                 Property(
                     "reject_only_when_full",

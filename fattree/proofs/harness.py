@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from amaranth import Const, Elaboratable, Signal
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Fragment
 
-__all__ = ["Harness", "any_of", "at_most_one"]
+__all__ = ["Harness", "any_of", "at_most_one", "elaborated"]
 
 
 def any_of(bits):
@@ -25,6 +25,31 @@ def at_most_one(bits):
         for y in range(x + 1, len(bits)):
             ok = ok & ~(bits[x] & bits[y])
     return ok
+
+
+def elaborated(dut, platform=None) -> tuple[Fragment, dict]:
+    """``dut`` elaborated, and its registers and wires by name: ``{path: signal}``, the path
+    the names of the submodules down to it and the signal's own name, joined by ``.``.
+
+    For a harness that must read state the design keeps to itself (an invariant that makes
+    induction close speaks of it), without changing the design: add the fragment as the
+    submodule (``m.submodules.dut = fragment``) and read the signals from the dict."""
+    fragment = Fragment.get(dut, platform)
+    found: dict[str, Signal] = {}
+    ambiguous: set[str] = set()
+
+    def walk(frag, path):
+        for statements in frag.statements.values():
+            for statement in statements:
+                for signal in statement._lhs_signals():
+                    key = ".".join((*path, signal.name))
+                    if found.setdefault(key, signal) is not signal:
+                        ambiguous.add(key)
+        for sub, name, *_ in frag.subfragments:
+            walk(sub, (*path, str(name)))
+
+    walk(fragment, ())
+    return fragment, {k: v for k, v in found.items() if k not in ambiguous}
 
 
 class Harness(Elaboratable):

@@ -6,6 +6,11 @@ stream rules ask), the receive stream's ``ready``, the eject link (any ``valid``
 burst a router could send), ``go``. The inject link's ``reject`` and ``ack`` are assumed to
 come only while the interface has a transmission in flight (``busy``) and never both at once:
 the network answers a circuit attempt, and nothing else.
+
+Read from inside: the receiving side's two flags, ``was_valid`` (the eject link's ``valid`` a
+cycle before: a burst is under way) and ``dead`` (the burst was rejected and is ignored), the
+state the receive properties speak of (``receive_state``). The interface keeps them to
+itself; the harness finds them by name in the elaborated design (:func:`.harness.elaborated`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from amaranth import Module, Signal
 from amaranth.hdl import Assume
 
-from .harness import Harness
+from .harness import Harness, elaborated
 
 __all__ = ["harness", "InterfaceProperties"]
 
@@ -49,7 +54,9 @@ class InterfaceProperties(Harness):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.dut = dut = self.dut
+        dut = self.dut
+        m.submodules.dut, inside = elaborated(dut, platform)
+        collecting, dead = inside["was_valid"], inside["dead"]
         tx, rx = dut.tx, dut.rx
         first = self.first_cycle(m)
         # The environment: the stream rule for tx, and a network that answers only a
@@ -75,6 +82,13 @@ class InterfaceProperties(Harness):
         m.d.comb += was_full.eq(~first & was_rx_valid & ~was_rx_ready)
 
         props = {
+            # The receiving side's state: a burst is collected (not rejected) only while rx
+            # is empty, so its message never lands on one not taken; a rejected burst is
+            # ignored until valid falls. Inductive; the receive properties rest on it.
+            "receive_state": [
+                ~dead | collecting,
+                ~(collecting & ~dead) | ~rx.valid,
+            ],
             "one_transmission": [
                 # A message taken closes the transmit stream until it is acknowledged:
                 # tx_done and tx_reject answer a transmission in flight, never both.
