@@ -277,10 +277,13 @@ def test_faults_experiment_random_wiring_beats_regular():
     from fattree.sim.experiments import registry
 
     args = argparse.Namespace(endpoints=64, faults=[8], trials=10, seed=1)
-    (row,) = registry()["dehon-faults"].run(args).rows
-    faults, random_mean, random_worst, regular_mean, regular_worst, *placed = row
-    assert faults == 8 and 0 < regular_mean < random_mean < 1
-    assert placed == [None, None]  # worst-placed sets only up to --worst (1)
+    result = registry()["dehon-faults"].run(args)
+    (row,) = result.rows
+    col = {c: i for i, c in enumerate(result.columns)}
+    random_mean, regular_mean = row[col["random: pairs"]], row[col["regular: pairs"]]
+    assert row[0] == 8 and 0 < regular_mean < random_mean < 1
+    # Worst-placed sets only up to --worst (1).
+    assert [row[c] for name, c in col.items() if name.endswith("worst-placed")] == [None] * 3
     # Two dead routers of one dual-crossbar pair cut their endpoints off: the worst case.
     net = bidelta(16, 2)
     cut = net.connected({(1, 0), (1, 1)})

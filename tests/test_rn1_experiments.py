@@ -493,14 +493,15 @@ def test_sparse_stepping_with_faults_equals_the_plain_stepping():
 
 
 def test_worst_placed_dead_routers():
-    # Every set searched: one dead router cuts nothing (both wirings keep a direction's two
+    # Every set searched: one dead router cuts nothing (every wiring keeps an endpoint's two
     # ways on two routers), two can take a last-stage pair, whose 8 endpoints of 16 are then
     # unreachable (half the pairs), the worst there is.
     args = argparse.Namespace(endpoints=16, faults=[1, 2, 3], trials=2, seed=1, worst=2)
     result = registry()["dehon-faults"].run(args)
     col = {c: i for i, c in enumerate(result.columns)}
-    worst = [(r[col["random: worst-placed"]], r[col["regular: worst-placed"]]) for r in result.rows]
-    assert worst == [(1, 1), (0.5, 0.5), (None, None)]
+    wirings = ("random", "regular", "regular apart")
+    worst = [tuple(r[col[f"{w}: worst-placed"]] for w in wirings) for r in result.rows]
+    assert worst == [(1, 1, 1), (0.5, 0.5, 0.5), (None, None, None)]
     for bad, message in [
         ({"worst": 4}, "--worst must be 1..3, not 4"),
         ({"network": "fat-tree"}, "--worst is the bidelta rows'"),

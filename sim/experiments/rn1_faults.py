@@ -1,7 +1,8 @@
 """DeHon (1993) and Leighton: pairs of endpoints still connected under faults
 (``dehon-faults``): dead routers of the bidelta network, or dead unit-tree stacks, links and
 routers of the two-stage fat-tree (:meth:`fattree.spec.rn1_tree.FatTreeNetwork.connected`),
-random against regular wiring.
+random against regular wiring (the bidelta network: two regular wirings, a router's two
+links of a direction on one router of the next stage or on two).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _faults_args(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=None,
         help="bidelta: also the worst-placed faults, every set of up to that many dead "
-        "routers searched (default 1; 2 is 1128 sets at 64 endpoints, ~30 s)",
+        "routers searched (default 1; 2 is 1128 sets at 64 endpoints, ~45 s)",
     )
     parser.add_argument(
         "--delivery",
@@ -149,8 +150,6 @@ DELIVERY_DEFAULTS = {
 
 
 def _faults_run(args, progress=lambda text: None) -> Result:
-    from ...spec.rn1_bidelta import bidelta
-
     if getattr(args, "delivery", False):
         if getattr(args, "worst", None) is not None:
             raise ValueError("--worst is the connectivity rows': not with --delivery")
@@ -168,10 +167,7 @@ def _faults_run(args, progress=lambda text: None) -> Result:
     faults_list = args.faults or [1, 2, 4, 8, 16]
     trials = args.trials or 20
 
-    nets = {
-        "random": bidelta(args.endpoints, args.seed),
-        "regular": bidelta(args.endpoints, args.seed, random_wiring=False),
-    }
+    nets = bidelta_wirings(args.endpoints, args.seed)
     routers = [
         (j, r)
         for j in range(nets["random"].stages)
@@ -209,24 +205,39 @@ def _faults_run(args, progress=lambda text: None) -> Result:
             "worst": worst,
             "seed": args.seed,
         },
-        [
-            "dead routers",
-            "random: pairs",
-            "random: worst",
-            "regular: pairs",
-            "regular: worst",
-            "random: worst-placed",
-            "regular: worst-placed",
-        ],
+        ["dead routers"]
+        + [f"{name}: {what}" for name in nets for what in ("pairs", "worst")]
+        + [f"{name}: worst-placed" for name in nets],
         rows,
         notes=[
             "fraction of (source, destination) endpoint pairs with a path that avoids the dead "
             "routers (either of the source's two outputs; a head may take either output of "
-            "its direction), mean and worst over the trials; the same fault sets for both "
-            "wirings of the bidelta network; worst-placed: the minimum over every set of "
+            "its direction), mean and worst over the trials; the same fault sets for every "
+            "wiring of the bidelta network; worst-placed: the minimum over every set of "
             f"that many routers (up to --worst {worst})",
+            "random: a router's two links of a direction dealt at random onto two routers of "
+            "the next stage; regular: in order, both onto one router; regular apart: in "
+            "order, round-robin onto two routers",
         ],
     )
+
+
+#: The bidelta wirings compared, in the order of the columns.
+BIDELTA_WIRINGS = ("random", "regular", "regular apart")
+
+
+def bidelta_wirings(endpoints: int, seed: int) -> dict:
+    """The bidelta network of ``endpoints`` in each of :data:`BIDELTA_WIRINGS` (``seed``
+    draws the random one): random (Leighton's, a direction's links kept apart), regular
+    (every group dealt in order: a router's two links of a direction enter one router) and
+    regular apart (dealt round-robin: they enter two routers, as the random wiring's do)."""
+    from ...spec.rn1_bidelta import bidelta
+
+    return {
+        "random": bidelta(endpoints, seed),
+        "regular": bidelta(endpoints, seed, random_wiring=False),
+        "regular apart": bidelta(endpoints, seed, random_wiring=False, apart=True),
+    }
 
 
 #: The fat-tree wirings compared: random (seeded unit trees, dispersion in random order),
@@ -807,7 +818,7 @@ EXPERIMENTS = [
     Experiment(
         "dehon-faults",
         "DeHon/Leighton: pairs still connected under faults (bidelta routers; fat-tree stacks, "
-        "links, routers), random vs regular wiring",
+        "links, routers), random vs regular wirings",
         _faults_args,
         _faults_run,
     ),
