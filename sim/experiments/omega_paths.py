@@ -216,6 +216,7 @@ def _run(args, progress=lambda text: None) -> Result:
 
 def _plot(result: Result, path: str) -> None:
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     from . import save_plot
 
@@ -232,6 +233,7 @@ def _plot(result: Result, path: str) -> None:
     ax.plot(sizes, [math.sqrt(n) for n in sizes], "k:", label="sqrt N")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
+    ax.yaxis.set_minor_formatter(NullFormatter())  # powers of two only
     ax.set_xlabel("terminals N")
     ax.set_ylabel("worst messages on one wire")
     ax.legend(fontsize=7)
