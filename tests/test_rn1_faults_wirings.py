@@ -79,7 +79,7 @@ def test_the_experiment_compares_three_wirings_on_the_same_faults():
     args = argparse.Namespace(endpoints=64, faults=[2, 8], trials=12, seed=1)
     result = registry()["dehon-faults"].run(args)
     col = {c: i for i, c in enumerate(result.columns)}
-    assert result.columns[0] == "dead routers" and len(result.columns) == 10
+    assert result.columns[0] == "dead routers" and len(result.columns) == 12
     two, eight = result.rows
     # Two dead routers: the wiring that keeps a direction's links apart loses no pair in
     # these sets; the old regular one loses some.
@@ -89,3 +89,16 @@ def test_the_experiment_compares_three_wirings_on_the_same_faults():
     assert eight[col["random: pairs"]] > old + 0.05
     assert eight[col["regular apart: pairs"]] > old + 0.05
     assert [eight[col[f"{w}: worst-placed"]] for w in BIDELTA_WIRINGS] == [None] * 3
+    # The paired difference is the difference of the means.
+    random_mean, apart_mean = eight[col["random: pairs"]], eight[col["regular apart: pairs"]]
+    assert eight[col["random - regular apart"]] == pytest.approx(random_mean - apart_mean)
+    assert eight[col["s.e."]] > 0
+
+
+def test_paired_difference():
+    from fattree.sim.experiments.rn1_faults import paired_difference
+
+    assert paired_difference([1.0], [0.5]) == [0.5, None]
+    mean, se = paired_difference([1.0, 0.8, 0.6], [0.9, 0.8, 0.4])
+    # Differences 0.1, 0, 0.2: mean 0.1, sample deviation 0.1, s.e. 0.1 / sqrt 3.
+    assert mean == pytest.approx(0.1) and se == pytest.approx(0.1 / 3**0.5)

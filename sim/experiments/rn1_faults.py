@@ -182,8 +182,10 @@ def _faults_run(args, progress=lambda text: None) -> Result:
         rng = random.Random(args.seed * 1000 + faults)
         sets = [set(rng.sample(routers, min(faults, len(routers)))) for _ in range(trials)]
         row = [faults]
+        per_wiring = []
         for net in nets.values():
             fractions = [sum(map(sum, net.connected(dead))) / pairs for dead in sets]
+            per_wiring.append(fractions)
             row += [sum(fractions) / len(fractions), min(fractions)]
         for net in nets.values():
             # Worst-placed: the least connected of every set of this many dead routers.
@@ -195,6 +197,7 @@ def _faults_run(args, progress=lambda text: None) -> Result:
                 if faults <= worst
                 else None
             )
+        row += paired_difference(per_wiring[0], per_wiring[-1])
         rows.append(row)
     return Result(
         "dehon-faults",
@@ -207,7 +210,8 @@ def _faults_run(args, progress=lambda text: None) -> Result:
         },
         ["dead routers"]
         + [f"{name}: {what}" for name in nets for what in ("pairs", "worst")]
-        + [f"{name}: worst-placed" for name in nets],
+        + [f"{name}: worst-placed" for name in nets]
+        + ["random - regular apart", "s.e."],
         rows,
         notes=[
             "fraction of (source, destination) endpoint pairs with a path that avoids the dead "
@@ -218,8 +222,20 @@ def _faults_run(args, progress=lambda text: None) -> Result:
             "random: a router's two links of a direction dealt at random onto two routers of "
             "the next stage; regular: in order, both onto one router; regular apart: in "
             "order, round-robin onto two routers",
+            "random - regular apart: the mean over the trials of the difference of the two "
+            "fractions on the same fault set, with its standard error (s.e.)",
         ],
     )
+
+
+def paired_difference(a: list[float], b: list[float]) -> list[float | None]:
+    """Mean of ``a[i] - b[i]`` and its standard error (None from fewer than two pairs)."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    mean = sum(diffs) / len(diffs)
+    if len(diffs) < 2:
+        return [mean, None]
+    variance = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
+    return [mean, (variance / len(diffs)) ** 0.5]
 
 
 #: The bidelta wirings compared, in the order of the columns.
