@@ -18,8 +18,13 @@ from fattree.hdl.rn1.bidelta_stream import RN1BideltaStream
 from fattree.hdl.rn1.endpoint import RN1Endpoint
 from fattree.sim.checks.rn1_endpoint import (
     CHECKS,
+    STEER,
     STREAM_OUTPUTS,
+    HeadMeetings,
+    StreamCheck,
     Traffic,
+    held_hotspot,
+    meeting_rounds,
     messages,
     model_outputs,
     run_model,
@@ -623,3 +628,84 @@ def test_cli_timeout_below_the_networks_wait_is_one_line(capsys):
     err = capsys.readouterr().err.strip()
     assert code != 0 and len(err.splitlines()) == 1
     assert "timeout must be at least 7 (the longest wait for a status in this network)" in err
+
+
+# The stress phases of the bench (sim/benches/rn1_stream.py, ``_stress``).
+
+
+def _stress_run(dut, model, *, hold: int, tries: int, seed: int = 3):
+    """The held hot spot, then the rounds of heads meeting in new ways, on ``dut`` (None: the
+    model alone) against ``model``; returns the scoreboard, the check, the meetings and the
+    longest back-off wait the endpoints drew."""
+    scoreboard = Scoreboard(CHECKS)
+    rng = random.Random(seed)
+    waits = []
+    result = {}
+
+    def watch(m):
+        meetings(m)
+        waits.extend(ep.wait for ep in m.endpoints)
+
+    async def bench(ctx=None):
+        async def tick():
+            return None
+
+        if ctx is None:
+            read, drive = (lambda: model_outputs(model.endpoints)), (lambda _: None)
+        else:
+            read, drive = stream_ports(ctx, dut, len(model.endpoints))
+        check = StreamCheck(
+            model, scoreboard, read, drive, ctx.tick if ctx else tick, max_bytes=2, rng=rng
+        )
+        name, queues, traffic = held_hotspot(len(model.endpoints), 2, rng, hold=hold)
+        check.traffic, check.watch = traffic, watch
+        await check.phase(name, queues, limit=100_000)
+        check.traffic = STEER
+        for name, queues, settle in meeting_rounds(model, meetings, 2, rng, tries=tries):
+            await check.phase(name, queues, limit=20_000, settle=settle)
+        result["check"] = check
+
+    meetings = HeadMeetings(model)
+    if dut is None:
+        import asyncio
+
+        asyncio.run(bench())
+    else:
+        simulate(dut, bench)
+    return scoreboard, result["check"], meetings, max(waits)
+
+
+def test_held_hotspot_runs_the_backoff_to_its_cap_on_the_model():
+    # The receivers hold off: the senders meet BLOCKED nine times in a row and more (the
+    # window at its cap, 8) and draw waits of 64 cycles and more.
+    model = RN1BideltaStreamModel(4, 1, "backoff", 2, timeout=5)
+    coverage = model.start_coverage()
+    sb, check, _, longest_wait = _stress_run(None, model, hold=3000, tries=0)
+    assert sb.mismatches == 0, sb.first_mismatch
+    assert max(check.blocked_per_message) >= 9
+    assert longest_wait >= 64
+    assert coverage.hits["retry/backoff"]["window capped"] > 0
+
+
+def test_meeting_rounds_meet_three_and_four_heads_in_new_ways():
+    # Every round yielded on the model (after the held hot spot) adds a way heads meet at
+    # the router: inputs, held outputs and the random bit; three and four heads for one
+    # direction in one cycle among them, with both outputs free and with one held.
+    model = RN1BideltaStreamModel(4, 1, "backoff", 2, timeout=5)
+    sb, check, meetings, _ = _stress_run(None, model, hold=300, tries=60)
+    assert sb.mismatches == 0, sb.first_mismatch
+    assert len(meetings.seen) > 40
+    sizes = Counter((len(inputs), busy) for _, _, inputs, busy, _ in meetings.seen)
+    assert sizes[3, (0, 0)] and sizes[4, (0, 0)]
+    assert any(sizes[k, b] for k in (2, 3, 4) for b in ((0, 1), (1, 0)))
+    assert {bit for *_, bit in meetings.seen} == {0, 1}
+
+
+def test_stress_phases_match_the_model_on_the_rtl():
+    # The same phases, shorter, on the network's RTL (the bench's mutant point) against the
+    # model, cycle by cycle.
+    model = RN1BideltaStreamModel(4, 1, "backoff", 2, timeout=5)
+    dut = RN1BideltaStream(4, 1, "backoff", 2, timeout=5)
+    sb, check, meetings, _ = _stress_run(dut, model, hold=400, tries=12)
+    assert sb.mismatches == 0, sb.first_mismatch
+    assert check.stats["retries"] > 0 and len(meetings.seen) > 5

@@ -37,9 +37,12 @@ from cocotb.triggers import FallingEdge
 from fattree.sim.checks.rn1_endpoint import (
     CHECKS,
     STEER,
+    HeadMeetings,
     StreamCheck,
     Traffic,
+    held_hotspot,
     hole_rounds,
+    meeting_rounds,
     messages,
     steering_phases,
 )
@@ -57,6 +60,14 @@ BURST_MESSAGES = 96
 #: Candidate rounds tried on a copy of the model to close the coverage's holes (none when
 #: the phases before left no hole).
 HOLE_TRIES = 400
+
+#: Candidate rounds tried on a copy of the model for heads meeting at a router in new ways
+#: (:func:`~fattree.sim.checks.rn1_endpoint.meeting_rounds`).
+MEETING_TRIES = 80
+
+#: Designs that get the stress phases (:func:`_stress`): the bidelta's, whose first-stage
+#: routers :class:`~fattree.sim.checks.rn1_endpoint.HeadMeetings` watches.
+STRESSED = ("rn1-bidelta-stream",)
 
 #: The model of each design this bench runs, built from the design's parameters.
 MODELS = {
@@ -136,7 +147,10 @@ async def traffic_phases(dut):
     started = time.perf_counter()
     for name in ("random", "hotspot"):
         queues = messages(name, n, per_endpoint, mb, rng, traffic.overlong)
-        counts[name] = await check.phase(name, queues, limit=20_000 * per_endpoint)
+        # A run that has failed skips the phases left: each would end only after its own
+        # patience, and a failing mutant would run past its time limit.
+        if not scoreboard.mismatches:
+            counts[name] = await check.phase(name, queues, limit=20_000 * per_endpoint)
     # Bursts: every endpoint offers a one-byte message for the same destination from the same
     # cycle on (no idle beats), so their heads meet in one cycle and the losers retry in
     # step: the arbitration of three or more heads, and long BLOCKED streaks.
@@ -144,8 +158,11 @@ async def traffic_phases(dut):
     counts["bursts"] = 0
     for burst in range(max(2, BURST_MESSAGES // n)):
         queues = [[(burst % n, [rng.getrandbits(8)])] for _ in range(n)]
-        counts["bursts"] += await check.phase("burst", queues, limit=20_000, settle=8)
-    if coverage is not None:
+        if not scoreboard.mismatches:
+            counts["bursts"] += await check.phase("burst", queues, limit=20_000, settle=8)
+    if config["design"] in STRESSED and not scoreboard.mismatches:
+        await _stress(check, model, rng, counts)
+    if coverage is not None and not scoreboard.mismatches:
         await _steer(check, model, rng, counts, backpressure=traffic.backpressure)
     seconds = time.perf_counter() - started
     stats, blocked = check.stats, check.blocked_per_message
@@ -166,6 +183,26 @@ async def traffic_phases(dut):
         ),
     )
     scoreboard.raise_on_mismatch()
+
+
+async def _stress(check: StreamCheck, model, rng, counts: dict) -> None:
+    """A hot spot whose receivers hold off for a while (long BLOCKED streaks: the back-off
+    at its cap), then rounds that make heads meet at the router in ways not met yet (tried
+    on a copy of the model first); none once the run has failed."""
+    mb = check.max_bytes
+    name, queues, traffic = held_hotspot(len(model.endpoints), mb, rng)
+    check.traffic = traffic
+    counts[name] = await check.phase(name, queues, limit=200_000)
+    meetings = HeadMeetings(model)
+    check.watch, check.traffic = meetings, STEER
+    counts["meetings"] = 0
+    tries = 0 if check.scoreboard.mismatches else MEETING_TRIES
+    rounds = meeting_rounds(model, meetings, mb, random.Random(rng.getrandbits(32)), tries=tries)
+    for name, queues, settle in rounds:
+        counts["meetings"] += await check.phase(name, queues, limit=20_000, settle=settle)
+        if check.scoreboard.mismatches:
+            break
+    check.watch = None
 
 
 async def _steer(check: StreamCheck, model, rng, counts: dict, *, backpressure: int) -> None:

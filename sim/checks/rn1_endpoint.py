@@ -24,12 +24,13 @@ sets the inputs (a dict of lists), ``tick()`` waits one cycle.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, word
+from ...spec.rn1 import BLOCKED, CONNECTED, ctrl_of, data_of, direction, word
 from ...spec.rn1_bidelta import ENDPOINT_LINKS
 from ..coverage import closing_rounds
 from ..models.rn1_endpoint import RN1BideltaStreamModel, RN1EndpointModel, RN1FatTreeStreamModel
@@ -52,6 +53,9 @@ __all__ = [
     "STEER",
     "steering_phases",
     "hole_rounds",
+    "HeadMeetings",
+    "held_hotspot",
+    "meeting_rounds",
 ]
 
 CHECKS = ("cycle_mismatches", "message_mismatches")
@@ -73,11 +77,13 @@ STREAM_OUTPUTS = (
 class Traffic:
     """How the stream users behave: ``idle`` (percent of cycles a transmit beat is held
     back), ``backpressure`` (percent of cycles ``rx.ready`` is low), ``overlong``
-    (probability that a frame is 1..3 bytes longer than ``max_bytes``)."""
+    (probability that a frame is 1..3 bytes longer than ``max_bytes``), ``hold`` (cycles
+    from a phase's start in which every receiver is not ready)."""
 
     idle: int = 20
     backpressure: int = 20
     overlong: float = 0.05
+    hold: int = 0
 
 
 def messages(
@@ -168,6 +174,8 @@ class _Phase:
     delivered: list[int]
     #: The cycle of the last delivery (or of the phase's start).
     progress: int
+    #: The cycle the phase started in.
+    start: int
     got: Counter = field(default_factory=Counter)
     #: The cycle of the first mismatch, once there is one.
     failed_at: int | None = None
@@ -206,6 +214,8 @@ class StreamCheck:
         self.cycle = 0
         self.stats: Counter = Counter()
         self.blocked_per_message: list[int] = []
+        #: Called with the model before each of its steps (:class:`HeadMeetings`), or None.
+        self.watch: Callable | None = None
 
     async def phase(self, name: str, queues, limit: int = 100_000, settle: int = 64) -> int:
         """Send every queue (one per endpoint) until every message is delivered and
@@ -262,6 +272,7 @@ class StreamCheck:
             frames=[[] for _ in range(n)],
             delivered=[0] * n,
             progress=self.cycle,
+            start=self.cycle,
         )
 
     def _gave_up(self, run: _Phase) -> bool:
@@ -302,10 +313,14 @@ class StreamCheck:
             names,
         )
         tx = [s.offer() for s in run.sources]
+        held = self.cycle - run.start < self.traffic.hold
         rx_ready = [
-            int(run.ready_rng.randrange(100) >= self.traffic.backpressure) for _ in range(n)
+            int(run.ready_rng.randrange(100) >= self.traffic.backpressure and not held)
+            for _ in range(n)
         ]
         self.drive({"tx": tx, "rx_ready": rx_ready})
+        if self.watch is not None:
+            self.watch(self.model)
         self.model.step(tx, rx_ready)
         self.cycle += 1
         await self.tick()
@@ -704,6 +719,94 @@ def _tried(model: RN1BideltaStreamModel, queues, max_bytes: int):
     """The coverage a round would reach: the phase run on a copy of ``model`` as the check
     runs it (users as :data:`STEER`)."""
     twin = model.clone()
+    _run_on(twin, queues, max_bytes)
+    return twin.coverage
+
+
+def held_hotspot(endpoints: int, max_bytes: int, rng, *, hold: int = 3000):
+    """``(name, queues, traffic)`` of a hot spot whose receivers are all not ready for the
+    first ``hold`` cycles: endpoint 0's two buffers fill at once, and every other message
+    meets BLOCKED from the receiver over and over, so the back-off runs through every
+    window up to its cap (eight BLOCKED in a row and more) and draws waits of 64 cycles and
+    more; then the receivers drain at random (20 % of the cycles not ready)."""
+    queues = messages("hotspot", endpoints, 3, max_bytes, rng)
+    return "hotspot-held", queues, Traffic(idle=0, backpressure=20, overlong=0.0, hold=hold)
+
+
+class HeadMeetings:
+    """The arbitrations of the first stage's routers of an :class:`RN1BideltaStreamModel`
+    the endpoints' heads made: per router and direction, the inputs whose heads asked for
+    it in one cycle (two or more), which of its two outputs were held, and the router's
+    random bit for it. Called with the model before each of its steps
+    (:attr:`StreamCheck.watch`); :attr:`seen` holds the keys met."""
+
+    def __init__(self, model: RN1BideltaStreamModel):
+        net = model.net.net
+        # Endpoint link -> (router, input) of the first stage.
+        self.entry = {source[1:]: sink[2:] for source, sink in net.links if source[0] == "ep_out"}
+        self.prev = dict.fromkeys(self.entry, 0)
+        self.seen: set[tuple] = set()
+
+    def __call__(self, model: RN1BideltaStreamModel) -> None:
+        asked: dict[tuple[int, int], list[int]] = {}
+        for (e, k), (r, p) in self.entry.items():
+            w = model.endpoints[e].o_fwd[k]
+            if ctrl_of(w) and not ctrl_of(self.prev[e, k]):
+                asked.setdefault((r, direction(data_of(w))), []).append(p)
+            self.prev[e, k] = w
+        for (r, d), inputs in asked.items():
+            if len(inputs) < 2:
+                continue
+            router = model.net.routers[0, r]
+            busy = (router.busy[2 * d], router.busy[2 * d + 1])
+            self.seen.add((r, d, tuple(sorted(inputs)), busy, (router.lfsr.state >> d) & 1))
+
+
+def meeting_rounds(
+    model: RN1BideltaStreamModel, meetings: HeadMeetings, max_bytes: int, rng, *, tries: int
+):
+    """Rounds that make the endpoints' heads meet at a router in ways not met yet
+    (:class:`HeadMeetings`), each tried on a copy of the model first (users as
+    :data:`STEER`): yields ``(name, queues, settle)``, the phases of one round that met a
+    new way, ``tries`` candidates in all. A candidate picks two to all endpoints, the
+    output each is to use and one destination: first the endpoints not on that output
+    send one byte to themselves (no two heads meet, so each succeeds at once and moves to
+    its other output), then ``0 .. 7`` idle cycles (the routers' random bits move on),
+    then each sends one message to the destination, all of one length (the heads meet in
+    one cycle) or some a byte longer (their heads come a cycle later, to outputs held)."""
+    n = len(model.endpoints)
+
+    def candidate():
+        senders = rng.sample(range(n), rng.randint(2, n))
+        dest = rng.randrange(n)
+        wanted = {e: rng.randrange(2) for e in senders}
+        toggle = [
+            [(e, [0])] if model.endpoints[e].port != wanted.get(e, 0) else [] for e in range(n)
+        ]
+        sizes = [1, max_bytes] if rng.random() < 0.5 else [rng.randint(1, max_bytes)]
+        meet = [[] for _ in range(n)]
+        for e in senders:
+            meet[e] = [(dest, [rng.getrandbits(8) for _ in range(rng.choice(sizes))])]
+        return [
+            ("toggle", [q if e in wanted else [] for e, q in enumerate(toggle)], 8),
+            ("idle", [[] for _ in range(n)], rng.randrange(8)),
+            ("meet", meet, 8),
+        ]
+
+    for k in range(tries):
+        phases = candidate()
+        twin, watch = model.clone(), copy.deepcopy(meetings)
+        before = len(watch.seen)
+        for _, queues, settle in phases:
+            _run_on(twin, queues, max_bytes, watch, settle=settle)
+        if len(watch.seen) > before:
+            for name, queues, settle in phases:
+                yield f"{name}-{k}", queues, settle
+
+
+def _run_on(twin, queues, max_bytes: int, watch=None, settle: int = 64) -> None:
+    """The phase run to its end on the model ``twin`` alone, as the check runs it (users
+    as :data:`STEER`), with ``watch`` (:attr:`StreamCheck.watch`)."""
 
     async def tick():
         return None
@@ -712,11 +815,12 @@ def _tried(model: RN1BideltaStreamModel, queues, max_bytes: int):
     check = StreamCheck(
         twin, Scoreboard(CHECKS), outputs, lambda _: None, tick, max_bytes=max_bytes, traffic=STEER
     )
+    check.watch = watch
     # Nothing in the phase waits (the tick returns at once): run it to its end here, as
     # the bench may itself be running in an event loop.
-    phase = check.phase("try", queues, limit=20_000)
+    phase = check.phase("try", queues, limit=20_000, settle=settle)
     try:
         phase.send(None)
     except StopIteration:
-        return twin.coverage
+        return
     raise AssertionError("a phase on the model alone waited")
