@@ -125,8 +125,8 @@ def test_hole_rounds_on_the_rtl():
     # The same rounds through the RTL in lock step: the `ready` option drives the design's
     # receivers as the copy of the model saw them, and every message arrives once.
     rng = random.Random(1)
-    phases = bench_phases(2, 1, 8, rng, frames=12)
-    trial = HypercubeModel(2, 1, 1)
+    phases = bench_phases(2, 2, 8, rng, frames=12)
+    trial = HypercubeModel(2, 2, 1)
     trial.start_coverage()
     for _name, queues in phases:
         run_model(trial, queues)
@@ -136,7 +136,7 @@ def test_hole_rounds_on_the_rtl():
         run_model(trial, queues, rx_ready=lambda c, s=start, r=options["ready"]: r(c - s))
         steered.append((name, queues, options))
     assert trial.coverage.holes() == []
-    scoreboard, check, model = lockstep(2, 1, 1, [*phases, *steered], cover=True)
+    scoreboard, check, model = lockstep(2, 2, 1, [*phases, *steered], cover=True)
     assert_clean(scoreboard, [*phases, *steered])
     assert model.coverage.holes() == [] and check.referrals == model.referrals
     assert all(check.phases[name]["messages"] for name, _, _ in steered)
@@ -149,18 +149,33 @@ def test_broken_model_is_caught():
     assert scoreboard.mismatches == 1
 
 
-def test_node_timing_one_hop():
-    # Timing diagram of docs/hypercube.md: tx beat at t, the message crosses wire i at t+1
-    # (arrival register at t+2), delivered at the end of t+2, rx valid from t+3.
-    model = HypercubeModel(2, 1, 1)
-    zeros = [0] * 4
+def _first_rx_valid(model, src, dest, cycles=12):
+    """Send one message from processor ``src`` to ``dest`` at cycle 0; the cycles in which
+    ``dest``'s rx is valid (never read)."""
+    n = model.processors
     seen = []
-    for t in range(5):
-        valid = [1, 0, 0, 0] if t == 0 else zeros
-        out = model.step(valid, [2, 0, 0, 0], [0x5A, 0, 0, 0], [0] * 4)
-        seen.append(out.rx_valid[2])
-    assert seen == [0, 0, 0, 1, 1]
+    for t in range(cycles):
+        valid = [int(t == 0 and g == src) for g in range(n)]
+        out = model.step(valid, [dest] * n, [0x5A] * n, [0] * n)
+        seen.append(out.rx_valid[dest])
+    return seen.index(1), all(seen[seen.index(1) :])
+
+
+def test_node_timing_one_hop():
+    # Timing diagram of docs/hypercube.md: tx beat at t, decided at t+1, over wire i at t+2
+    # (arrival register at t+3), decided (deliver) at t+3, written at the end of t+4, rx
+    # valid from t+5 and held until read.
+    model = HypercubeModel(2, 1, 1)
+    assert _first_rx_valid(model, 0, 2) == (5, True)
     assert model.hops == 1
+
+
+def test_node_timing_two_cycles_a_hop():
+    # Each further hop adds two cycles (decide, send); a message to its own node skips the
+    # wires: decided at t+1, written at the end of t+2.
+    assert _first_rx_valid(HypercubeModel(2, 1, 1), 0, 0) == (3, True)
+    assert _first_rx_valid(HypercubeModel(2, 1, 1), 0, 3) == (7, True)
+    assert _first_rx_valid(HypercubeModel(3, 1, 1), 0, 7) == (9, True)
 
 
 # -- the model alone ---------------------------------------------------------------------------

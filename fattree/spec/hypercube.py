@@ -27,6 +27,7 @@ __all__ = [
     "MAX_PROCS",
     "MAX_BUFFERS",
     "INJECT_DEPTH",
+    "RECEIVE_DEPTH",
     "check_hypercube",
     "proc_bits",
     "neighbour",
@@ -47,6 +48,9 @@ MAX_PROCS = 16
 MAX_BUFFERS = 16
 #: Messages each processor's injection queue holds (``tx.ready`` while it has room).
 INJECT_DEPTH = 2
+#: Entries of a processor's receive queue: the rx register and one behind it, so a
+#: decision may deliver to a receiver whose readiness in the send cycle it cannot know.
+RECEIVE_DEPTH = 2
 
 
 #: The hypercube's parameters: the design table's, and what ``HypercubeNetwork`` and

@@ -100,12 +100,16 @@ class Delivery:
 
 
 class _Node:
-    def __init__(self, dim: int, procs: int):
+    def __init__(self, dim: int, procs: int, buffers: int):
         self.arrive: list[Message | None] = [None] * dim
-        self.buffer: list[Message] = []
+        self.slots: list[Message | None] = [None] * buffers
         self.inject: list[list[Message]] = [[] for _ in range(procs)]
-        self.rx: list[Message | None] = [None] * procs
+        self.rx: list[list[Message]] = [[] for _ in range(procs)]
         self.refer = 0
+        # The last decision, carried out in this cycle: (kind, target, message, place).
+        self.plan: list = []
+        self.leaving: set[int] = set()  # slots whose message leaves in this cycle
+        self.popping = [False] * procs  # queues whose head leaves in this cycle
 
 
 class HypercubeModel:
@@ -133,7 +137,7 @@ class HypercubeModel:
         self.reset()
 
     def reset(self) -> None:
-        self.nodes = [_Node(self.dim, self.procs) for _ in range(self.nodes_count)]
+        self.nodes = [_Node(self.dim, self.procs, self.buffers) for _ in range(self.nodes_count)]
         self.cycle = 0
         self.delivered: list[Delivery] = []
         self.referrals = 0
@@ -174,8 +178,8 @@ class HypercubeModel:
             CoverPoint(
                 "places",
                 ("all taken",),
-                "a node with as many network messages to place as it has places (buffer slots "
-                "and wires): the bound that leaves a wire for every referral",
+                "a decision whose referrals take the last free wires with no slot left: the "
+                "bound that leaves a wire for every referral",
             ),
         ]
         if b:
@@ -201,9 +205,9 @@ class HypercubeModel:
             ),
             CoverPoint(
                 "receive",
-                ("into empty", "into leaving", "held", "claimed"),
-                "a message at its node and its receive register: empty, read in this cycle, "
-                "holding one not read, or taken by another message in this cycle",
+                ("into empty", "behind one", "full", "claimed"),
+                "a message at its node and its receive queue: empty, with one message ahead, "
+                "without room, or claimed by another message in the same decision",
             ),
             CoverPoint(
                 "deliver",
@@ -273,10 +277,16 @@ class HypercubeModel:
         for node in self.nodes:
             for q in range(p):
                 tx_ready.append(int(len(node.inject[q]) < INJECT_DEPTH))
-                held = node.rx[q]
+                held = node.rx[q][0] if node.rx[q] else None
                 rx_valid.append(int(held is not None))
                 rx_data.append(held.data if held is not None else 0)
         return HypercubeOutputs(tx_ready, rx_valid, rx_data, [n.refer for n in self.nodes])
+
+    def held_for_receivers(self) -> int:
+        """Messages a decision delivered that their receiver has not taken yet: in receive
+        queues, or being written into one in this cycle."""
+        queued = sum(len(rx) for node in self.nodes for rx in node.rx)
+        return queued + sum(kind == "rx" for node in self.nodes for kind, *_ in node.plan)
 
     def in_flight(self) -> int:
         """Messages taken from a processor and not yet taken by their receiver."""
@@ -314,114 +324,156 @@ class HypercubeModel:
         return out
 
     def _node_step(self, n: int, node: _Node, ready) -> list[Message | None]:
-        """One node's decisions; returns what it sends on each wire."""
-        p, dim, cycle = self.procs, self.dim, self.cycle
-        cover = self.coverage
-        if cover is not None:  # which registers are read in this cycle
-            read = [node.rx[q] is not None and ready[q] for q in range(p)]
-        # Receivers: a held message taken this cycle frees its register.
-        rx_free = []
+        """One node's cycle: the send stage carries out the last decision, the decide stage
+        makes the next from what the node holds now. Returns what it sends on each wire."""
+        p = self.procs
+        read = [bool(node.rx[q]) and bool(ready[q]) for q in range(p)]
         for q in range(p):
-            held = node.rx[q]
-            if held is not None and ready[q]:
+            if read[q]:
+                held = node.rx[q].pop(0)
+                latency = self.cycle - held.sent
                 self.delivered.append(
-                    Delivery(
-                        n * p + q, held.data, held.src, cycle - held.sent, held.hops, held.referrals
-                    )
+                    Delivery(n * p + q, held.data, held.src, latency, held.hops, held.referrals)
                 )
-                node.rx[q] = None
-            rx_free.append(node.rx[q] is None)
-        was_free = list(rx_free) if cover is not None else None
-        network = node.buffer + [m for m in node.arrive if m is not None]
-        heads = [(q, queue[0]) for q, queue in enumerate(node.inject) if queue]
-        # 1. deliver: per processor, the first message for it (network first, then heads).
-        delivered = set()
-        for msg in network + [h for _, h in heads]:
-            if msg.rel == 0 and cover is not None:
-                cover.hit("receive", _receive_bin(msg.proc, rx_free, was_free, read))
-            if msg.rel == 0 and rx_free[msg.proc]:
-                node.rx[msg.proc] = msg
-                rx_free[msg.proc] = False
-                delivered.add(id(msg))
-                if cover is not None:
-                    self._cover_delivery(cover, n * p + msg.proc, msg)
-        # 2. route: the lowest free wire whose bit is 1.
-        free = (1 << dim) - 1
-        wires: list[Message | None] = [None] * dim
-        if cover is not None:
-            self._owner: list[str | None] = [None] * dim  # who took each wire
-            self._node = n
-        remaining = []
-        for index, msg in enumerate(network):
-            if id(msg) in delivered:
+        wires: list[Message | None] = [None] * self.dim
+        writes: dict[int, Message] = {}
+        into_rx: list[Message | None] = [None] * p
+        for kind, target, msg, _ in node.plan:  # send stage
+            if kind == "wire":
+                msg.rel ^= 1 << target
+                msg.hops += 1
+                wires[target] = msg
+            elif kind == "slot":
+                writes[target] = msg
+            else:
+                into_rx[target] = msg
+        # A receive queue has room for a decision if at most one entry is taken once this
+        # cycle's write is in (the next read is not known yet).
+        room = [len(node.rx[q]) + (into_rx[q] is not None) <= 1 for q in range(p)]
+        plan = self._decide(n, node, room, set(writes))
+        for s in node.leaving:  # the clock edge
+            node.slots[s] = None
+        for s, msg in writes.items():
+            node.slots[s] = msg
+        for q in range(p):
+            if node.popping[q]:
+                node.inject[q].pop(0)
+            if into_rx[q] is not None:
+                node.rx[q].append(into_rx[q])
+        node.plan = plan
+        node.leaving = {who[1] for *_, who in plan if who[0] == "slot"}
+        node.popping = [("head", q) in {who for *_, who in plan} for q in range(p)]
+        if self.coverage is not None and self.buffers:
+            self.coverage.hit("buffer", str(sum(m is not None for m in node.slots)))
+        return wires
+
+    def _candidates(self, node: _Node) -> list[tuple[tuple[str, int], Message]]:
+        """The decide stage's messages in the node's order, each with its place: the slots
+        whose message is not leaving, the arrivals by wire, per processor the first queue
+        entry not leaving."""
+        cands = [
+            (("slot", s), msg)
+            for s, msg in enumerate(node.slots)
+            if msg is not None and s not in node.leaving
+        ]
+        cands += [(("arrival", i), msg) for i, msg in enumerate(node.arrive) if msg is not None]
+        for q, queue in enumerate(node.inject):
+            first = 1 if node.popping[q] else 0
+            if len(queue) > first:
+                cands.append((("head", q), queue[first]))
+        return cands
+
+    def _decide(self, n: int, node: _Node, room: list[bool], filling: set[int]) -> list:
+        """The decide stage: ``(kind, target, message, place)`` per message that moves in the
+        next cycle; kind ``wire``, ``slot`` or ``rx``."""
+        cover = self.coverage
+        cands = self._candidates(node)
+        plan = []
+        moved: set[tuple[str, int]] = set()
+        # 1. deliver: per processor the first message for it, if its receive queue has room.
+        claimed: set[int] = set()
+        for who, msg in cands:
+            if msg.rel:
                 continue
-            if cover is not None:  # the message's place in the node's order
-                kind = "buffer" if index < len(node.buffer) else "arrival"
+            if cover is not None:
+                cover.hit("receive", _receive_bin(msg.proc, room, claimed, node.rx))
+            if room[msg.proc] and msg.proc not in claimed:
+                claimed.add(msg.proc)
+                plan.append(("rx", msg.proc, msg, who))
+                moved.add(who)
+                if cover is not None:
+                    self._cover_delivery(cover, n * self.procs + msg.proc, msg)
+        network = [(who, msg) for who, msg in cands if who[0] != "head"]
+        heads = [(who, msg) for who, msg in cands if who[0] == "head"]
+        # 2. route: the lowest free wire whose bit is 1.
+        free = (1 << self.dim) - 1
+        if cover is not None:
+            self._owner: list[str | None] = [None] * self.dim  # who took each wire
+            self._node = n
+        for who, msg in network:
+            if who in moved:
+                continue
+            kind = "buffer" if who[0] == "slot" else "arrival"
+            if cover is not None:
                 self._cover_contention(msg.rel, free, kind)
             avail = msg.rel & free
             if avail:
-                if cover is not None:
-                    self._cover_send(cover, avail, kind)
-                free = self._send(wires, msg, avail, free)
+                free = self._take(plan, moved, who, msg, avail, free, kind)
+        # 3. buffer: free slots are those not being written now and empty, leaving, or whose
+        # message moves in this decision; a buffered message not moved keeps its slot.
+        slots = [
+            s
+            for s in range(self.buffers)
+            if s not in filling
+            and (node.slots[s] is None or s in node.leaving or ("slot", s) in moved)
+        ]
+        referred = []
+        for who, msg in network:
+            if who in moved or who[0] == "slot":
+                continue
+            if slots:
+                plan.append(("slot", slots.pop(0), msg, who))
+                moved.add(who)
             else:
-                remaining.append(msg)
-        # 3. buffer, in order; 4. refer the rest over the lowest free wires. A buffered
-        # message comes first in ``remaining``, so it keeps its slot: only arrivals are referred.
-        buffer = remaining[: self.buffers]
-        referred = remaining[self.buffers :]
-        if cover is not None:
-            self._cover_places(cover, node, network, delivered, buffer, referred)
-        for msg in referred:
-            if not free:  # cannot happen: at most dim + buffers network messages
+                referred.append((who, msg))
+        # 4. refer: the rest over the lowest free wires (never short of one: see the module).
+        for who, msg in referred:
+            if not free:
                 raise AssertionError(f"node {n}: no free wire to refer a message to")
             msg.referrals += 1
-            if cover is not None:
-                self._cover_send(cover, free, "referral")
-            free = self._send(wires, msg, free, free)
+            free = self._take(plan, moved, who, msg, free, free, "referral")
         self.referrals += len(referred)
         node.refer = len(referred)
-        # 5. inject: a head takes a wire of its relative address, else a buffer slot, else waits.
-        for q, msg in heads:
-            if id(msg) in delivered:
-                node.inject[q].pop(0)
-                fate = "delivered"
-            else:
+        if cover is not None:
+            self._cover_places(cover, network, plan, referred, free, slots)
+        # 5. inject: a wire of the relative address, else a free slot, else wait.
+        for who, msg in heads:
+            fate = "delivered" if who in moved else "waits"
+            if who not in moved:
                 if cover is not None:
                     self._cover_contention(msg.rel, free, "injection")
                 avail = msg.rel & free
-                fate = "waits"
                 if avail:
-                    if cover is not None:
-                        self._cover_send(cover, avail, "injection")
-                    free = self._send(wires, msg, avail, free)
-                    node.inject[q].pop(0)
+                    free = self._take(plan, moved, who, msg, avail, free, "injection")
                     fate = "wire"
-                elif len(buffer) < self.buffers:
-                    buffer.append(msg)
-                    node.inject[q].pop(0)
+                elif slots:
+                    plan.append(("slot", slots.pop(0), msg, who))
                     fate = "buffered"
             if cover is not None:
                 cover.hit("inject", fate)
-        if cover is not None and self.buffers:
-            cover.hit("buffer", str(len(buffer)))
-        node.buffer = buffer
-        return wires
+        return plan
 
-    def _send(self, wires, msg: Message, avail: int, free: int) -> int:
-        """Send ``msg`` over the lowest wire of ``avail``; returns the wires still free."""
+    def _take(self, plan, moved, who, msg: Message, avail: int, free: int, kind: str) -> int:
+        """Plan ``msg`` over the lowest wire of ``avail``; returns the wires still free."""
         wire = (avail & -avail).bit_length() - 1
-        msg.rel ^= 1 << wire
-        msg.hops += 1
-        self.hops += 1
-        wires[wire] = msg
+        if self.coverage is not None:
+            self._owner[wire] = kind
+            self.coverage.hit(f"link/W{wire}", f"N{self._node}")
+            self.coverage.hit(f"wire/W{wire}", _HOW[kind])
+        plan.append(("wire", wire, msg, who))
+        moved.add(who)
+        self.hops += 1  # counted when decided, as the coverage counts the wire
         return free & ~(1 << wire)
-
-    def _cover_send(self, cover: Coverage, avail: int, kind: str) -> None:
-        """A message of ``kind`` (:data:`_HOW`) about to take the lowest wire of ``avail``."""
-        wire = (avail & -avail).bit_length() - 1
-        self._owner[wire] = kind
-        cover.hit(f"link/W{wire}", f"N{self._node}")
-        cover.hit(f"wire/W{wire}", _HOW[kind])
 
     def _cover_delivery(self, cover: Coverage, g: int, msg: Message) -> None:
         distance = (relative_address(msg.src // self.procs, g // self.procs)).bit_count()
@@ -439,23 +491,26 @@ class HypercubeModel:
             lost &= lost - 1
             self.coverage.hit(f"contend/W{wire}", _CONTENTION[self._owner[wire], kind])
 
-    def _cover_places(self, cover, node, network, delivered, buffer, referred) -> None:
+    def _cover_places(self, cover, network, plan, referred, free, slots) -> None:
         """Each network message's fate, why each referral, and whether every place is taken."""
-        kept, slots, sent_away = ({id(m) for m in ms} for ms in (node.buffer, buffer, referred))
-        for msg in network:
-            if id(msg) in delivered:
+        fates = {who: kind for kind, _, _, who in plan}
+        sent_away = {who for who, _ in referred}
+        for who, msg in network:
+            if fates.get(who) == "rx":
                 fate = "delivered"
-            elif id(msg) in slots:
-                fate = "kept" if id(msg) in kept else "buffered"
-            elif id(msg) in sent_away:
+            elif who in sent_away:
                 fate = "referred"
                 cover.hit("refer", "blocked" if msg.rel else "at its node")
-            else:
+            elif fates.get(who) == "wire":
                 fate = "routed"
+            elif fates.get(who) == "slot":
+                fate = "buffered"
+            else:
+                fate = "kept"
             cover.hit("network", fate)
         if referred:
             cover.hit("referrals", str(len(referred)))
-        if len(network) - len(delivered & {id(m) for m in network}) == self.buffers + self.dim:
+        if referred and not free and not slots:
             cover.hit("places", "all taken")
 
 
@@ -474,11 +529,13 @@ _CONTENTION = {
 }
 
 
-def _receive_bin(proc: int, rx_free: list, was_free: list, read: list) -> str:
-    """A message at its node against its receive register (before it is placed)."""
-    if rx_free[proc]:
-        return "into leaving" if read[proc] else "into empty"
-    return "claimed" if was_free[proc] else "held"
+def _receive_bin(proc: int, room: list, claimed: set, rx: list) -> str:
+    """A message at its node against its receive queue (before it is placed)."""
+    if proc in claimed:
+        return "claimed"
+    if not room[proc]:
+        return "full"
+    return "behind one" if rx[proc] else "into empty"
 
 
 def traffic(
