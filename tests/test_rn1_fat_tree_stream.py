@@ -414,7 +414,7 @@ def test_bench_traffic_leaves_no_coverage_hole():
     design's RTL is a slow test. The routers' bins are those their groups can meet: a down3
     group sees at most three transmissions (from the quarters other than its direction's)."""
     from fattree.sim.benches.rn1_stream import BURST_MESSAGES
-    from fattree.sim.checks.rn1_endpoint import StreamCheck, Traffic, messages
+    from fattree.sim.checks.rn1_endpoint import Traffic, messages, run_stream_model
 
     model = RN1FatTreeStreamModel(1, "immediate", 8)
     coverage = model.start_coverage()
@@ -422,27 +422,14 @@ def test_bench_traffic_leaves_no_coverage_hole():
     assert "2 heads, none free" not in points["arbitrate/down3"]
     assert "3+ heads, none free" in points["arbitrate/down2"]
     rng = random.Random(1)
-
-    async def tick():
-        return None
-
-    check = StreamCheck(
-        model,
-        Scoreboard(CHECKS),
-        lambda: model_outputs(model.endpoints),
-        lambda inputs: None,
-        tick,
-        max_bytes=8,
-        rng=random.Random(rng.getrandbits(32)),
-        traffic=Traffic(backpressure=20),
-    )
+    seed, traffic = rng.getrandbits(32), Traffic(backpressure=20)
+    phases = [(n, messages(n, N, 2, 8, rng, traffic.overlong)) for n in ("random", "hotspot")]
+    check = run_stream_model(model, phases, seed, max_bytes=8, traffic=traffic)
 
     def run(name, queues, **kw):
         with pytest.raises(StopIteration):
             check.phase(name, queues, **kw).send(None)
 
-    for name in ("random", "hotspot"):
-        run(name, messages(name, N, 2, 8, rng, check.traffic.overlong))
     check.traffic = Traffic(idle=0, backpressure=20, overlong=0.0)
     for burst in range(max(2, BURST_MESSAGES // N)):
         run("burst", [[(burst, [rng.getrandbits(8)])] for _ in range(N)], settle=8)

@@ -4,6 +4,7 @@ nothing, that the counts agree with what the model decided, and that the rounds 
 the holes close them. The benches that report them are in tests/test_rn1_cocotb.py."""
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -19,8 +20,19 @@ from fattree.sim.checks.rn1 import (
     transmissions,
     unit_tree_layout,
 )
-from fattree.sim.models.rn1 import RN1BideltaModel, RN1Model, RN1UnitTreeModel
+from fattree.sim.models.rn1 import (
+    RN1BideltaModel,
+    RN1FatTreeModel,
+    RN1HybridModel,
+    RN1Model,
+    RN1SwallowModel,
+    RN1UnitTreeModel,
+    grouped_route_senders,
+    node_routes,
+    route_senders,
+)
 from fattree.sim.scoreboard import Scoreboard
+from fattree.spec.rn1 import arbitration_groups, direction, outputs_for, pass_head
 
 TURNS = Knobs(turn=0.6, busy=0.2, noise=True, codes=0.3, refuse=0.3)
 
@@ -272,3 +284,85 @@ def test_unit_tree_bench_traffic_leaves_no_hole():
     assert coverage.holes() == [] and check.scoreboard.mismatches == 0  # ... the rounds close
     hits = coverage.as_dict()["points"]
     assert len(hits["deliver"]["bins"]) == 65  # every subtree and the top
+
+
+def _walked_senders(network, tag_of, routes):
+    """:func:`grouped_route_senders` restated the plain way: every sender's heads followed
+    through every output they may take, one path at a time (minutes at two stages)."""
+    out_of = {(id(a), pa): (b, pb) for (_, a, pa), (_, b, pb) in network._links}
+    where = {}
+    for key, r in network.routers.items():
+        for gkey, inputs, _ in arbitration_groups(r.mode):
+            for k, i in enumerate(inputs, 1):
+                where[id(r), i, gkey[-1]] = (key, gkey, k)
+    groups, asked, ends = {}, {}, set()
+
+    def walk(sender, element, port, heads, k):
+        if not isinstance(element, RN1Model):  # a swallow drops the byte it routed
+            nxt = out_of.get((id(element), 0))
+            if nxt is not None and k + 1 < len(heads):
+                walk(sender, *nxt, heads, k + 1)
+            return
+        d = direction(heads[k])
+        key, gkey, place = where[id(element), port, d]
+        senders, places = groups.setdefault((key, gkey), (set(), set()))
+        senders.add(sender)
+        places.add(place)
+        asked.setdefault(key, set()).add(d)
+        if k == len(heads) - 1:
+            ends.add(key)
+        passed = [*heads[:k], pass_head(heads[k]), *heads[k + 1 :]]
+        for o in outputs_for(element.mode, port, d):
+            nxt = out_of.get((id(element), o))
+            if nxt is not None and isinstance(nxt[0], RN1Model | RN1SwallowModel):
+                walk(sender, *nxt, passed, k)
+
+    starts = {c: (b, pb) for (kind, c, _), (_, b, pb) in network._links if kind == "edge"}
+    for sources, heads in routes:
+        for sender, channel in sources:
+            walk(sender, *starts[channel], list(heads), 0)
+    tags = {}
+    for (key, _), (senders, places) in groups.items():
+        mode, most, won, outs, alone = tags.get(tag_of(key), ("", 0, set(), set(), False))
+        won |= set(sorted(places)[:-1])
+        outs |= {o for d in asked[key] for o in (2 * d, 2 * d + 1)}
+        most = max(most, min(len(senders), len(places)))
+        tags[tag_of(key)] = (network.routers[key].mode, most, won, outs, alone or key in ends)
+    return {t: (m, n, tuple(sorted(w)), tuple(sorted(o)), a) for t, (m, n, w, o, a) in tags.items()}
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        lambda: RN1BideltaModel(16),
+        lambda: RN1UnitTreeModel(2),
+        lambda: RN1FatTreeModel(1, None, 1),
+        lambda: RN1HybridModel(12, 1),
+        lambda: RN1HybridModel(48, 1, 5),
+    ],
+    ids=["bidelta-16", "unit-tree-2", "fat-tree-1", "hybrid-12", "hybrid-48"],
+)
+def test_route_senders_agree_with_every_path_walked(model):
+    """The bins' source (senders per group, the places that can win, the outputs a choice
+    can give, where a last head byte is routed), found segment by segment with the senders
+    carried as sets, equals every path walked alone."""
+    model = model()
+    routes = model.route_paths()
+    assert grouped_route_senders(model, model.router_tag, routes) == _walked_senders(
+        model, model.router_tag, routes
+    )
+    paths = [(s, c, heads) for sources, heads in routes for s, c in sources]
+    assert route_senders(model, model.router_tag, paths) == _walked_senders(
+        model, model.router_tag, routes
+    )
+
+
+def test_node_routes_share_a_clusters_heads():
+    """The hybrid's routes found once per cluster and destination are every node's heads to
+    every other node (heads name their destination), on both its links."""
+    net = RN1HybridModel(12, 2).net
+    routes = node_routes(net, net.cluster)
+    for a in (0, 5, 11, 12, 400, 767):
+        for k in (0, 1):
+            sent = Counter(tuple(h) for sources, h in routes if (2 * a + k, 2 * a + k) in sources)
+            assert sent == Counter(tuple(net.heads(a, b)) for b in range(net.nodes) if b != a)

@@ -21,6 +21,7 @@ left of them, each tried on a copy of the model first
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import time
@@ -122,13 +123,8 @@ async def traffic(dut):
     config = bench_config()
     rng = random.Random(config["seed"])
     model = _model(config)
-    # Counted in every run where the model has cover points: the last rounds steer into
-    # its holes, with or without --coverage.
-    coverage = None
-    if getattr(model, "coverable", hasattr(model, "start_coverage")):
-        coverage = model.start_coverage()
-    elif config["bench"].get("coverage"):
-        raise ValueError(f"{config['design']} has no cover points at {config['params']}")
+    # Counted in every run: the last rounds steer into its holes, with or without --coverage.
+    coverage = model.start_coverage()
     frames = config["bench"].get("frames", 64)
     n = model.channels
     ports = Ports(dut, n)
@@ -140,24 +136,18 @@ async def traffic(dut):
     if isinstance(model, RN1FatTreeModel):
         heads = await head_phase(model, scoreboard, ports, lambda: FallingEdge(dut.clk))
     started = time.perf_counter()  # cycles/s of the traffic phase alone
-    counts = await network_phase(
-        model,
-        scoreboard,
-        ports.sample,
-        ports.drive,
-        lambda: FallingEdge(dut.clk),
-        queues,
-        want,
-        KNOBS,
-        random.Random(rng.getrandbits(32)),
-        limit=200 * frames + 2000,
+    # Every phase: this model against the design at these ports, a cycle per falling edge.
+    phase = functools.partial(
+        network_phase, model, scoreboard, ports.sample, ports.drive, lambda: FallingEdge(dut.clk)
+    )
+    counts = await phase(
+        queues, want, KNOBS, random.Random(rng.getrandbits(32)), limit=200 * frames + 2000
     )
     cycles = counts.pop("cycles")
-    if coverage is not None:
-        steer_cycles, counts["steered"] = await _steer(
-            model, scoreboard, ports, random.Random(rng.getrandbits(32)), dut
-        )
-        cycles += steer_cycles
+    steer_cycles, counts["steered"] = await _steer(
+        model, scoreboard, phase, random.Random(rng.getrandbits(32))
+    )
+    cycles += steer_cycles
     seconds = time.perf_counter() - started
     write_summary(
         config,
@@ -168,37 +158,21 @@ async def traffic(dut):
             **counts,
             seconds=round(seconds, 3),
             cycles_per_second=round(cycles / seconds, 1) if seconds else None,
-            **(
-                {"coverage": coverage.as_dict()}
-                if coverage is not None and config["bench"].get("coverage")
-                else {}
-            ),
+            **({"coverage": coverage.as_dict()} if config["bench"].get("coverage") else {}),
         ),
     )
     scoreboard.raise_on_mismatch()
 
 
-async def _steer(model, scoreboard: Scoreboard, ports: Ports, rng, dut) -> tuple[int, int]:
+async def _steer(model, scoreboard: Scoreboard, phase, rng) -> tuple[int, int]:
     """The rounds that close what the traffic left of the model's coverage, each tried on a
     copy of the model first (:func:`~fattree.sim.checks.rn1.network_hole_rounds`; none once
-    the run has failed: the design no longer follows the model they are tried on); their
-    cycles and transmissions."""
+    the run has failed: the design no longer follows the model they are tried on), each run
+    by ``phase`` (:func:`network_phase` on the design); their cycles and transmissions."""
     cycles = steered = 0
     tries = 0 if scoreboard.mismatches else HOLE_TRIES
     for name, queues, want, knobs, seed in network_hole_rounds(model, rng, tries=tries):
-        run = await network_phase(
-            model,
-            scoreboard,
-            ports.sample,
-            ports.drive,
-            lambda: FallingEdge(dut.clk),
-            queues,
-            want,
-            knobs,
-            random.Random(seed),
-            limit=STEER_LIMIT,
-            name=name,
-        )
+        run = await phase(queues, want, knobs, random.Random(seed), limit=STEER_LIMIT, name=name)
         cycles += run["cycles"]
         steered += sum(want.values())
         if scoreboard.mismatches:

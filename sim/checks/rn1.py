@@ -28,6 +28,7 @@ shows, so a mismatch shows up in both checks.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -847,6 +848,8 @@ def _tried(check: RN1Check, queues, knobs: Knobs, setting: int | None):
 #: The endpoints of :func:`network_hole_rounds`: :data:`STEER`'s, and ends that start at
 #: random (heads whose paths differ in length meet only if they start apart).
 NETWORK_STEER = (*STEER, Knobs(start=0.5, turn=0.2, busy=0.2, max_delay=1, max_gap=2))
+#: Ends that start over some ten cycles, for heads whose ways differ by as many.
+SPREAD = Knobs(start=0.1, turn=0.2, busy=0.2, max_delay=1, max_gap=2)
 
 
 def network_hole_rounds(model, rng: random.Random, *, tries: int):
@@ -857,14 +860,27 @@ def network_hole_rounds(model, rng: random.Random, *, tries: int):
     each a transmission (:func:`network_queues`: on one link of every node or either, with
     or without data) to one of one or two destination nodes (anywhere, or under that same
     node; or, half the time while some are left, one that no transmission has reached yet),
-    under one of :data:`NETWORK_STEER`'s endpoints."""
+    under one of :data:`NETWORK_STEER`'s endpoints. First, where more nodes are unreached
+    than the candidates could aim at, a round to each of them (:func:`_delivery_sweep`)."""
     nodes = model.net.nodes
+    sweep = _delivery_sweep(model, rng, tries)
+    if sweep is not None:
+        yield ("sweep", *sweep)
+
+    # Senders anywhere, or under one level-1 or level-2 node. Clusters under unit trees:
+    # also one cluster, up to three times the senders, and ends that start over some ten
+    # cycles (a head from a node and one from the tree meet in the node's cluster only if
+    # the one that left later has the shorter way).
+    leaf = model.net.cluster if getattr(model.net, "cluster", 0) and model.net.stages > 1 else 0
+    blocks = (nodes, leaf, 4 * leaf, 16 * leaf) if leaf else (nodes, 4, 16)
+    most = 3 * STEER_SENDERS if leaf else STEER_SENDERS
+    ends = (*NETWORK_STEER, SPREAD) if leaf else NETWORK_STEER
 
     def candidate():
-        block = rng.choice((nodes, 4, 16))  # senders anywhere, or under one node
+        block = rng.choice(blocks)
         base = rng.randrange(max(1, nodes // block)) * block
         pool = range(base, min(nodes, base + block))
-        senders = rng.sample(pool, rng.randint(min(2, len(pool)), min(STEER_SENDERS, len(pool))))
+        senders = rng.sample(pool, rng.randint(min(2, len(pool)), min(most, len(pool))))
         # Destinations anywhere, or under the same node as the senders (their routes turn
         # there: heads climbing from different up routers meet in one down router).
         dests = rng.sample(rng.choice((range(nodes), pool)), min(len(pool), rng.randint(1, 2)))
@@ -881,7 +897,7 @@ def network_hole_rounds(model, rng: random.Random, *, tries: int):
             least=rng.choice((0, 1)),
             link=rng.choice((None, 0, 1)),
         )
-        return queues, want, rng.choice(NETWORK_STEER), rng.getrandbits(32)
+        return queues, want, rng.choice(ends), rng.getrandbits(32)
 
     def reach(drawn):
         return _network_tried(model, *drawn)
@@ -890,32 +906,54 @@ def network_hole_rounds(model, rng: random.Random, *, tries: int):
         yield (f"steer-{k}", *drawn)
 
 
-def _network_tried(model, queues, want, knobs: Knobs, seed: int):
-    """The coverage a round of :func:`network_hole_rounds` would reach, run on a copy."""
-    twin = model.clone()
-    sb = Scoreboard(CHECKS)
-
-    async def tick():
+def _delivery_sweep(model, rng: random.Random, tries: int):
+    """A round with one transmission to every node no transmission has reached yet, each
+    from a node drawn at random, when there are more of them than the rounds of
+    :func:`network_hole_rounds` could reach (half their ``tries`` aim at one such node): a
+    network of hundreds of nodes driven by fewer transmissions. ``(queues, want, knobs,
+    seed)``, or None (the randomness ``rng`` untouched)."""
+    nodes = model.net.nodes
+    holes = set(model.coverage.holes())
+    missing = [b for b in range(nodes) if f"deliver:{model.endpoint_bin(2 * b)}" in holes]
+    if len(missing) <= tries // 2:
         return None
+    pairs = []
+    for b in missing:
+        a = rng.randrange(nodes - 1)
+        pairs.append((a + (a >= b), b))
+    queues, want = network_queues(model.net, pairs, random.Random(rng.getrandbits(32)))
+    return queues, want, rng.choice(NETWORK_STEER), rng.getrandbits(32)
 
-    def read():
-        return twin.o_fwd, twin.i_bk
 
-    phase = network_phase(
-        twin,
-        sb,
-        read,
-        lambda i_fwd, o_bk: None,
-        tick,
-        queues,
-        want,
-        knobs,
-        random.Random(seed),
-        limit=STEER_LIMIT,
-        name="try",
-    )
-    try:
-        phase.send(None)
-    except StopIteration:
-        return model.coverage if sb.mismatches else twin.coverage
-    raise AssertionError("a phase on the model alone waited")
+def _network_tried(model, queues, want, knobs: Knobs, seed: int):
+    """The coverage a round of :func:`network_hole_rounds` would reach, run on a model in
+    ``model``'s state (``model.tried()``)."""
+    with model.tried() as twin:
+        sb = Scoreboard(CHECKS)
+
+        async def tick():
+            return None
+
+        def read():
+            return twin.o_fwd, twin.i_bk
+
+        phase = network_phase(
+            twin,
+            sb,
+            read,
+            lambda i_fwd, o_bk: None,
+            tick,
+            queues,
+            want,
+            knobs,
+            random.Random(seed),
+            limit=STEER_LIMIT,
+            name="try",
+        )
+        try:
+            phase.send(None)
+        except StopIteration:
+            reached = None if sb.mismatches else copy.deepcopy(twin.coverage)
+        else:
+            raise AssertionError("a phase on the model alone waited")
+    return reached or model.coverage

@@ -32,12 +32,14 @@ The rules, per cycle:
 from __future__ import annotations
 
 import copy
+from contextlib import contextmanager
 
 from ...params import check_int_range
 from ...spec.lfsr import LFSRModel
 from ...spec.rn1 import (
     BLOCKED,
     CHANNELS,
+    DIRECTIONS,
     DROP,
     LFSR_STEPS,
     LFSR_WIDTH,
@@ -80,6 +82,9 @@ __all__ = [
     "NetworkCoverage",
     "group_senders",
     "route_senders",
+    "grouped_route_senders",
+    "node_bin",
+    "node_routes",
 ]
 
 IDLE, OPEN, DISCARD = 0, 1, 2
@@ -104,6 +109,7 @@ def router_cover_points(
     ranks: str = "input",
     places=None,
     choices=None,
+    alone: bool = True,
 ) -> list[CoverPoint]:
     """The situations of DeHon's routing rule a router counts (:attr:`RN1Model.cover`) for
     a network whose heads only open circuits, close with DROP and are answered from
@@ -121,11 +127,13 @@ def router_cover_points(
     circuit carries; ``ranks``: the ranking's bins by ``"input"`` (the router alone) or by
     ``"place"`` in the group's order (a network's routers, where only some inputs of a
     group are fed by heads that can meet; ``places``: those that can win a contest, default
-    all but the last; ``choices``: the outputs the choice can give, default all). ``mode``
+    all but the last; ``choices``: the outputs the choice can give, default all; ``alone``:
+    whether a transmission's last head byte is routed here, so that its first segment can
+    be its head alone). ``mode``
     ``"runtime"``: the group points of both modes (named ``point/tag@mode``) and the flips
     of the ``alternate`` input."""
     args = {"detail": detail, "priority": priority, "ranks": ranks, "places": places}
-    args["choices"] = choices
+    args["choices"], args["alone"] = choices, alone
     if mode == RUNTIME:
         return _runtime_cover_points(tag, senders, args)
     points = _group_cover_points(tag, mode, senders, args)
@@ -166,7 +174,7 @@ def router_cover_points(
             ),
             CoverPoint(
                 f"frame/{tag}",
-                _WORDS,
+                _WORDS if alone else _WORDS[1:],
                 "the framing a held circuit must pass untouched: a transmission of its head "
                 "alone, a byte whose value is a code (ctrl high: data), and an idle word "
                 "carrying data (neither a close nor a status)",
@@ -813,51 +821,201 @@ def route_senders(network, tag_of, paths) -> dict[str, tuple[str, int]]:
     order that such transmissions come by, but the last (those that can win a contest); and
     the outputs of the directions they ask for (those a choice can give).
     Exact where :func:`group_senders` is a bound: a group can be reachable from inputs that
-    never ask for its direction together."""
-    out_of = {(id(a), pa): (b, pb) for (_, a, pa), (_, b, pb) in network._links}
-    groups: dict[tuple, tuple[set, set]] = {}
-    keys, place, asked = {}, {}, {}
-    for key, r in network.routers.items():
-        for gkey, inputs, _ in arbitration_groups(r.mode):
-            for k, i in enumerate(inputs, 1):
-                keys[id(r), i, gkey[-1]] = (key, gkey)
-                place[id(r), i] = k
+    never ask for its direction together.
 
-    def walk(sender, element, port, heads, k) -> None:
-        if not isinstance(element, RN1Model):  # a swallow: its byte is dropped
-            nxt = out_of.get((id(element), 0))
-            if nxt is not None and k + 1 < len(heads):
-                walk(sender, *nxt, heads, k + 1)
-            return
-        d = direction(heads[k])
-        asked.setdefault(id(element), set()).add(d)
-        senders, inputs = groups.setdefault(keys[id(element), port, d], (set(), set()))
-        senders.add(sender)
-        inputs.add(place[id(element), port])
-        passed = [*heads[:k], pass_head(heads[k]), *heads[k + 1 :]]
-        for o in outputs_for(element.mode, port, d):
-            nxt = out_of.get((id(element), o))
-            if nxt is not None and isinstance(nxt[0], RN1Model | RN1SwallowModel):
-                walk(sender, *nxt, passed, k)
-
-    starts = {c: (b, pb) for (kind, c, _), (_, b, pb) in network._links if kind == "edge"}
+    A head byte's ways through the routers, up to the swallows that drop it, depend on that
+    byte and where it entered alone, not on the sender or the bytes behind it: each router
+    input a byte comes by is followed once (:class:`_Segments`), the senders are carried
+    from stack to stack as sets, at most :data:`CHANNELS` each (no group has more inputs,
+    so more senders change no count), and the senders sending the same bytes from the same
+    places go together (:func:`grouped_route_senders`). Also per tag: whether a
+    transmission's last head byte is routed there (its first segment can be its head alone).
+    """
+    by_heads: dict[tuple, list] = {}
     for sender, channel, heads in paths:
-        if channel in starts:
-            walk(sender, *starts[channel], list(heads), 0)
+        by_heads.setdefault(tuple(heads), []).append((sender, channel))
+    return grouped_route_senders(
+        network, tag_of, ((sources, heads) for heads, sources in by_heads.items())
+    )
+
+
+def grouped_route_senders(network, tag_of, routes) -> dict[str, tuple]:
+    """:func:`route_senders` of ``routes``: ``(sources, head bytes)``, every ``(sender,
+    channel)`` of ``sources`` sending those bytes (fewer items than one per path: a
+    network's nodes share most of their routes)."""
+    segments = _Segments(network)
+    by_heads: dict[tuple, set] = {}
+    for sources, heads in routes:
+        by_heads.setdefault(tuple(heads), set()).update(sources)
+    tries: dict[tuple, dict] = {}  # sources -> the head bytes they send, as a trie
+    for heads, sources in by_heads.items():
+        node = tries.setdefault(tuple(sorted(sources)), {})
+        for h in heads:
+            node = node.setdefault(h, {})
+    # (element, port, head byte) -> the senders whose byte enters a stack there
+    arrived: dict[tuple, set] = {}
+    last: set[tuple] = set()  # the states a transmission's last head byte comes by
+    for sources, trie in tries.items():
+        frontier: dict[tuple, set] = {}
+        for sender, channel in sources:
+            entry = segments.start.get(channel)
+            if entry is not None:
+                _add_capped(frontier.setdefault(entry, set()), (sender,))
+        stack = [(frontier, trie)]
+        while stack:
+            frontier, trie = stack.pop()
+            for head, rest in trie.items():
+                ahead: dict[tuple, set] = {}
+                for entry, senders in frontier.items():
+                    state = (*entry, head)
+                    _add_capped(arrived.setdefault(state, set()), senders)
+                    if not rest:
+                        last.add(state)
+                    for nxt in segments.exits(state) if rest else ():
+                        _add_capped(ahead.setdefault(nxt, set()), senders)
+                if rest:
+                    stack.append((ahead, rest))
+    groups: dict[tuple, tuple[set, set]] = {}  # (router key, group key) -> senders, places
+    asked: dict[tuple, set] = {}  # router key -> directions asked
+    ends: set[tuple] = set()  # router keys that route a transmission's last head byte
+    for state in segments.in_order(arrived):  # each state's senders before it passes them
+        senders = arrived.pop(state, set())
+        key, gkey, place, ways = segments.step(state)
+        if key is None:
+            continue
+        group_senders, places = groups.setdefault((key, gkey), (set(), set()))
+        _add_capped(group_senders, senders)
+        places.add(place)
+        asked.setdefault(key, set()).add(gkey[-1])
+        for nxt in ways:
+            _add_capped(arrived.setdefault(nxt, set()), senders)
+        if state in last:
+            ends.add(key)
+            last.update(ways)
     tags: dict[str, tuple] = {}
     for (key, _), (senders, inputs) in groups.items():
         tag = tag_of(key)
-        r = network.routers[key]
-        _, most, places, outs = tags.get(tag, ("", 0, set(), set()))
+        _, most, places, outs, alone = tags.get(tag, ("", 0, set(), set(), False))
         if len(inputs) > 1:  # every fed place but the last can win over a later one
             places |= set(sorted(inputs)[:-1])
-        outs |= {o for d in asked[id(r)] for o in (2 * d, 2 * d + 1)}
+        outs |= {o for d in asked[key] for o in (2 * d, 2 * d + 1)}
         most = max(most, min(len(senders), len(inputs)))
-        tags[tag] = (r.mode, most, places, outs)
+        tags[tag] = (network.routers[key].mode, most, places, outs, alone or key in ends)
     return {
-        tag: (mode, most, tuple(sorted(p)), tuple(sorted(o)))
-        for tag, (mode, most, p, o) in tags.items()
+        tag: (mode, most, tuple(sorted(p)), tuple(sorted(o)), alone)
+        for tag, (mode, most, p, o, alone) in tags.items()
     }
+
+
+def _add_capped(senders: set, more) -> None:
+    """``senders |= more``, up to :data:`CHANNELS` senders (more change no group's count)."""
+    if len(senders) < CHANNELS:
+        senders.update(more)
+
+
+class _Segments:
+    """The ways of one head byte through the routers of ``network`` (an
+    :class:`RN1NetworkModel`) from where it enters (``(element index, port)``) to the
+    swallows that drop it, through every output it may take; each followed once."""
+
+    def __init__(self, network):
+        elements = list(network.elements.values())
+        index = {id(e): n for n, e in enumerate(elements)}
+        key_of = {id(r): key for key, r in network.routers.items()}
+        self._key = [key_of.get(id(e)) for e in elements]
+        nxt = [{} for _ in elements]
+        #: channel -> the element input it feeds
+        self.start = {}
+        for (kind, a, pa), (_, b, pb) in network._links:
+            if id(b) not in index:
+                continue
+            if kind == "edge":
+                self.start[a] = (index[id(b)], pb)
+            elif id(a) in index:
+                nxt[index[id(a)]][pa] = (index[id(b)], pb)
+        # Per router: per input and direction, the elements its outputs feed, and its
+        # (group key, place) per input and direction; per swallow: what it feeds.
+        self._ways, self._group = [], []
+        for n, e in enumerate(elements):
+            if self._key[n] is None:
+                self._ways.append(nxt[n].get(0))
+                self._group.append(None)
+                continue
+            place, group = {}, {}
+            for gkey, inputs, _ in arbitration_groups(e.mode):
+                for k, i in enumerate(inputs, 1):
+                    place[i] = k
+                    group[i, gkey[-1]] = gkey
+            self._ways.append(
+                [
+                    [
+                        tuple(nxt[n][o] for o in outputs_for(e.mode, i, d) if o in nxt[n])
+                        for d in range(DIRECTIONS)
+                    ]
+                    for i in range(CHANNELS)
+                ]
+            )
+            self._group.append(
+                {
+                    (i, d): (group[i, d], place[i])
+                    for i in range(CHANNELS)
+                    for d in range(DIRECTIONS)
+                }
+            )
+        self._steps: dict[tuple, tuple] = {}
+        self._exits: dict[tuple, tuple] = {}
+
+    def step(self, state: tuple[int, int, int]) -> tuple:
+        """Head byte ``h`` at input ``port`` of element ``n`` (``state``): the router's key,
+        the group it asks and its place there, and the states it may go on to (at a
+        swallow: None, None, None and no state, the byte ends there)."""
+        found = self._steps.get(state)
+        if found is None:
+            n, port, h = state
+            if self._key[n] is None:
+                found = (None, None, None, ())
+            else:
+                d = direction(h)
+                gkey, place = self._group[n][port, d]
+                passed = pass_head(h)
+                ways = tuple((*w, passed) for w in self._ways[n][port][d])
+                found = (self._key[n], gkey, place, ways)
+            self._steps[state] = found
+        return found
+
+    def exits(self, state: tuple[int, int, int]) -> tuple:
+        """Where the next head byte enters (``(element, port)``) after the byte of
+        ``state``: what the swallows that drop it feed."""
+        found = self._exits.get(state)
+        if found is None:
+            n = state[0]
+            if self._key[n] is None:  # a swallow
+                found = () if self._ways[n] is None else (self._ways[n],)
+            else:
+                found = tuple(dict.fromkeys(x for s in self.step(state)[3] for x in self.exits(s)))
+            self._exits[state] = found
+        return found
+
+    def in_order(self, starts) -> list[tuple]:
+        """Every state reachable from ``starts``, each before those it may go on to."""
+        order, seen = [], set()
+        for start in starts:
+            if start in seen:
+                continue
+            seen.add(start)
+            stack = [(start, iter(self.step(start)[3]))]
+            while stack:
+                state, ways = stack[-1]
+                for nxt in ways:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append((nxt, iter(self.step(nxt)[3])))
+                        break
+                else:
+                    stack.pop()
+                    order.append(state)
+        order.reverse()
+        return order
 
 
 class NetworkCoverage:
@@ -881,9 +1039,16 @@ class NetworkCoverage:
         to every endpoint."""
         points = []
         for tag, (mode, senders, *found) in self.tag_senders().items():
-            places, outputs = found or (None, None)
+            places, outputs, alone = found or (None, None, True)
             points += router_cover_points(
-                tag, mode, senders, detail=True, ranks="place", places=places, choices=outputs
+                tag,
+                mode,
+                senders,
+                detail=True,
+                ranks="place",
+                places=places,
+                choices=outputs,
+                alone=alone,
             )
         ends = dict.fromkeys(self.endpoint_bin(c) for c in range(self.channels))
         return points + [
@@ -902,18 +1067,19 @@ class NetworkCoverage:
         ]
 
     def route_paths(self):
-        """Every ``(sender, channel, head bytes)`` a sender at an input channel may send
-        (None: not listed, the senders are bounded by :func:`group_senders`)."""
+        """Every route a sender at an input channel may send, as the ``(sources, head
+        bytes)`` of :func:`grouped_route_senders` (None: not listed, the senders are bounded
+        by :func:`group_senders`)."""
         return None
 
     def tag_senders(self) -> dict[str, tuple[str, int]]:
         """Per tag: the routers' mode and the most transmissions of the senders at the input
         channels (each a sender of its own) that can be at one arbitration group at once,
         asking for its direction (:func:`route_senders`)."""
-        paths = self.route_paths()
-        if paths is None:
+        routes = self.route_paths()
+        if routes is None:
             return group_senders(self, self.router_tag)
-        return route_senders(self, self.router_tag, paths)
+        return grouped_route_senders(self, self.router_tag, routes)
 
     def start_coverage(self) -> Coverage:
         """Count hits in :meth:`cover_points` from now on; the :class:`Coverage` to read."""
@@ -942,6 +1108,24 @@ class NetworkCoverage:
     def clone(self):
         """An independent copy in the same state (its coverage too), to try traffic on."""
         return copy.deepcopy(self)
+
+    @contextmanager
+    def tried(self):
+        """A model in this one's state to try traffic on and read the coverage it reaches:
+        a :meth:`clone`, or for a sparse network (:meth:`RN1SparseNetworkModel.undone`) this
+        model itself, put back as it was afterwards (a copy of hundreds of routers costs
+        more than the traffic tried on it)."""
+        if not isinstance(self, RN1SparseNetworkModel):
+            yield self.clone()
+            return
+        hits = copy.deepcopy(self.coverage.hits)
+        counted = (dict(self._sent), dict(self._arrived), list(self._streak))
+        try:
+            with self.undone(keep=self.coverage):
+                yield self
+        finally:
+            self.coverage.hits = hits
+            self._sent, self._arrived, self._streak = counted
 
     def _cover_network(self, routers) -> None:
         """Count the network's own points after a step in which ``routers`` decided: a head
@@ -1014,7 +1198,7 @@ class RN1BideltaModel(NetworkCoverage, RN1NetworkModel):
     def route_paths(self):
         net = self.net
         heads = [net.head(t) for t in range(net.endpoints)]
-        return [(c, c, [h]) for c in range(self.channels) for h in heads]
+        return [(((c, c),), [h]) for c in range(self.channels) for h in heads]
 
 
 class RN1UnitTreeModel(NetworkCoverage, RN1NetworkModel):
@@ -1042,7 +1226,7 @@ class RN1UnitTreeModel(NetworkCoverage, RN1NetworkModel):
             src = c // w if c < SUBTREES * w else None
             for dest in (*range(SUBTREES), None):
                 if dest != src:
-                    paths.append((c, c, [head_for(tree.route(src, dest))]))
+                    paths.append((((c, c),), [head_for(tree.route(src, dest))]))
         return paths
 
 
@@ -1109,6 +1293,31 @@ class RN1SparseNetworkModel(RN1NetworkModel):
                 self._edge_out[b] = (na, pa)
         self._reset_sparse()
 
+    #: Element index -> its state before the first step inside :meth:`undone` (None: outside).
+    _undo: dict[int, dict] | None = None
+
+    @contextmanager
+    def undone(self, keep=None):
+        """Steps taken inside are undone at the end: the elements they step are saved
+        before their first step and put back (``keep``: an object they refer to that is not
+        theirs, left as it is: the coverage they count into)."""
+        saved = (self.cycle, set(self._busy), set(self._stepped), list(self._clocks))
+        self._undo, self._keep = {}, {id(keep): keep}
+        for n in self._stepped:  # their decisions are cleared at the next step
+            self._save(n)
+        try:
+            yield
+        finally:
+            for n, state in self._undo.items():
+                self._elems[n].__dict__.clear()
+                self._elems[n].__dict__.update(state)
+            self._undo = None
+            self.cycle, self._busy, self._stepped, self._clocks = saved
+
+    def _save(self, n: int) -> None:
+        if n not in self._undo:
+            self._undo[n] = copy.deepcopy(self._elems[n].__dict__, dict(self._keep))
+
     def _reset_sparse(self) -> None:
         self.cycle = 0
         self._busy: set[int] = set()
@@ -1150,6 +1359,8 @@ class RN1SparseNetworkModel(RN1NetworkModel):
                 for s in self._bk_src[n]
             ]
             inputs[n] = (fwd, bk)
+            if self._undo is not None:
+                self._save(n)
         busy = set()
         for n, (fwd, bk) in inputs.items():
             e = elems[n]
@@ -1207,23 +1418,14 @@ class RN1FatTreeModel(NetworkCoverage, RN1SparseNetworkModel):
         return layer if self.net.stages == 1 else f"{layer}@{key[0]}"
 
     def endpoint_bin(self, channel: int) -> str | None:
-        """Node ``e``'s two links are its bin; the root's top links have none (no bench
-        drives them: every transmission is between two nodes)."""
-        return f"node {channel // ENDPOINT_LINKS}" if channel < 2 * self.net.nodes else None
+        """Node ``e``'s two links are its bin; the root's top links have none (every
+        transmission of the bench is between two nodes)."""
+        return node_bin(self.net, channel)
 
     def route_paths(self):
         """Every node's heads to every other node on both its links (one stage only: two
         are bounded by :func:`group_senders`, their 8192 links being too many to follow)."""
-        net = self.net
-        if net.stages > 1:
-            return None
-        return [
-            (ENDPOINT_LINKS * a + k, ENDPOINT_LINKS * a + k, net.heads(a, b))
-            for a in range(net.nodes)
-            for b in range(net.nodes)
-            if a != b
-            for k in range(ENDPOINT_LINKS)
-        ]
+        return node_routes(self.net) if self.net.stages == 1 else None
 
 
 class RN1HybridModel(NetworkCoverage, RN1SparseNetworkModel):
@@ -1252,36 +1454,39 @@ class RN1HybridModel(NetworkCoverage, RN1SparseNetworkModel):
 
     def endpoint_bin(self, channel: int) -> str | None:
         """A node's two links are its bin (the top links: none, no bench drives them)."""
-        return f"node {channel // ENDPOINT_LINKS}" if channel < 2 * self.net.nodes else None
+        return node_bin(self.net, channel)
 
     def route_paths(self):
-        """Every node's heads to every other node on both its links."""
-        net = self.net
-        return [
-            (ENDPOINT_LINKS * a + k, ENDPOINT_LINKS * a + k, net.heads(a, b))
-            for a in range(net.nodes)
-            for b in range(net.nodes)
-            if a != b
-            for k in range(ENDPOINT_LINKS)
-        ]
+        """Every node's heads to every other node on both its links (the nodes of one
+        cluster have the same heads to every other node: one route for them all)."""
+        return node_routes(self.net, self.net.cluster)
 
-    @property
-    def coverable(self) -> bool:
-        """Whether the cover points are declared at this point: one cluster only. Under
-        unit trees, the bins a group can meet would take all 589,056 routes of 768 nodes
-        followed through every output they may take (minutes); a sample would leave out
-        bins the traffic meets."""
-        return self.net.stages == 1
 
-    def cover_points(self) -> list[CoverPoint]:
-        if not self.coverable:
-            raise ValueError(self.coverage_refusal({"stages": self.net.stages}))
-        return super().cover_points()
+def node_bin(net, channel: int) -> str | None:
+    """The ``deliver`` bin of output ``channel`` of a network of processing nodes ``net``
+    (a :class:`~fattree.spec.rn1_tree.FatTreeNetwork`): node ``e``'s two links are ``node
+    e``; the channels after them (a root's top links) have none."""
+    return f"node {channel // ENDPOINT_LINKS}" if channel < ENDPOINT_LINKS * net.nodes else None
 
-    @staticmethod
-    def coverage_refusal(params: dict) -> str | None:
-        """Why ``fattree sim --coverage`` is refused at the design point ``params`` (None:
-        it is not), said before anything is built."""
-        if params.get("stages", 2) != 1:
-            return "rn1-hybrid has cover points for one cluster only (stages=1)"
-        return None
+
+def node_routes(net, block: int = 1) -> list[tuple[tuple, list[int]]]:
+    """Every node's heads to every other node on both its links, as the ``(sources, head
+    bytes)`` of :func:`grouped_route_senders` (a node's link ``k`` is channel ``2e + k``, a
+    sender of its own). ``block``: runs of that many nodes whose heads to every node but
+    themselves are the same (a hybrid's cluster: a route leaves it by the same head bytes
+    from every node in it, and inside it goes by the destination's alone), so that each
+    destination's heads are found once per block."""
+    routes = []
+    for first in range(0, net.nodes, block):
+        members = range(first, min(first + block, net.nodes))
+        links = {a: [(ENDPOINT_LINKS * a + k,) * 2 for k in range(ENDPOINT_LINKS)] for a in members}
+        everyone = tuple(link for a in members for link in links[a])
+        for b in range(net.nodes):
+            if b not in links:
+                routes.append((everyone, net.heads(first, b)))
+                continue
+            senders = [a for a in members if a != b]
+            if senders:
+                sources = tuple(link for a in senders for link in links[a])
+                routes.append((sources, net.heads(senders[0], b)))
+    return routes
