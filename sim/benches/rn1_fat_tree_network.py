@@ -61,10 +61,18 @@ def _model(config):
     return RN1FatTreeModel(p["stages"], None, p["seed"])
 
 
-def _pairs(net, frames: int, rng: random.Random):
+def _pairs(net, frames: int, rng: random.Random, top: bool = False):
+    """``frames`` (source, destination) pairs: at every level in turn (the fat-tree), with
+    ``top`` an eighth of them from the root's top links to a node or from a node to the top
+    (None), as a stage above would send and take them; else at random."""
     nodes = net.nodes
     if nodes & (nodes - 1) == 0 and (nodes.bit_length() - 1) % 2 == 0:
-        return level_pairs(nodes, frames, rng)
+        tops = frames // 8 if top else 0
+        pairs = level_pairs(nodes, frames - tops, rng)
+        for k in range(tops):
+            node = rng.randrange(nodes)
+            pairs.append((None, node) if k % 2 == 0 else (node, None))
+        return pairs
     pairs = []
     while len(pairs) < frames:
         a, b = rng.randrange(nodes), rng.randrange(nodes)
@@ -129,7 +137,8 @@ async def traffic(dut):
     n = model.channels
     ports = Ports(dut, n)
     scoreboard = Scoreboard(CHECKS, mutate=config["bench"].get("mutation", False))
-    queues, want = network_queues(model.net, _pairs(model.net, frames, rng), rng)
+    pairs = _pairs(model.net, frames, rng, top=isinstance(model, RN1FatTreeModel))
+    queues, want = network_queues(model.net, pairs, rng)
     ports.drive([0] * n, [0] * n)
     await clock_and_reset(dut)
     heads = None

@@ -76,6 +76,7 @@ __all__ = [
     "network_queues",
     "run_network_traffic",
     "delivered_by_node",
+    "TOP",
     "level_pairs",
     "network_phase",
     "STEER",
@@ -625,21 +626,26 @@ def simulate_network(
 
 
 def network_queues(net, pairs, rng: random.Random, extra: int = 3, *, least=1, link=None):
-    """Per source channel (node ``a``'s link ``link``, or ``0`` or ``1`` at random),
-    transmissions for ``pairs`` (source node, destination node) over a network of unit trees
-    or clusters (``net.heads``, ``net.route``): head bytes, then ``least`` .. ``extra`` data
-    bytes. Returns (queues, expected deliveries ``Counter((dest, (head as it arrives,
-    *data)))``)."""
+    """Per source channel (node ``a``'s link ``link``, or ``0`` or ``1`` at random; ``a``
+    None: one of the root's top links at random), transmissions for ``pairs`` (source node,
+    destination node or None: the top) over a network of unit trees or clusters
+    (``net.heads``, ``net.route``): head bytes, then ``least`` .. ``extra`` data bytes.
+    Returns (queues, expected deliveries ``Counter((dest, (head as it arrives, *data)))``,
+    ``dest`` :data:`TOP` for the top)."""
     queues, want = {}, Counter()
     for a, b in pairs:
         heads = net.heads(a, b, rng.getrandbits(8))
         data = [rng.getrandbits(8) for _ in range(rng.randint(least, extra))]
-        k = rng.randrange(2) if link is None else link
-        queues.setdefault(2 * a + k, []).append(heads + data)
+        if a is None:
+            top = len(net.inputs) - ENDPOINT_LINKS * net.nodes
+            channel = ENDPOINT_LINKS * net.nodes + rng.randrange(top)
+        else:
+            channel = 2 * a + (rng.randrange(2) if link is None else link)
+        queues.setdefault(channel, []).append(heads + data)
         last = heads[-1]
         for _ in net.route(a, b)[-1]:
             last = pass_head(last)
-        want[b, (last, *data)] += 1
+        want[TOP if b is None else b, (last, *data)] += 1
     return queues, want
 
 
@@ -674,10 +680,18 @@ def run_network_traffic(model, queues, knobs: Knobs, rng: random.Random, limit: 
     raise AssertionError(f"traffic not done in {limit} cycles")
 
 
-def delivered_by_node(receivers) -> Counter:
-    """``Counter((node, segment))`` of the first segments the receivers got (two links a node)."""
+#: What :func:`network_queues` and :func:`delivered_by_node` name the root's top by.
+TOP = "top"
+
+
+def delivered_by_node(receivers, nodes: int | None = None) -> Counter:
+    """``Counter((node, segment))`` of the first segments the receivers got (two links a
+    node; with ``nodes``, the channels after theirs, the root's top links, are :data:`TOP`)."""
     return Counter(
-        (c // 2, seg) for c, r in receivers.items() for tag, seg in r.received if tag == "first"
+        (c // 2 if nodes is None or c < 2 * nodes else TOP, seg)
+        for c, r in receivers.items()
+        for tag, seg in r.received
+        if tag == "first"
     )
 
 
@@ -745,7 +759,7 @@ async def network_phase(
         if cycle >= limit:
             scoreboard.fail("message_mismatches", f"{name}: not finished in {limit} cycles")
             break
-    got = delivered_by_node(receivers)
+    got = delivered_by_node(receivers, getattr(getattr(model, "net", None), "nodes", None))
     scoreboard.checked += sum(want.values())
     if got != want:
         scoreboard.fail(
@@ -860,8 +874,10 @@ def network_hole_rounds(model, rng: random.Random, *, tries: int):
     each a transmission (:func:`network_queues`: on one link of every node or either, with
     or without data) to one of one or two destination nodes (anywhere, or under that same
     node; or, half the time while some are left, one that no transmission has reached yet),
-    under one of :data:`NETWORK_STEER`'s endpoints. First, where more nodes are unreached
-    than the candidates could aim at, a round to each of them (:func:`_delivery_sweep`)."""
+    under one of :data:`NETWORK_STEER`'s endpoints; where the bench drives the root's top
+    links, also up to eight senders there and, a quarter of the time, the top as the
+    destination. First, where more nodes are unreached than the candidates could aim at, a
+    round to each of them (:func:`_delivery_sweep`)."""
     nodes = model.net.nodes
     sweep = _delivery_sweep(model, rng, tries)
     if sweep is not None:
@@ -874,7 +890,10 @@ def network_hole_rounds(model, rng: random.Random, *, tries: int):
     leaf = model.net.cluster if getattr(model.net, "cluster", 0) and model.net.stages > 1 else 0
     blocks = (nodes, leaf, 4 * leaf, 16 * leaf) if leaf else (nodes, 4, 16)
     most = 3 * STEER_SENDERS if leaf else STEER_SENDERS
-    ends = (*NETWORK_STEER, SPREAD) if leaf else NETWORK_STEER
+    # A network whose root's top links the bench drives: they send too, and take some; a
+    # head from the top meets one from a node at the top's routers only if it left later.
+    top = model.endpoint_bin(ENDPOINT_LINKS * nodes) is not None
+    ends = (*NETWORK_STEER, SPREAD) if leaf or top else NETWORK_STEER
 
     def candidate():
         block = rng.choice(blocks)
@@ -888,6 +907,10 @@ def network_hole_rounds(model, rng: random.Random, *, tries: int):
         missing = [e for e in range(nodes) if f"deliver:{model.endpoint_bin(2 * e)}" in holes]
         if missing and rng.random() < 0.5:  # a node no transmission has reached yet
             dests = [rng.choice(missing)]
+        if top:
+            senders += [None] * rng.randint(0, 8)
+            if rng.random() < 0.25:
+                dests = [None]
         pairs = [(a, b) for a in senders for b in [rng.choice(dests)] if a != b]
         queues, want = network_queues(
             model.net,

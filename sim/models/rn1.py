@@ -1418,14 +1418,15 @@ class RN1FatTreeModel(NetworkCoverage, RN1SparseNetworkModel):
         return layer if self.net.stages == 1 else f"{layer}@{key[0]}"
 
     def endpoint_bin(self, channel: int) -> str | None:
-        """Node ``e``'s two links are its bin; the root's top links have none (every
-        transmission of the bench is between two nodes)."""
-        return node_bin(self.net, channel)
+        """Node ``e``'s two links are its bin, the root's top links one together (``top``:
+        the bench sends to and from the top as a parent stage would)."""
+        return node_bin(self.net, channel, top=True)
 
     def route_paths(self):
-        """Every node's heads to every other node on both its links (one stage only: two
-        are bounded by :func:`group_senders`, their 8192 links being too many to follow)."""
-        return node_routes(self.net) if self.net.stages == 1 else None
+        """Every node's heads to every other node on both its links, from every top link to
+        every node and from every node to the top (one stage only: two are bounded by
+        :func:`group_senders`, their 8192 links being too many to follow)."""
+        return node_routes(self.net, top=True) if self.net.stages == 1 else None
 
 
 class RN1HybridModel(NetworkCoverage, RN1SparseNetworkModel):
@@ -1462,21 +1463,30 @@ class RN1HybridModel(NetworkCoverage, RN1SparseNetworkModel):
         return node_routes(self.net, self.net.cluster)
 
 
-def node_bin(net, channel: int) -> str | None:
+def node_bin(net, channel: int, top: bool = False) -> str | None:
     """The ``deliver`` bin of output ``channel`` of a network of processing nodes ``net``
     (a :class:`~fattree.spec.rn1_tree.FatTreeNetwork`): node ``e``'s two links are ``node
-    e``; the channels after them (a root's top links) have none."""
-    return f"node {channel // ENDPOINT_LINKS}" if channel < ENDPOINT_LINKS * net.nodes else None
+    e``; the channels after them (the root's top links) are ``top`` with ``top``, else
+    none (not driven)."""
+    if channel < ENDPOINT_LINKS * net.nodes:
+        return f"node {channel // ENDPOINT_LINKS}"
+    return "top" if top else None
 
 
-def node_routes(net, block: int = 1) -> list[tuple[tuple, list[int]]]:
+def node_routes(net, block: int = 1, top: bool = False) -> list[tuple[tuple, list[int]]]:
     """Every node's heads to every other node on both its links, as the ``(sources, head
     bytes)`` of :func:`grouped_route_senders` (a node's link ``k`` is channel ``2e + k``, a
     sender of its own). ``block``: runs of that many nodes whose heads to every node but
     themselves are the same (a hybrid's cluster: a route leaves it by the same head bytes
     from every node in it, and inside it goes by the destination's alone), so that each
-    destination's heads are found once per block."""
+    destination's heads are found once per block. ``top``: also from each of the root's top
+    links (the channels after the nodes') to every node, and from every node to the top."""
     routes = []
+    if top:
+        nodes = ENDPOINT_LINKS * net.nodes
+        tops = range(nodes, len(net.inputs))
+        routes += [(((c, c),), net.heads(None, b)) for c in tops for b in range(net.nodes)]
+        routes.append((tuple((c, c) for c in range(nodes)), net.heads(0, None)))
     for first in range(0, net.nodes, block):
         members = range(first, min(first + block, net.nodes))
         links = {a: [(ENDPOINT_LINKS * a + k,) * 2 for k in range(ENDPOINT_LINKS)] for a in members}
