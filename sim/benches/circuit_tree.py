@@ -9,7 +9,11 @@ messages to node 0), and the phases that steer into the rules' rarer situations
 (:func:`~fattree.sim.checks.circuit_tree.steering_phases`: random messages from senders that
 start at random delays, a hot spot with receivers stalled 90 % of the cycles), and last the
 rounds that close what those left of the model's coverage
-(:func:`~fattree.sim.checks.circuit_tree.hole_rounds`, reported as ``steered``). For the fast
+(:func:`~fattree.sim.checks.circuit_tree.hole_rounds`, reported as ``steered``). For the
+paper's tree then come rounds that meet every arbitration situation of the routers below the
+top, claimant by claimant and port by port, held or free, and every way up
+(:func:`~fattree.sim.checks.circuit_collisions.collision_rounds`, reported as
+``collisions``): the cover points lump these together. For the fast
 tree (:data:`fattree.sim.checks.circuit_tree.TRAFFIC`) a random message may go to its sender's
 own node, and each sender pauses in 20 % of the cycles it has a message to offer, so that the
 nodes do not send in step.
@@ -38,6 +42,7 @@ import time
 import cocotb
 from cocotb.triggers import FallingEdge
 
+from fattree.sim.checks.circuit_collisions import collision_rounds
 from fattree.sim.checks.circuit_tree import (
     CHECKS,
     MODELS,
@@ -59,6 +64,9 @@ from fattree.spec.circuit import tx_fields
 #: Candidate rounds tried on a copy of the model to close the coverage's holes (each a few
 #: milliseconds; none when the phases before left no hole).
 HOLE_TRIES = 3000
+#: Candidate rounds aimed at one router, tried on a copy of the model to meet every situation
+#: of its arbitration (each a millisecond or a few; at 4 leaves all 80 are met in about 1000).
+COLLISION_TRIES = 2000
 
 
 class Ports(MessagePorts):
@@ -123,6 +131,13 @@ async def traffic_phases(dut):
         model, width, length, steer, own=extra["own"], tries=tries
     ):
         counts["steered"] += await check.phase(name, queues, limit=200_000, **options)
+        if scoreboard.mismatches:
+            break
+    counts["collisions"] = 0
+    # The routers' claims one by one (the paper's tree): the cover points lump them together.
+    tries = 0 if scoreboard.mismatches or not extra["collisions"] else COLLISION_TRIES
+    for name, queues, options in collision_rounds(model, steer, tries):
+        counts["collisions"] += await check.phase(name, queues, limit=200_000, **options)
         if scoreboard.mismatches:
             break
     seconds = time.perf_counter() - started
