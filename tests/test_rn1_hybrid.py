@@ -700,6 +700,56 @@ def test_two_stage_coverage_has_no_hole(tmp_path, capsys):
     assert code == 0 and out["passed"]
 
 
+def _round_on(model, queues, want, knobs, seed):
+    """A steered round run to its end on ``model`` alone: its counts and every cycle's
+    outputs."""
+    from fattree.sim.checks.rn1 import CHECKS, STEER_LIMIT, network_phase
+    from fattree.sim.scoreboard import Scoreboard
+
+    trace = []
+
+    async def tick():
+        trace.append((model.o_fwd, model.i_bk))
+
+    sb = Scoreboard(CHECKS)
+    phase = network_phase(
+        model,
+        sb,
+        lambda: (model.o_fwd, model.i_bk),
+        lambda i_fwd, o_bk: None,
+        tick,
+        queues,
+        want,
+        knobs,
+        random.Random(seed),
+        limit=STEER_LIMIT,
+    )
+    with pytest.raises(StopIteration) as done:
+        phase.send(None)
+    assert sb.mismatches == 0
+    return done.value.value, trace
+
+
+def test_steering_sweeps_unreached_nodes_and_tries_rounds_in_place():
+    # The two-stage point's first steered round, at a small point (one cluster, few tries):
+    # when more nodes are unreached than the tries could aim at, one transmission to each.
+    from fattree.sim.checks.rn1 import _network_tried, network_hole_rounds
+
+    model = RN1HybridModel(12, 1)
+    coverage = model.start_coverage()
+    name, queues, want, knobs, seed = next(network_hole_rounds(model, random.Random(3), tries=8))
+    assert name == "sweep" and sorted(b for b, _ in want) == list(range(12))
+    # Tried on the model itself and undone: it reaches what it reaches on a copy, and the
+    # model then runs it exactly as the copy made before the trial does.
+    copy = model.clone()
+    reached = _network_tried(model, queues, want, knobs, seed).holes()
+    assert coverage.holes() != reached  # the trial counted into a copy of the counts
+    ran, trace = _round_on(model, queues, want, knobs, seed)
+    assert (ran, trace) == _round_on(copy, queues, want, knobs, seed)
+    assert coverage.holes() == copy.coverage.holes() == reached
+    assert not [h for h in reached if h.startswith("deliver")]
+
+
 def test_two_stage_hybrid_declares_the_bins_its_routes_meet():
     # All 589,056 routes of the 768 nodes, found segment by segment (route_senders).
     points = {p.name: p.bins for p in RN1HybridModel(12, 2).cover_points()}
