@@ -287,7 +287,7 @@ def test_build_simulate(capsys, fault):
 
 def test_build_bad_input_is_one_line(capsys):
     for argv, message in [
-        (["-p", "data_bits=8"], "the hypercube self-test needs data_bits >= 9 (source, "),
+        (["-p", "data_bits=8"], "the hypercube self-test needs data_bits >= 10 (source, "),
         (["--pattern", "tornado"], "pattern must be one of random, transpose, bit-reversal, "),
         (["--requests", "5"], "the hypercube self-test has no option 'requests'; its options: "),
         (["-p", "data_bits=65"], "parameter data_bits must be 1..64, not 65"),

@@ -7,8 +7,8 @@ own number ``addr`` (any, chosen once: a network drives each node's with a const
 value, chosen freely once (``AnyConst``), tags a message: it may enter (from a processor or
 over a link) whenever the node does not hold it, and no other message carries it, so every
 output carrying it is that message; the node never looks at the data, so what holds for the
-tagged message holds for each. Read from inside: the places a message can be (arrival
-registers, buffer slots, injection queues, receive registers).
+tagged message holds for each. Read from inside: the places a message can be (arrival and
+hold registers, buffer slots, injection queues, receive queues).
 
 * **conserved**: while the node holds the tagged message, exactly one place holds it, with
   the address it came with; while it does not, none does; it leaves only from inside, at
@@ -17,8 +17,9 @@ registers, buffer slots, injection queues, receive registers).
   inverted and the rest of its address unchanged, or into processor ``q``'s receive stream
   only if it is addressed to this node (relative address 0) and to ``q``;
 * **referral_only_when_needed**: it leaves over a wire whose bit was 0 (a step away) only
-  when every wire of its relative address carries another message in that cycle and every
-  buffer slot is full in the next.
+  when every wire of its relative address carries another message in that cycle (the
+  wires its decision, one cycle earlier, gave to others) and every buffer slot is full in
+  the next (none was free for it).
 """
 
 from __future__ import annotations
@@ -112,12 +113,13 @@ class NodeProperties(Harness):
 
         # The places: (holds the tag, its address matches the record).
         places = []
-        for msg in dut.arrive + dut.buf + [e for q in dut.queue for e in q]:
+        for msg in dut.arrive + dut.hold + dut.buf + [e for q in dut.queue for e in q]:
             places.append(
                 (msg.valid & (msg.data == tag), (msg.rel == rel) & (proc_of(msg) == proc))
             )
         for q in range(procs):
-            places.append((dut.rx_valid[q] & (dut.rx_data[q] == tag), (rel == 0) & (proc == q)))
+            for valid, data in zip(dut.rx_valid[q], dut.rx_data[q], strict=True):
+                places.append((valid & (data == tag), (rel == 0) & (proc == q)))
         holders = _count([h for h, _ in places], range(len(places) + 1))
         same_address = Const(1)
         for holds, matches in places:
