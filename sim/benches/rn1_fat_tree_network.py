@@ -9,13 +9,14 @@ The fat-tree with an endpoint on every node (``rn1-fat-tree``) has the stream be
 First, at the fat-tree, one head from node 0 to a node at each level alone in the idle network
 (:func:`head_phase`): the cycles until its first word reaches the node, the figures of
 ``dehon-latency`` measured on the RTL. Then ``frames`` transmissions between node pairs whose lowest
-common node lies at every level in turn (:func:`fattree.sim.checks.rn1.level_pairs`; the
-hybrid: random pairs), each with its head bytes (one per unit tree or cluster crossed), closed
+common node lies at every level in turn (:func:`fattree.sim.checks.rn1.level_pairs`, an
+eighth of them from the root's top links or to the top, as a stage above would use them;
+the hybrid: random pairs), each with its head bytes (one per unit tree or cluster crossed), closed
 with TURN now and then, answered BLOCKED now and then by a busy receiver and retried. Checks
 (:func:`network_phase`): every output word of every channel against the model every cycle, and
-every transmission delivered exactly once to its node with its bytes. A model with cover
-points counts them in every run, and the bench ends with rounds that close what the traffic
-left of them, each tried on a copy of the model first
+every transmission delivered exactly once to its node (or the top) with its bytes. The
+model counts its cover points in every run, and the bench ends with rounds that close what
+the traffic left of them, each tried on the model first (undone after the try)
 (:func:`~fattree.sim.checks.rn1.network_hole_rounds`; ``steered`` in the summary).
 """
 
