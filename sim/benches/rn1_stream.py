@@ -9,11 +9,16 @@ random; now and then a frame longer than ``max_bytes``, which must be dropped an
 and one on ``rx__<e>__*`` that holds ``ready`` low ``backpressure`` percent of the cycles.
 Phases: random destinations (``frames`` messages in all), then a hot spot (every message to
 endpoint 0), then bursts (every endpoint a one-byte message to one destination, offered
-from the same cycle; :data:`BURST_MESSAGES` in all). For ``rn1-bidelta-stream``, whose model
-counts its cover points in every run, with or without ``--coverage``, then the phases that
-steer into what is left of them: a hot spot with receivers stalled 99 % of the cycles
-(:func:`~fattree.sim.checks.rn1_endpoint.steering_phases`, only while holes are left), and
-rounds tried on a copy of the model first that close the rest
+from the same cycle; :data:`BURST_MESSAGES` in all). For ``rn1-bidelta-stream``, then the
+stress phases (:data:`STRESSED`): a hot spot whose receivers hold off for a while
+(:func:`~fattree.sim.checks.rn1_endpoint.held_hotspot`: BLOCKED nine times in a row and
+more, back-off waits of 64 cycles and more), and rounds that make the endpoints' heads meet at
+the router in ways not met yet, tried on a copy of the model first
+(:func:`~fattree.sim.checks.rn1_endpoint.meeting_rounds`: which inputs, which outputs held,
+the random bit). Its model counts its cover points in every run, with or without
+``--coverage``; then the phases that steer into what is left of them: a hot spot with
+receivers stalled 99 % of the cycles (:func:`~fattree.sim.checks.rn1_endpoint.steering_phases`,
+only while holes are left), and rounds tried on a copy of the model first that close the rest
 (:func:`~fattree.sim.checks.rn1_endpoint.hole_rounds`, reported as ``steered``).
 :class:`fattree.sim.checks.rn1_endpoint.StreamCheck` runs both checks:
 
@@ -23,7 +28,8 @@ rounds tried on a copy of the model first that close the rest
 * message by message: each delivered exactly once, to its destination, with its bytes; the
   counters at the end against the traffic.
 
-The summary gives the retries per message and the share delivered on the first try.
+The summary gives the retries per message and the share delivered on the first try. A run
+that has failed skips the phases left, so a broken design fails within a few phases' time.
 """
 
 from __future__ import annotations
