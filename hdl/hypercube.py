@@ -40,7 +40,8 @@ processor ``a`` of node ``s`` to processor ``b`` of the neighbour ``d = s XOR 2^
                                                   deliver      receive queue
     rx[b]                                                                   valid
 
-Every output is a register (``tx.ready`` = the injection queue has room, ``rx`` = the head
+Every output is a register (``tx.ready`` = the injection queue has room or its head leaves
+in this cycle, ``rx`` = the head
 of the receive queue, ``refer`` = the referrals of the last decision): no output depends on
 an input in the same cycle. :class:`HypercubeNetwork` wires ``2^dim`` nodes into the cube.
 """
@@ -344,7 +345,9 @@ class HypercubeNode(wiring.Component):
         for q in range(self.procs):
             tx = self.tx[q]
             entries = self.queue[q]
-            m.d.comb += tx.ready.eq(~entries[-1].valid)
+            # Room: the last entry empty, or the head leaving in this cycle (``pop`` is a
+            # register, so ready still depends on no input of this cycle).
+            m.d.comb += tx.ready.eq(~entries[-1].valid | self.pop[q])
             new = Signal(link, name=f"new{q}")
             dest_node = tx.payload.dest[pbits:]
             m.d.comb += [

@@ -276,7 +276,8 @@ class HypercubeModel:
         tx_ready, rx_valid, rx_data = [], [], []
         for node in self.nodes:
             for q in range(p):
-                tx_ready.append(int(len(node.inject[q]) < INJECT_DEPTH))
+                room = len(node.inject[q]) < INJECT_DEPTH or node.popping[q]
+                tx_ready.append(int(room))
                 held = node.rx[q][0] if node.rx[q] else None
                 rx_valid.append(int(held is not None))
                 rx_data.append(held.data if held is not None else 0)
