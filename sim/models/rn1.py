@@ -844,37 +844,7 @@ def grouped_route_senders(network, tag_of, routes) -> dict[str, tuple]:
     channel)`` of ``sources`` sending those bytes (fewer items than one per path: a
     network's nodes share most of their routes)."""
     segments = _Segments(network)
-    by_heads: dict[tuple, set] = {}
-    for sources, heads in routes:
-        by_heads.setdefault(tuple(heads), set()).update(sources)
-    tries: dict[tuple, dict] = {}  # sources -> the head bytes they send, as a trie
-    for heads, sources in by_heads.items():
-        node = tries.setdefault(tuple(sorted(sources)), {})
-        for h in heads:
-            node = node.setdefault(h, {})
-    # (element, port, head byte) -> the senders whose byte enters a stack there
-    arrived: dict[tuple, set] = {}
-    last: set[tuple] = set()  # the states a transmission's last head byte comes by
-    for sources, trie in tries.items():
-        frontier: dict[tuple, set] = {}
-        for sender, channel in sources:
-            entry = segments.start.get(channel)
-            if entry is not None:
-                _add_capped(frontier.setdefault(entry, set()), (sender,))
-        stack = [(frontier, trie)]
-        while stack:
-            frontier, trie = stack.pop()
-            for head, rest in trie.items():
-                ahead: dict[tuple, set] = {}
-                for entry, senders in frontier.items():
-                    state = (*entry, head)
-                    _add_capped(arrived.setdefault(state, set()), senders)
-                    if not rest:
-                        last.add(state)
-                    for nxt in segments.exits(state) if rest else ():
-                        _add_capped(ahead.setdefault(nxt, set()), senders)
-                if rest:
-                    stack.append((ahead, rest))
+    arrived, last = _arrivals(segments, routes)
     groups: dict[tuple, tuple[set, set]] = {}  # (router key, group key) -> senders, places
     asked: dict[tuple, set] = {}  # router key -> directions asked
     ends: set[tuple] = set()  # router keys that route a transmission's last head byte
@@ -905,6 +875,45 @@ def grouped_route_senders(network, tag_of, routes) -> dict[str, tuple]:
         tag: (mode, most, tuple(sorted(p)), tuple(sorted(o)), alone)
         for tag, (mode, most, p, o, alone) in tags.items()
     }
+
+
+def _arrivals(segments: _Segments, routes) -> tuple[dict[tuple, set], set[tuple]]:
+    """Where the head bytes of ``routes`` (as :func:`grouped_route_senders` takes them)
+    enter a stack of routers: ``(element, port, head byte)`` -> the senders whose byte
+    enters there, and those where a transmission's last head byte enters. The routes of the
+    same senders go as a trie of their bytes, so a byte shared by many routes (a cluster's
+    way up) is carried on once."""
+    by_heads: dict[tuple, set] = {}
+    for sources, heads in routes:
+        by_heads.setdefault(tuple(heads), set()).update(sources)
+    tries: dict[tuple, dict] = {}  # sources -> the head bytes they send, as a trie
+    for heads, sources in by_heads.items():
+        node = tries.setdefault(tuple(sorted(sources)), {})
+        for h in heads:
+            node = node.setdefault(h, {})
+    arrived: dict[tuple, set] = {}
+    last: set[tuple] = set()
+    for sources, trie in tries.items():
+        frontier: dict[tuple, set] = {}  # (element, port) -> senders whose next byte is there
+        for sender, channel in sources:
+            entry = segments.start.get(channel)
+            if entry is not None:
+                _add_capped(frontier.setdefault(entry, set()), (sender,))
+        stack = [(frontier, trie)]
+        while stack:
+            frontier, trie = stack.pop()
+            for head, rest in trie.items():
+                ahead: dict[tuple, set] = {}
+                for entry, senders in frontier.items():
+                    state = (*entry, head)
+                    _add_capped(arrived.setdefault(state, set()), senders)
+                    if not rest:
+                        last.add(state)
+                    for nxt in segments.exits(state) if rest else ():
+                        _add_capped(ahead.setdefault(nxt, set()), senders)
+                if rest:
+                    stack.append((ahead, rest))
+    return arrived, last
 
 
 def _add_capped(senders: set, more) -> None:
