@@ -85,11 +85,10 @@ MODELS = {
 #: sender pauses (:class:`CircuitTreeCheck`). The fast tree needs the pauses: its fates come
 #: back after fixed delays, so nodes that start together send their heads in step for ever,
 #: and a head would never meet a port held by another message's words, down or up.
-#: ``collisions``: the bench ends with :func:`~.circuit_collisions.collision_rounds` (the
-#: paper's routers; the fast tree's model has routers of another kind).
+#: ``collisions``: the bench ends with :func:`~.circuit_collisions.collision_rounds`.
 TRAFFIC = {
     "circuit-tree-paper": {"own": False, "gaps": 0.0, "collisions": True},
-    "circuit-tree": {"own": True, "gaps": 0.2, "collisions": False},
+    "circuit-tree": {"own": True, "gaps": 0.2, "collisions": True},
 }
 #: With faults, cycles without a delivery after which a phase gives up on the rest.
 FAULT_PATIENCE = 5000
