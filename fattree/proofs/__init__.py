@@ -39,6 +39,11 @@ class Property:
     #: This property's bounded depth, where it needs more cycles than the proof's default
     #: (a number, or a function of the parameters).
     bmc_depth: int | Callable[[dict], int] | None = None
+    #: Whether k-induction is tried for this property, where it differs from the proof's
+    #: (an invariant that closes in a design whose other properties are bounded only).
+    induction: bool | None = None
+    #: sby's multiclock model for this property, where it differs from the proof's.
+    multiclock: bool | None = None
 
     def depth_for(self, params: dict, default: int) -> int:
         depth = self.bmc_depth
@@ -180,6 +185,15 @@ PROOFS: Registry[Proof] = Registry(
                     # and a second one offered), then the bound must pass.
                     bmc_depth=lambda params: params["drain"] + 16,
                 ),
+                Property(
+                    "responds",
+                    "bounded response: with every receiver ready, a message taken, and every "
+                    "retry of it, is answered (tx_done or tx_reject) within `respond` cycles "
+                    "(14 at 4 nodes)",
+                    # One solver step per cycle: the depth counts cycles (20: the bound and a
+                    # reject before it), and the run is faster.
+                    multiclock=False,
+                ),
             ),
             params={"leaves": 4, "retry": "immediate", "drain": 24},
             bmc_depth=20,
@@ -216,6 +230,21 @@ PROOFS: Registry[Proof] = Registry(
                     "when every source can have a full window taken and one more offered: "
                     "the bound covers messages to one node sent one after the other)",
                     bmc_depth=lambda params: params["drain"] + 4,
+                ),
+                Property(
+                    "attempts_in_flight",
+                    "each interface's unanswered messages are its used slots; at window 1 a "
+                    "sent message has exactly one attempt on its way to its fate, at the stage "
+                    "the cycles since it went out say",
+                    induction=True,
+                ),
+                Property(
+                    "responds",
+                    "bounded response: whatever the receivers do, a source with a message not "
+                    "yet acknowledged hears tx_done or tx_reject within `respond` cycles (F + 2 "
+                    "at window 1) of the message taken or of its last answer",
+                    ("attempts_in_flight",),
+                    induction=True,
                 ),
             ),
             params={"leaves": 4, "width": 2, "length": 2, "window": 1, "drain": 80},
@@ -402,6 +431,13 @@ PROOFS: Registry[Proof] = Registry(
                     "the next cycle",
                     ("circuits",),
                 ),
+                Property(
+                    "responds",
+                    "bounded response, 1 cycle: a head is passed on (its output shows it) or "
+                    "refused the cycle after it arrives; a refused transmission's BLOCKED is "
+                    "on its backward link the cycle after it closes",
+                    ("circuits",),
+                ),
             ),
             # priority 0: fixed (input order), 1: round-robin (priority="round-robin").
             params={"mode": 0, "priority": 0},
@@ -472,11 +508,12 @@ def prove(
             return _run_sby(proof, prop, params, broken, where, mode, depth)
 
         mode, depth, status = "prove", proof.depth, None
-        if proof.induction:
+        induction = proof.induction if prop.induction is None else prop.induction
+        if induction:
             result = run(mode, depth)
             if result.status == "PASS":
                 status = "proved"
-        if status is None and (not proof.induction or result.status != "FAIL"):
+        if status is None and (not induction or result.status != "FAIL"):
             # Induction did not close (or is not tried): check the bounded claim instead.
             mode, depth = "bmc", prop.depth_for(params, proof.bmc_depth)
             result = run(mode, depth)
@@ -514,7 +551,7 @@ def _run_sby(proof: Proof, prop: Property, params, broken, where: Path, mode: st
         depth=depth,
         engine=ENGINE,
         timeout=proof.timeout,
-        multiclock=proof.multiclock,
+        multiclock=proof.multiclock if prop.multiclock is None else prop.multiclock,
         passes=proof.passes,
     )
 

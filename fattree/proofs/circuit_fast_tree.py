@@ -16,12 +16,12 @@ pulses) check the acknowledgements and the window.
 
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from amaranth import Const, Module, Signal
 from amaranth.asserts import AnyConst  # not exported by amaranth.hdl in 0.5
 from amaranth.hdl import Assume
 
 from ..spec.circuit_fast import fate_delay
-from .harness import Harness
+from .harness import Harness, at_most_one, elaborated
 
 __all__ = ["harness", "FastTreeProperties"]
 
@@ -35,12 +35,13 @@ def harness(params: dict, broken: bool) -> FastTreeProperties:
         params.get("length", 2),
         params.get("window", 1),
         drain=params.get("drain", 80),
+        respond=params.get("respond"),
         broken=broken,
     )
 
 
 class FastTreeProperties(Harness):
-    def __init__(self, leaves, width, length, window, *, drain=80, broken=False):
+    def __init__(self, leaves, width, length, window, *, drain=80, respond=None, broken=False):
         super().__init__()
         from ..hdl.circuit_fast.tree import CircuitFastTree
 
@@ -54,6 +55,11 @@ class FastTreeProperties(Harness):
         #: Cycles after the traffic stops within which every message taken is delivered and
         #: acknowledged: the bound of `drains`.
         self.drain = drain
+        #: Cycles from a message taken, or the last answer to its source, within which the
+        #: source hears ``tx_done`` or ``tx_reject`` (every receiver ready): the bound of
+        #: `responds`. By default ``F + 2`` (window 1: a head the cycle after the message is
+        #: taken or its slot is READY again, its fate ``F`` cycles later, the pulse one later).
+        self.respond = fate_delay(self.h) + 2 if respond is None else respond
         self.dut = CircuitFastTree(leaves, width, length, seed=1, window=window)
         self.broken = broken
         d = self.dut
@@ -68,7 +74,10 @@ class FastTreeProperties(Harness):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.dut = dut = self.dut
+        dut = self.dut
+        # Elaborated here so that `attempts_in_flight` can read the interfaces' slot and fate
+        # registers (the hardware unchanged).
+        m.submodules.dut, self.inside = elaborated(dut, platform)
         n = self.n
         first = self.first_cycle(m)
         # The followed message: its tag, and while it is undelivered (taken, not delivered
@@ -114,6 +123,8 @@ class FastTreeProperties(Harness):
         if self.selected in (None, "acked_iff_delivered", "drains"):
             props["acked_iff_delivered"] = self._acks(m, deliveries)
             props["drains"] = self._drains(since)
+        if self.selected in (None, "responds", "attempts_in_flight"):
+            props["responds"], props["attempts_in_flight"] = self._responds(m)
         if self.broken:
             # A wrong contract: every message is for node 0.
             props["right_destination"] = [~new for new, _ in deliveries[1:]]
@@ -206,3 +217,56 @@ class FastTreeProperties(Harness):
             | ((taken[s] == delivered[s]) & (delivered[s] == done[s]) & ~self.dut.tx[s].valid)
             for s in range(self.n)
         ]
+
+    def _responds(self, m) -> tuple[list, list]:
+        """``responds``: a source with messages taken and not yet acknowledged hears
+        ``tx_done`` or ``tx_reject`` within ``respond`` cycles of the message taken or of its
+        last answer, whatever the receivers do (a full one drops the head: fate 0).
+
+        ``attempts_in_flight``, the invariant it rests on: the harness's count of unanswered
+        messages is the interface's used slots (plus a ``tx_done`` pulse, which frees its slot
+        an edge early); with window 1, a SENT slot has exactly one attempt on its way, on the
+        inject link or in the fate line, at the stage ``since`` says, and no attempt is on its
+        way otherwise."""
+        dut, responds, invariant = self.dut, [], []
+        F = fate_delay(self.h)
+        bound = self.respond - 1 if self.broken else self.respond
+        for s in range(self.n):
+            tx = dut.tx[s]
+            unanswered = Signal(range(self.window + 2), name=f"unanswered{s}")
+            since = Signal(range(self.respond + 2), name=f"since{s}")
+            taken = tx.valid & tx.ready
+            answered = dut.tx_done[s] | dut.tx_reject[s]
+            m.d.sync += unanswered.eq(unanswered + taken - dut.tx_done[s])
+            with m.If(taken | answered):
+                m.d.sync += since.eq(1)
+            with m.Elif((unanswered != 0) & (since <= self.respond)):
+                m.d.sync += since.eq(since + 1)
+            # `since` counts the cycles after the last take or answer; one is due by `bound`.
+            responds.append((unanswered == 0) | answered | (since < bound))
+            used = self.inside[f"ni{s}.used"]
+            ready = self.inside[f"ni{s}.ready"]
+            invariant.append(unanswered == sum(used) + dut.tx_done[s])
+            if self.window != 1:
+                continue
+            # The attempt's stages: its head on the inject link (since = 1), then fate line
+            # stage k (since = k + 1); its fate meets the ack at stage F.
+            stages = [self.inside[f"ni{s}.up__head"]]
+            stages += [self.inside[f"ni{s}.fate{k}"][0] for k in range(1, F + 1)]
+            flying = Const(0)
+            for stage in stages:
+                flying = flying | stage
+            sent = used[0] & ~ready[0]
+            invariant += [
+                ~sent | flying,
+                at_most_one(stages),
+                sent | ~flying,
+                ~ready[0] | used[0],
+                ~dut.tx_reject[s] | ready[0],
+                ~dut.tx_done[s] | ~used[0],
+            ]
+            # A wrong contract for --broken: each stage one cycle later than it is (only where
+            # it is the property asserted: assumed, a false invariant would hide the others').
+            late = 1 if self.broken and self.selected == "attempts_in_flight" else 0
+            invariant += [~stage | (since == k + 1 + late) for k, stage in enumerate(stages)]
+        return responds, invariant

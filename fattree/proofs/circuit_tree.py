@@ -25,13 +25,35 @@ def harness(params: dict, broken: bool) -> TreeProperties:
         params.get("leaves", 4),
         params.get("retry", "immediate"),
         drain=params.get("drain", 30),
+        respond=params.get("respond", response_bound(params.get("leaves", 4))),
         broken=broken,
     )
 
 
+def response_bound(leaves: int) -> int:
+    """Cycles from a message taken (or its last reject) to its sender's ``tx_done`` or
+    ``tx_reject``, at most, with every receiver ready: one cycle to PEND, one to the first
+    route word on the inject link, the route's round trip to the turn at the top level ``L =
+    lg n - 1`` and back (``6L + P + 4`` cycles from the first route word to ``ack``, ``P`` = 1
+    word here: docs/circuit_tree.md), and the interface's registered ``tx_done``."""
+    top = leaves.bit_length() - 2
+    return 2 + 6 * top + 1 + 4 + 1
+
+
 class TreeProperties(Harness):
-    def __init__(self, leaves: int, retry: str | int, *, drain: int = 30, broken: bool = False):
+    def __init__(
+        self,
+        leaves: int,
+        retry: str | int,
+        *,
+        drain: int = 30,
+        respond: int = 14,
+        broken: bool = False,
+    ):
         super().__init__()
+        #: Cycles from a message taken, or its last reject, within which its sender hears
+        #: ``tx_done`` or ``tx_reject`` (every receiver ready): the bound of `responds`.
+        self.respond = respond
         #: Cycles after the traffic stops (no new offers, every receiver ready) within which
         #: every message taken must be acknowledged: the bound of `drains`.
         self.drain = drain
@@ -121,9 +143,37 @@ class TreeProperties(Harness):
                 (unacked == 0) | (unacked == 1),
                 ~((pending == 1) & (unacked == 1)),
             ]
+        props["responds"] = self._responds(m)
         if self.broken:
             props["right_destination"] = [~x for x in misdelivered] + [
                 dut.rx[0].valid == 0  # a wrong contract: nothing is ever delivered to node 0
             ]
         self.emit(m, props)
         return m
+
+    def _responds(self, m) -> list:
+        """``responds``: with every receiver ready (assumed while this property is the one
+        asserted: receivers that take what they are given), a message taken is answered,
+        ``tx_done`` or ``tx_reject``, within ``respond`` cycles, and so is every retry: the
+        count restarts at each reject."""
+        dut, checks = self.dut, []
+        bound = self.respond - 1 if self.broken else self.respond
+        for s in range(self.leaves):
+            tx = dut.tx[s]
+            if self.selected == "responds":
+                m.d.comb += Assume(dut.rx[s].ready)
+            open_ = Signal(name=f"open{s}")  # taken, not acknowledged yet
+            since = Signal(range(self.respond + 2), name=f"since{s}")
+            answered = dut.tx_done[s] | dut.tx_reject[s]
+            with m.If(tx.valid & tx.ready):
+                m.d.sync += [open_.eq(1), since.eq(1)]
+            with m.Elif(dut.tx_done[s]):
+                m.d.sync += [open_.eq(0), since.eq(0)]
+            with m.Elif(dut.tx_reject[s]):
+                m.d.sync += since.eq(1)
+            with m.Elif(open_ & (since <= self.respond)):
+                m.d.sync += since.eq(since + 1)
+            # `since` counts the cycles after the message was taken or last rejected; the
+            # answer is due by the cycle `respond` after it.
+            checks.append(~open_ | answered | (since < bound))
+        return checks

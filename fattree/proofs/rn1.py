@@ -76,6 +76,7 @@ class RN1Properties(Harness):
                 "heads_served_when_outputs_free": self._heads(m, r),
                 "blocked_releases": self._releases(r),
                 "idle_router_quiet": self._idle(r),
+                "responds": self._responds(r),
             },
         )
         return m
@@ -257,6 +258,25 @@ class RN1Properties(Harness):
         was_ctrl = Cat(r.was_fwd[i][WORD_BITS - 1] for i in range(CHANNELS))
         quiet = ~any_of(r.was_held) & ~any_of(was_ctrl)
         return [r.first | ~quiet | (Cat(*r.o_fwd) == 0)]
+
+    def _responds(self, r: _Router) -> list:
+        """Bounded response, ``B`` = 1 cycle each way: a head is answered the cycle after it
+        arrives, passed on (its input holds an output that shows it, rotated) or refused (its
+        input discarding); a refused transmission's BLOCKED is on its backward link the cycle
+        after it closes. (While a refused transmission stays open its sender waits by its
+        own choice: the answer is owed from the close.)"""
+        n, blocked = CHANNELS, Const(word(0, BLOCKED), WORD_BITS)
+        checks = []
+        for i in range(n):
+            routes = [o for o in range(n) if (i, o) in r.conn]
+            shown = any_of(r.conn[i, o] & (r.o_fwd[o] == r.rotated(i)) for o in routes)
+            if self.broken:  # a wrong contract: every head is passed on
+                checks.append(~r.was_head[i] | shown)
+            else:
+                checks.append(~r.was_head[i] | shown | r.discard[i])
+            closed_refused = r.was_discard[i] & ~r.prev_ctrl[i]
+            checks.append(r.first | ~closed_refused | (r.bk_out[i] == blocked))
+        return checks
 
 
 @dataclass(frozen=True)
