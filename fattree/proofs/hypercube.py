@@ -24,7 +24,7 @@ hold registers, buffer slots, injection queues, receive queues).
 
 from __future__ import annotations
 
-from amaranth import Const, Module, Signal
+from amaranth import Cat, Const, Module, Signal
 from amaranth.asserts import AnyConst  # not exported by amaranth.hdl in 0.5
 from amaranth.hdl import Assume
 
@@ -49,6 +49,41 @@ def _count(bits, width):
     for b in bits:
         total = total + b
     return total
+
+
+def _pipeline_consistent(dut) -> list:
+    """What the send stage's registers say about the places (part of ``conserved``, so that
+    induction starts only from states the pipeline can be in): each message being sent has
+    exactly one destination, and only such a message has one; a wire, a slot, a receive
+    queue entry is given to at most one message; a slot is written only when its message
+    leaves or it is empty; a receive queue written has room; queues fill from the front."""
+    nbuf, dim, procs = dut.buffers, dut.dim, dut.procs
+    sending = [b.valid & leave for b, leave in zip(dut.buf, dut.leave, strict=True)]
+    sending += [h.valid for h in dut.hold]
+    sending += [q[0].valid & pop for q, pop in zip(dut.queue, dut.pop, strict=True)]
+    facts = []
+    for c, (wire, slot, rx) in enumerate(zip(dut.wire_sel, dut.slot_sel, dut.rx_sel, strict=True)):
+        chosen = _count([*wire, *slot, *rx], range(dim + nbuf + procs + 1))
+        facts.append(chosen == sending[c].as_unsigned())
+        if c < nbuf:
+            facts.append(slot == 0)  # a buffered message is never written into a slot
+    for s in range(nbuf):
+        facts.append(~dut.leave[s] | dut.buf[s].valid)
+    for q in range(procs):
+        facts.append(~dut.pop[q] | dut.queue[q][0].valid)
+        facts.append(~dut.queue[q][1].valid | dut.queue[q][0].valid)
+        facts.append(~dut.rx_valid[q][1] | dut.rx_valid[q][0])
+    for i in range(dim):
+        facts.append(_count([w[i] for w in dut.wire_sel], range(3)) <= 1)
+    for s in range(nbuf):
+        facts.append(_count([b[s] for b in dut.slot_sel], range(3)) <= 1)
+        filled = Cat(b[s] for b in dut.slot_sel).any()
+        facts.append(~filled | ~dut.buf[s].valid | dut.leave[s])
+    for q in range(procs):
+        written = Cat(r[q] for r in dut.rx_sel)
+        facts.append(_count(list(written), range(3)) <= 1)
+        facts.append(~written.any() | ~dut.rx_valid[q][1])
+    return facts
 
 
 class NodeProperties(Harness):
@@ -129,6 +164,7 @@ class NodeProperties(Harness):
             holders == inside,
             same_address,
             exits <= inside.as_unsigned(),
+            *_pipeline_consistent(dut),
         ]
 
         intact = []
