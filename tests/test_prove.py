@@ -119,6 +119,16 @@ def test_rn1_router_circuits_and_arbitration_are_proved(tmp_path):
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
 
 
+@pytest.mark.slow  # about 40 s of solver time
+def test_rn1_router_answers_every_head_within_a_cycle(tmp_path):
+    # Bounded response, 1 cycle: passed on or refused, BLOCKED the cycle after the close.
+    rows = prove("rn1", root=tmp_path, only=["responds"])
+    assert [(r["status"], r["assumes"]) for r in rows] == [("proved", ["circuits"])]
+    # The wrong contract "every head is passed on" fails: refusals happen.
+    broken = prove("rn1", root=tmp_path, broken=True, only=["responds"])
+    assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", [0, 1])
 def test_rn1_router_every_property_is_proved(tmp_path, mode):
@@ -153,6 +163,18 @@ def test_leiserson_node_routes_exactly(tmp_path):
     rows = prove("leiserson-node", root=tmp_path)
     assert [(r["property"], r["status"]) for r in rows] == [("routed_exactly", "bounded 12")]
     broken = prove("leiserson-node", root=tmp_path, broken=True)
+    assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
+
+
+def test_circuit_tree_answers_every_attempt_within_the_bound(tmp_path):
+    # Bounded response, every receiver ready: at 2 nodes every attempt is answered within
+    # 8 cycles (route word 0 two cycles after the take, 5 to the ack, the registered pulse);
+    # 7 is too few (`--broken`): the bound is tight.
+    rows = prove("circuit-tree-paper", {"leaves": 2}, root=tmp_path, only=["responds"])
+    assert [r["status"] for r in rows] == ["bounded 20"]
+    broken = prove(
+        "circuit-tree-paper", {"leaves": 2}, root=tmp_path, broken=True, only=["responds"]
+    )
     assert broken[0]["status"] == "failed" and broken[0]["counterexample"]
 
 
@@ -191,11 +213,14 @@ def test_fast_tree_two_nodes_bounded(tmp_path):
         "delivered_once": "bounded 24",
         "acked_iff_delivered": "bounded 24",
         "drains": "bounded 28",
+        "attempts_in_flight": "proved",
+        "responds": "proved",
     }
     # Every wrong contract (no message in flight, all for node 0, acknowledged as delivered,
-    # drained at once) is caught: the properties are not vacuous.
+    # drained at once, an attempt a stage late, answered within F + 1 cycles) is caught: the
+    # properties are not vacuous, and the response bound F + 2 is tight.
     broken = prove("circuit-tree", params, root=tmp_path, broken=True)
-    assert [r["status"] for r in broken] == ["failed"] * 4
+    assert [r["status"] for r in broken] == ["failed"] * 6
 
 
 @pytest.mark.slow  # about 5 minutes of solver time
@@ -206,4 +231,6 @@ def test_fast_tree_four_nodes_bounded(tmp_path):
         "delivered_once": "bounded 24",
         "acked_iff_delivered": "bounded 24",
         "drains": "bounded 84",
+        "attempts_in_flight": "proved",
+        "responds": "proved",
     }
