@@ -56,8 +56,8 @@ class FastTreeProperties(Harness):
         #: acknowledged: the bound of `drains`.
         self.drain = drain
         #: Cycles from a message taken, or the last answer to its source, within which the
-        #: source hears ``tx_done`` or ``tx_reject`` (every receiver ready): the bound of
-        #: `responds`. By default ``F + 2`` (window 1: a head the cycle after the message is
+        #: source hears ``tx_done`` or ``tx_reject`` (whatever the receivers do): the bound
+        #: of `responds`. By default ``F + 2`` (window 1: a head the cycle after the message is
         #: taken or its slot is READY again, its fate ``F`` cycles later, the pulse one later).
         self.respond = fate_delay(self.h) + 2 if respond is None else respond
         self.dut = CircuitFastTree(leaves, width, length, seed=1, window=window)

@@ -35,7 +35,8 @@ def response_bound(leaves: int) -> int:
     ``tx_reject``, at most, with every receiver ready: one cycle to PEND, one to the first
     route word on the inject link, the route's round trip to the turn at the top level ``L =
     lg n - 1`` and back (``6L + P + 4`` cycles from the first route word to ``ack``, ``P`` = 1
-    word here: docs/circuit_tree.md), and the interface's registered ``tx_done``."""
+    word here: docs/circuit_tree.md), and the interface's registered ``tx_done``. With
+    immediate retry: the other strategies wait in PEND (for ``go``, or a back-off) first."""
     top = leaves.bit_length() - 2
     return 2 + 6 * top + 1 + 4 + 1
 
