@@ -42,7 +42,8 @@ processor ``a`` of node ``s`` to processor ``b`` of the neighbour ``d = s XOR 2^
 
 Every output is a register (``tx.ready`` = the injection queue has room or its head leaves
 in this cycle, ``rx`` = the head of the receive queue, ``refer`` = the referrals of the last
-decision): no output depends on an input in the same cycle. :class:`HypercubeNetwork` wires ``2^dim`` nodes into the cube.
+decision): no output depends on an input in the same cycle. :class:`HypercubeNetwork` wires
+``2^dim`` nodes into the cube.
 """
 
 from __future__ import annotations
