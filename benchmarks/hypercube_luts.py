@@ -1,6 +1,6 @@
 """Where one hypercube node's LUTs go: each LUT of the mapped node charged to what it feeds.
 
-``python -m fattree.sim.experiments.hypercube_luts -p dim=4 -p procs=2`` synthesises one
+``python benchmarks/hypercube_luts.py -p dim=4 -p procs=2`` synthesises one
 :class:`~fattree.hdl.hypercube.HypercubeNode` with the ECP5 flow's script (``synth_ecp5``,
 its default LUT mapping), reads the mapped netlist and follows every LUT (and wide-LUT
 multiplexer, carry) forward to the flip-flops and outputs it feeds. Each of those is one
@@ -123,8 +123,8 @@ def _synthesise(params: dict[str, int], out: Path) -> tuple[dict, int]:
     """Export and map one node; the netlist and the link layout's first data bit."""
     from amaranth.back import rtlil
 
-    from ...hdl.hypercube import HypercubeNode
-    from ...toolchain import require, setup_environment
+    from fattree.hdl.hypercube import HypercubeNode
+    from fattree.toolchain import require, setup_environment
 
     setup_environment()
     require("yosys")
