@@ -51,12 +51,21 @@ def _count(bits, width):
     return total
 
 
+def _any(bits):
+    total = Const(0)
+    for b in bits:
+        total = total | b
+    return total
+
+
 def _pipeline_consistent(dut) -> list:
     """What the send stage's registers say about the places (part of ``conserved``, so that
     induction starts only from states the pipeline can be in): each message being sent has
     exactly one destination, and only such a message has one; a wire, a slot, a receive
     queue entry is given to at most one message; a slot is written only when its message
-    leaves or it is empty; a receive queue written has room; queues fill from the front."""
+    leaves or it is empty; a receive queue written has room; queues fill from the front; a
+    receive queue is chosen only for a message addressed to it; only arrivals are referred,
+    and only with every wire of their address taken and every slot kept full."""
     nbuf, dim, procs = dut.buffers, dut.dim, dut.procs
     sending = [b.valid & leave for b, leave in zip(dut.buf, dut.leave, strict=True)]
     sending += [h.valid for h in dut.hold]
@@ -69,6 +78,32 @@ def _pipeline_consistent(dut) -> list:
             facts.append(slot == 0)  # a buffered message is never written into a slot
     for s in range(nbuf):
         facts.append(~dut.leave[s] | dut.buf[s].valid)
+    # A receive queue is chosen only for a message addressed to this node and that processor.
+    pbits = proc_bits(procs)
+    candidates = [*dut.buf, *dut.hold, *(q[0] for q in dut.queue)]
+    for msg, rx in zip(candidates, dut.rx_sel, strict=True):
+        for q in range(procs):
+            right = (msg.rel == 0) & ((msg.proc == q) if pbits else Const(1))
+            facts.append(~rx[q] | right)
+    # Only the arrivals are referred: a slot's or a processor's message takes a wire of its
+    # relative address.
+    for c, msg in enumerate(candidates):
+        if nbuf <= c < nbuf + dim:
+            continue
+        facts.append((dut.wire_sel[c] & ~msg.rel) == 0)
+    # An arrival is referred only when every wire of its address is taken and every slot
+    # stays full (held and not leaving, or filled by this decision).
+    taken = Cat(_any(w[i] for w in dut.wire_sel) for i in range(dim))
+    kept = [
+        (b.valid & ~leave) | _any(sel[s] for sel in dut.slot_sel)
+        for s, (b, leave) in enumerate(zip(dut.buf, dut.leave, strict=True))
+    ]
+    for c in range(nbuf, nbuf + dim):
+        msg = candidates[c]
+        referred = (dut.wire_sel[c] & ~msg.rel).any()
+        facts.append(~referred | ((msg.rel & ~taken) == 0))
+        for full in kept:
+            facts.append(~referred | full)
     for q in range(procs):
         facts.append(~dut.pop[q] | dut.queue[q][0].valid)
         facts.append(~dut.queue[q][1].valid | dut.queue[q][0].valid)
@@ -146,25 +181,15 @@ class NodeProperties(Harness):
         exits = _count(wire_exit + rx_exit, range(dim + procs + 1))
         m.d.sync += inside.eq((inside & (exits == 0)) | (entering != 0))
 
-        # The places: (holds the tag, its address matches the record).
-        places = []
-        for msg in dut.arrive + dut.hold + dut.buf + [e for q in dut.queue for e in q]:
-            places.append(
-                (msg.valid & (msg.data == tag), (msg.rel == rel) & (proc_of(msg) == proc))
-            )
-        for q in range(procs):
-            for valid, data in zip(dut.rx_valid[q], dut.rx_data[q], strict=True):
-                places.append((valid & (data == tag), (rel == 0) & (proc == q)))
-        holders = _count([h for h, _ in places], range(len(places) + 1))
-        same_address = Const(1)
-        for holds, matches in places:
-            same_address = same_address & (~holds | matches)
+        holders, same_address = _tag_places(dut, tag, rel, proc, proc_of)
 
         conserved = [
             holders == inside,
             same_address,
             exits <= inside.as_unsigned(),
             *_pipeline_consistent(dut),
+            # Nothing leaves in the first cycle: the send stage starts empty.
+            *(~first | ~dut.link_out[i].valid for i in range(dim)),
         ]
 
         intact = []
@@ -200,3 +225,20 @@ class NodeProperties(Harness):
             },
         )
         return m
+
+
+def _tag_places(dut, tag, rel, proc, proc_of):
+    """How many of the node's places hold the tagged message, and whether each that does
+    holds it with the recorded address (every register a message can sit in: arrivals, the
+    send stage's holds, buffer slots, injection and receive queues)."""
+    places = []  # (holds the tag, its address matches the record)
+    for msg in dut.arrive + dut.hold + dut.buf + [e for q in dut.queue for e in q]:
+        places.append((msg.valid & (msg.data == tag), (msg.rel == rel) & (proc_of(msg) == proc)))
+    for q in range(dut.procs):
+        for valid, data in zip(dut.rx_valid[q], dut.rx_data[q], strict=True):
+            places.append((valid & (data == tag), (rel == 0) & (proc == q)))
+    holders = _count([h for h, _ in places], range(len(places) + 1))
+    same_address = Const(1)
+    for holds, matches in places:
+        same_address = same_address & (~holds | matches)
+    return holders, same_address
